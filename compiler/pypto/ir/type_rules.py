@@ -1,0 +1,119 @@
+"""Shared helpers for type deduction: broadcasting, argument checks, default tile views."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pypto.dtype import DataType, promote
+from pypto.enums import MemorySpace, TileLayout
+from pypto.errors import PyptoTypeError, Span
+from pypto.ir.expr import ConstInt, Expr, MakeTuple, static_int
+from pypto.ir.types import (
+    ScalarType,
+    TensorType,
+    TileType,
+    TileView,
+    dims_equal,
+    shape_str,
+    type_kind,
+    type_str,
+)
+
+
+def broadcast_shapes(a: tuple, b: tuple, what: str, span: Span) -> tuple:
+    """NumPy right-aligned broadcasting; symbolic dims compare by identity."""
+    out = []
+    for i in range(max(len(a), len(b))):
+        da = a[len(a) - 1 - i] if i < len(a) else None
+        db = b[len(b) - 1 - i] if i < len(b) else None
+        if da is None:
+            out.append(db)
+        elif db is None:
+            out.append(da)
+        elif dims_equal(da, db):
+            out.append(da)
+        elif static_int(da) == 1:
+            out.append(db)
+        elif static_int(db) == 1:
+            out.append(da)
+        else:
+            raise PyptoTypeError(
+                f"{what}: shapes {shape_str(a)} and {shape_str(b)} cannot be broadcast "
+                f"(dims {shape_str((da,))[1:-1]} and {shape_str((db,))[1:-1]} differ)",
+                span,
+            )
+    return tuple(reversed(out))
+
+
+def arg_type(op: str, args: list, i: int, names: tuple, kind: type | tuple, span: Span) -> Any:
+    t = getattr(args[i], "type", None)
+    if not isinstance(t, kind):
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        want = " or ".join(k.__name__.replace("Type", "") for k in kinds)
+        got = type_str(t) if t is not None else type(args[i]).__name__
+        raise PyptoTypeError(f"{op}: argument '{names[i]}' must be a {want}, got {got}", span)
+    return t
+
+
+def tile(op: str, args: list, i: int, names: tuple, span: Span) -> TileType:
+    return arg_type(op, args, i, names, TileType, span)
+
+
+def scalar(op: str, args: list, i: int, names: tuple, span: Span) -> ScalarType:
+    return arg_type(op, args, i, names, ScalarType, span)
+
+
+def tensor(op: str, args: list, i: int, names: tuple, span: Span) -> TensorType:
+    return arg_type(op, args, i, names, TensorType, span)
+
+
+def int_list(op: str, e: Any, what: str, span: Span, static: bool = False) -> tuple:
+    """Elements of a MakeTuple of integer scalars (ints when ``static``)."""
+    if not isinstance(e, MakeTuple):
+        raise PyptoTypeError(f"{op}: '{what}' must be a list of integers", span)
+    out = []
+    for el in e.elements:
+        t = getattr(el, "type", None)
+        if not isinstance(t, ScalarType) or not (t.dtype.is_int() or t.dtype is DataType.INDEX):
+            raise PyptoTypeError(f"{op}: '{what}' entries must be integers", span)
+        if static:
+            v = static_int(el)
+            if v is None or v <= 0:
+                raise PyptoTypeError(f"{op}: '{what}' entries must be positive integer constants", span)
+        out.append(el)
+    return tuple(out)
+
+
+def vec_view(shape: tuple, valid: tuple | None = None, **kw: Any) -> TileView:
+    """Default view of a vector tile: column vectors (cols == 1) are col_major."""
+    valid = valid if valid is not None else shape
+    if "blayout" not in kw and len(shape) == 2 and static_int(shape[1]) == 1 and static_int(shape[0]) != 1:
+        kw["blayout"] = TileLayout.col_major
+    return TileView(valid_shape=valid, **kw)
+
+
+def view_for_space(space: MemorySpace, shape: tuple, valid: tuple | None = None) -> TileView:
+    valid = valid if valid is not None else shape
+    if space is MemorySpace.Mat:
+        return TileView(valid_shape=valid, blayout=TileLayout.col_major, slayout=TileLayout.row_major)
+    if space is MemorySpace.Left:
+        return TileView(valid_shape=valid, blayout=TileLayout.row_major, slayout=TileLayout.row_major)
+    if space is MemorySpace.Right:
+        return TileView(valid_shape=valid, blayout=TileLayout.row_major, slayout=TileLayout.col_major)
+    if space is MemorySpace.Acc:
+        return TileView(
+            valid_shape=valid, blayout=TileLayout.col_major, slayout=TileLayout.row_major, fractal=1024
+        )
+    return vec_view(shape, valid)
+
+
+def same_dtype(op: str, a: Any, b: Any, span: Span) -> DataType:
+    return promote(a.dtype, b.dtype)
+
+
+def kind_name(t: Any) -> str:
+    return type_kind(t)
+
+
+def const_int(v: int) -> Expr:
+    return ConstInt(v, DataType.INDEX)

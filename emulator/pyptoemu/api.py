@@ -1,0 +1,279 @@
+"""``pyptoemu.run``: the one entry point the CLI, the tests and the compiler runtime call."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from pyptoemu.check.findings import Finding
+from pyptoemu.core.aicore import AICore
+from pyptoemu.core.memory import GMBuffer, PartitionView, Ptr
+from pyptoemu.dtypes import is_known, np_dtype
+from pyptoemu.errors import InputError, Loc, PtoError
+from pyptoemu.machine import Machine, load_machine
+from pyptoemu.pto import ast as A
+
+PIPE_ORDER = ("S", "MTE1", "MTE2", "MTE3", "V", "M", "FIX")
+
+
+@dataclass(slots=True)
+class PipeStats:
+    busy_cycles: int
+    instructions: int
+
+    def to_json(self) -> dict:
+        return {"busy_cycles": self.busy_cycles, "instructions": self.instructions}
+
+
+@dataclass(slots=True)
+class RunResult:
+    """What one run produced: outputs per written pointer argument, timing, findings, trace."""
+
+    entry: str
+    cycles: int
+    time_us: float
+    pipes: dict[str, PipeStats]
+    bound_pipe: str
+    outputs: dict[str, np.ndarray]
+    findings: list[Finding]
+    trace: str | None = None
+    machine: str = ""
+    printed: list[str] = field(default_factory=list)
+    sync_mode: str = "asis"
+    notices: list[str] = field(default_factory=list)
+    instructions: int = 0
+    core: Any = None  # the AICore, for tools that need the raw event log (race checks, traces)
+
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "error"]
+
+
+def load_kernel(kernel: str | os.PathLike | A.Module) -> A.Module:
+    """A parsed module from a path, from `.pto` text, or as given."""
+    from pyptoemu.pto.parser import parse_file, parse_module
+
+    if isinstance(kernel, A.Module):
+        return kernel
+    if isinstance(kernel, os.PathLike):
+        return parse_file(os.fspath(kernel))
+    text = str(kernel)
+    if "\n" in text or "{" in text:
+        return parse_module(text, "<string>")
+    return parse_file(text)
+
+
+def choose_entry(module: A.Module, entry: str | None) -> A.Function:
+    """--entry, else the function marked pto.entry, else the only function."""
+    loc = module.loc or Loc(module.file, 1, 1)
+    if entry is not None:
+        name = entry.lstrip("@")
+        fn = module.function(name)
+        if fn is None:
+            names = ", ".join(f.name for f in module.functions) or "none"
+            raise InputError(f"no function named '{name}' (functions: {names})", loc)
+        return fn
+    marked = [f for f in module.functions if "pto.entry" in f.attrs]
+    if len(marked) == 1:
+        return marked[0]
+    if len(marked) > 1:
+        raise InputError("several functions are marked pto.entry: "
+                         + ", ".join(f.name for f in marked) + "; choose one with --entry", loc)
+    if len(module.functions) == 1:
+        return module.functions[0]
+    if not module.functions:
+        raise InputError("the module has no function to run", loc)
+    public = [f for f in module.functions if not f.private]
+    if len(public) == 1:
+        return public[0]
+    raise InputError("several functions could be the entry: "
+                     + ", ".join(f.name for f in module.functions)
+                     + "; mark one with attributes {pto.entry} or pass --entry NAME", loc)
+
+
+def _load_input(name: str, value: Any, dtype_name: str, loc: Loc) -> np.ndarray:
+    if isinstance(value, (str, os.PathLike)):
+        try:
+            value = np.load(value, allow_pickle=False)
+        except (OSError, ValueError) as e:
+            raise InputError(f"cannot read input {name} from {value}: {e}", loc) from None
+    arr = np.asarray(value)
+    want = np_dtype(dtype_name)
+    if arr.dtype != want:
+        if dtype_name == "bf16" and arr.dtype.kind == "V" and arr.dtype.itemsize == 2:
+            arr = arr.view(np.uint16).view(want)  # how ml_dtypes bfloat16 arrays are saved
+        else:
+            raise InputError(f"input {name} has dtype {arr.dtype} but the kernel's pointer is "
+                             f"!pto.ptr<{dtype_name}> ({want})", loc)
+    return np.ascontiguousarray(arr).reshape(-1).copy()
+
+
+def _scalar_arg(name: str, value: Any, tname: str, loc: Loc):
+    if isinstance(value, str):
+        v = value.strip().lower()
+        if v in ("true", "false"):
+            value = v == "true"
+        else:
+            try:
+                value = int(v, 0)
+            except ValueError:
+                try:
+                    value = float(v)
+                except ValueError:
+                    raise InputError(f"argument {name}: cannot read '{value}' as {tname}", loc) from None
+    if tname == "i1":
+        return bool(value)
+    if tname.startswith(("f", "bf")):
+        return float(value)
+    if isinstance(value, float) and not value.is_integer():
+        raise InputError(f"argument {name} is {tname} but got {value}", loc)
+    return int(value)
+
+
+def bind_arguments(fn: A.Function, inputs: Mapping[str, Any], args: Mapping[str, Any], core: AICore) -> list:
+    values: list = []
+    used = set()
+    for i, (aname, t) in enumerate(zip(fn.args, fn.arg_types)):
+        key = f"arg{i}"
+        loc = fn.loc
+        if isinstance(t, A.PtrType) or (isinstance(t, A.MemRefType) and t.space == "gm"):
+            elem = t.elem
+            if not is_known(elem):
+                raise InputError(f"argument {key} ({aname}) has unknown element type {elem}", loc)
+            gm = GMBuffer(i, elem, np_dtype(elem))
+            if key in inputs:
+                gm.data = _load_input(key, inputs[key], elem, loc)
+                gm.given = True
+                used.add(key)
+            core.memory.gm[i] = gm
+            ptr = Ptr(gm)
+            if isinstance(t, A.MemRefType):
+                shape = tuple(d if d is not None else 0 for d in t.shape)
+                strides = t.strides if t.strides and None not in t.strides else _row_major(shape)
+                core.memory.note_view(ptr, shape, tuple(strides), loc)
+                values.append(PartitionView(gm, 0, shape, tuple(strides)))
+            else:
+                values.append(ptr)
+        elif isinstance(t, A.ScalarType):
+            src = args if key in args else inputs if key in inputs else None
+            if src is None:
+                raise InputError(f"scalar argument {key} ({aname}: {t.name}) needs a value: "
+                                 f"--arg {key}=VALUE", loc)
+            used.add(key)
+            values.append(_scalar_arg(key, src[key], t.name, loc))
+        else:
+            raise InputError(f"argument {key} ({aname}) has type {t}, which the emulator cannot bind yet",
+                             loc)
+    extra = sorted((set(inputs) | set(args)) - used)
+    if extra:
+        raise InputError(f"the entry @{fn.name} has no argument {', '.join(extra)} "
+                         f"(it takes arg0..arg{len(fn.args) - 1})", fn.loc)
+    return values
+
+
+def _row_major(shape: tuple) -> tuple:
+    strides, acc = [], 1
+    for d in reversed(shape):
+        strides.append(acc)
+        acc *= max(d, 1)
+    return tuple(reversed(strides))
+
+
+def _shaped_output(gm: GMBuffer) -> np.ndarray:
+    data = gm.data
+    if len(gm.view_shapes) == 1:
+        shape, strides = gm.view_shapes[0]
+        if _row_major(shape) == tuple(strides) and int(np.prod(shape)) == data.size:
+            return data.reshape(shape)
+    return data
+
+
+def run(
+    kernel: str | os.PathLike | A.Module,
+    inputs: Mapping[str, Any] | None = None,
+    args: Mapping[str, Any] | None = None,
+    machine: str | Machine = "a2a3",
+    seed: int = 0,
+    trace: str | os.PathLike | None = None,
+    entry: str | None = None,
+    output_dir: str | os.PathLike | None = None,
+    sync: str | None = None,
+    races: str = "error",
+    max_steps: int = 50_000_000,
+) -> RunResult:
+    """Run a `.pto` kernel on the emulated AI core.
+
+    ``kernel`` is a path, `.pto` text or a parsed module. ``inputs`` binds pointer arguments
+    (``{"arg0": array_or_npy_path}``); pointers not given get seeded random data. ``args`` binds
+    scalar arguments. ``sync``: ``"auto"`` inserts synchronisation first, ``"asis"`` runs the text as
+    written, ``None`` picks ``auto`` when the kernel has no sync op at all. ``races``: ``error``,
+    ``warn`` or ``off``. Raises :class:`InputError` for bad input and :class:`KernelFault` when the
+    kernel faults (deadlock, bounds, capacity).
+    """
+    from pyptoemu.isa.loader import load_isa
+
+    inputs = dict(inputs or {})
+    args = dict(args or {})
+    module = load_kernel(kernel)
+    mach = machine if isinstance(machine, Machine) else load_machine(str(machine))
+    isa = load_isa(machine=mach)
+    fn = choose_entry(module, entry)
+    notices: list[str] = []
+    mode = sync
+    try:
+        from pyptoemu.check import autosync
+    except ImportError:  # sync insertion not available: run as written
+        autosync = None
+    if autosync is not None:
+        module, fn, mode, notices = autosync.prepare(module, fn, sync, isa, mach)
+    elif mode is None:
+        mode = "asis"
+    core = AICore(module, isa, mach, seed=seed, max_steps=max_steps)
+    values = bind_arguments(fn, inputs, args, core)
+    cycles = core.run(fn, values)
+    if races != "off":
+        try:
+            from pyptoemu.check import races as race_check
+        except ImportError:
+            race_check = None
+        if race_check is not None and mode == "asis":
+            race_check.detect(core, severity="error" if races == "error" else "warning")
+
+    outputs: dict[str, np.ndarray] = {}
+    for i, gm in sorted(core.memory.gm.items()):
+        if gm.written and gm.data is not None:
+            outputs[gm.name] = _shaped_output(gm)
+    pipes = {p: PipeStats(0, 0) for p in PIPE_ORDER}
+    pipes["S"] = PipeStats(int(core.scalar.busy), int(core.scalar.count))
+    for name, pipe in core.pipes.items():
+        pipes[name] = PipeStats(int(pipe.busy), int(pipe.count))
+    bound = max(PIPE_ORDER, key=lambda p: (pipes[p].busy_cycles, -PIPE_ORDER.index(p)))
+    result = RunResult(
+        entry=fn.name, cycles=cycles, time_us=mach.cycles_to_us(cycles), pipes=pipes, bound_pipe=bound,
+        outputs=outputs, findings=list(core.findings), machine=mach.name, printed=list(core.printed),
+        sync_mode=mode, notices=notices, instructions=sum(p.instructions for p in pipes.values()), core=core,
+    )
+    if output_dir is not None:
+        save_outputs(result, output_dir)
+    if trace is not None:
+        from pyptoemu.trace.chrome import write_trace
+
+        result.trace = str(write_trace(core, trace, result))
+    return result
+
+
+def save_outputs(result: RunResult, output_dir: str | os.PathLike) -> dict[str, str]:
+    out = Path(output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {}
+    for name, arr in result.outputs.items():
+        p = out / f"{name}.npy"
+        np.save(p, arr)
+        paths[name] = str(p)
+    return paths
+
+
+__all__ = ["run", "RunResult", "PipeStats", "PtoError", "load_kernel", "choose_entry"]

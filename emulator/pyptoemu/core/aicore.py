@@ -1,0 +1,175 @@
+"""One AI core: wires the memories, the pipes, the flags and the scalar unit, and runs a function.
+
+``AICore.run(fn, args)`` returns when every pipe has drained; a wait that can never be satisfied
+empties SimPy's schedule, which is turned into a :class:`DeadlockError` naming each blocked pipe and
+the instruction it waits on.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import simpy
+
+from pyptoemu.check.findings import Findings
+from pyptoemu.core.memory import GMBuffer, OnChipBuffer, Ptr
+from pyptoemu.core.pipe import WAIT, CommitQueue, Flags, Instr, Pipe
+from pyptoemu.core.scalar import ScalarUnit
+from pyptoemu.errors import DeadlockError, InputError, Loc
+from pyptoemu.machine import Machine
+from pyptoemu.pto import ast as A
+
+
+class Memories:
+    """GM buffers per pointer argument plus the on-chip buffers of the machine."""
+
+    def __init__(self, machine: Machine, rng_seed: int):
+        self.onchip = {loc: OnChipBuffer(spec) for loc, spec in machine.buffers.items()}
+        self.written = {spec.name: np.zeros(spec.size, dtype=bool) for spec in machine.buffers.values()}
+        self.gm: dict[int, GMBuffer] = {}
+        self.seed = rng_seed
+        self.uninit_hook = None  # set by the core: called with (instr, buffer name, lo, hi)
+
+    def note_view(self, ptr: Ptr, shape: tuple, strides: tuple, loc: Loc) -> None:
+        """A tensor view was made over ``ptr``: make sure its GM buffer holds every element."""
+        gm = ptr.gm
+        if any(d == 0 for d in shape):
+            need = 0
+        else:
+            need = ptr.offset + sum((d - 1) * s for d, s in zip(shape, strides) if s > 0) + 1
+        key = (shape, strides)
+        if key not in gm.view_shapes:
+            gm.view_shapes.append(key)
+        have = 0 if gm.data is None else gm.data.size
+        if need <= have:
+            return
+        if gm.given:
+            raise InputError(f"input {gm.name} holds {have} elements of {gm.dtype_name} but the view "
+                             f"made here reaches element {need - 1}", loc)
+        extra = random_data(gm.dtype_name, gm.dtype, need - have,
+                            np.random.default_rng([self.seed, gm.index, have]))
+        gm.data = extra if gm.data is None else np.concatenate([gm.data, extra])
+
+    def note_reads(self, reads: tuple, instr: Instr) -> None:
+        if self.uninit_hook is None:
+            return
+        written = self.written
+        for name, lo, hi in reads:
+            w = written.get(name)
+            if w is not None and not w[lo:hi].all():
+                self.uninit_hook(instr, name, lo, hi)
+
+    def note_writes(self, writes: tuple) -> None:
+        written = self.written
+        for name, lo, hi in writes:
+            w = written.get(name)
+            if w is not None:
+                w[lo:hi] = True
+
+
+def random_data(dtype_name: str, dtype: np.dtype, n: int, rng: np.random.Generator) -> np.ndarray:
+    """Seeded stand-in data: normal floats, small ints (0..7 unsigned, -8..7 signed), random bools."""
+    if dtype == np.bool_:
+        return rng.integers(0, 2, n).astype(bool)
+    if dtype.kind in "iu":
+        lo = 0 if dtype.kind == "u" else -8
+        return rng.integers(lo, 8, n).astype(dtype)
+    return rng.standard_normal(n).astype(np.float32).astype(dtype)
+
+
+class AICore:
+    def __init__(self, module: A.Module, isa, machine: Machine, seed: int = 0, max_steps: int = 50_000_000,
+                 check_uninitialised: bool = True):
+        self.module = module
+        self.isa = isa
+        self.machine = machine
+        self.env = simpy.Environment()
+        self.findings = Findings()
+        self.commits = CommitQueue()
+        self.flags = Flags(self.env, self.findings)
+        self.memory = Memories(machine, seed)
+        self.pipes = {
+            p: Pipe(self, p, machine.in_order.get(p, True), machine.costs)
+            for p in machine.pipes if p != "S"
+        }
+        self.block_idx, self.block_num = 0, 1
+        self.subblock_idx, self.subblock_num = 0, 1
+        self.max_steps = max_steps
+        self.trace_log: list[Instr] = []
+        self.alloc_log: list[tuple[int, str, int]] = []  # (cycle, buffer name, bytes in use)
+        self.printed: list[str] = []
+        self.blocked_scalar: Instr | None = None
+        self.scalar = ScalarUnit(self)
+        self._seq = 0
+        if check_uninitialised:
+            self.memory.uninit_hook = self._uninitialised
+
+    # hooks ----------------------------------------------------------------------------------
+
+    def record(self, instr: Instr) -> None:
+        self._seq += 1
+        instr.seq = self._seq
+        self.trace_log.append(instr)
+
+    def record_scalar_access(self, op: A.Op, tile, reads: bool) -> None:
+        instr = Instr(0, op.name[4:], op.loc, "S", self.scalar.vclock)
+        rng = ((tile.buffer.spec.name, tile.addr, tile.addr + tile.nbytes),)
+        if reads:
+            instr.reads = rng
+        else:
+            instr.writes = rng
+            self.memory.note_writes(rng)
+        instr.start = instr.end = instr.done = int(self.env.now)
+        self.record(instr)
+
+    def note_alloc(self, buf: OnChipBuffer) -> None:
+        used = buf.used_bytes()
+        if not self.alloc_log or self.alloc_log[-1][1:] != (buf.spec.name, used):
+            self.alloc_log.append((self.scalar.vclock, buf.spec.name, used))
+
+    def _uninitialised(self, instr: Instr, name: str, lo: int, hi: int) -> None:
+        self.findings.add("uninitialised-read", "warning",
+                          f"{instr.name} reads {name} bytes [{lo}, {hi}) that nothing wrote before",
+                          [instr.loc], [instr.pipe], cycle=max(instr.start, 0))
+
+    # running --------------------------------------------------------------------------------
+
+    def run(self, fn: A.Function, args: list) -> int:
+        proc = self.env.process(self.scalar.run(fn, args))
+        try:
+            self.env.run(until=proc)
+        except RuntimeError as e:
+            if "No scheduled events left" not in str(e):
+                raise
+            raise self._deadlock() from None
+        self.commits.flush(float("inf"))
+        for flag, setter in sorted(self.flags.state.items(), key=lambda kv: kv[1].seq):
+            src, dst, eid = flag
+            self.findings.add("flag-left-set", "warning",
+                              f"flag {src}->{dst} EVENT_ID{eid} is still set when the kernel ends "
+                              f"(set here, never waited)", [setter.loc], [src])
+        return int(self.env.now)
+
+    def _deadlock(self) -> DeadlockError:
+        lines = []
+        locs = []
+        for name, pipe in self.pipes.items():
+            cur = pipe.current
+            if cur is not None and cur.kind == WAIT:
+                src, dst, eid = cur.flag
+                lines.append(f"  pipe {name} blocked at {cur.loc}: wait_flag {src}->{dst} EVENT_ID{eid}")
+                locs.append(cur.loc)
+        if self.blocked_scalar is not None:
+            cur = self.blocked_scalar
+            src, dst, eid = cur.flag
+            lines.append(f"  scalar unit (S) blocked at {cur.loc}: wait_flag {src}->{dst} EVENT_ID{eid}")
+            locs.append(cur.loc)
+        queued = {n: len(p.queue) for n, p in self.pipes.items() if p.queue}
+        if queued:
+            lines.append("  instructions still queued: " + ", ".join(f"{n}: {c}" for n, c in queued.items()))
+        waits = [ln for ln in lines if "wait_flag" in ln]
+        msg = ("deadlock: no flag can ever be set for the waits below (nothing left to run)\n"
+               + "\n".join(lines))
+        err = DeadlockError(msg, locs[0] if locs else None)
+        self.findings.add("deadlock", "error", msg.replace("\n", " "), locs,
+                          [ln.split()[1] for ln in waits], cycle=int(self.env.now))
+        return err

@@ -1,0 +1,285 @@
+"""Memories of one AI core: GM buffers per kernel argument and on-chip buffers as byte arrays.
+
+On-chip buffers (UB, L1, L0A, L0B, L0C, bias, scaling) are flat ``uint8`` arrays sized from the
+machine file; a tile is a typed view at a byte address, laid out as its type says (pto-text-format
+§5.2). Tiles that overlap share bytes, exactly as level-3 kernels expect. GM holds one flat NumPy
+array per pointer argument; views compute element addresses from shape/strides and are bounds
+checked against that array.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from pyptoemu.errors import BoundsError, CapacityError, Loc
+from pyptoemu.machine import Buffer
+
+# --------------------------------------------------------------------------------------- layouts
+
+
+@lru_cache(maxsize=512)
+def fractal_offsets(rows: int, cols: int, blayout: str, slayout: str, fractal: int, esize: int) -> np.ndarray:
+    """Element offset of logical (i, j) inside a boxed tile, as a (rows, cols) int64 array."""
+    if fractal == 1024:
+        ri, ci = 16, 16
+    elif fractal in (32, 16):
+        ri, ci = (16, 2) if slayout == "row_major" else (2, 16)
+    else:
+        ri, ci = (16, 32 // esize) if slayout == "row_major" else (32 // esize, 16)
+    i = np.arange(rows, dtype=np.int64)[:, None]
+    j = np.arange(cols, dtype=np.int64)[None, :]
+    bi, ii, bj, jj = i // ri, i % ri, j // ci, j % ci
+    inner = ii * ci + jj if slayout == "row_major" else jj * ri + ii
+    if blayout == "col_major":
+        outer = bj * rows * ci + bi * ri * ci
+    else:
+        outer = bi * cols * ri + bj * ri * ci
+    offs = outer + inner
+    offs.setflags(write=False)
+    return offs
+
+
+def tile_span_elems(rows: int, cols: int, slayout: str, fractal: int, esize: int) -> int:
+    """Number of elements a tile's storage spans (boxed tiles round up to whole boxes)."""
+    if slayout == "none_box":
+        return rows * cols
+    offs = fractal_offsets(rows, cols, "row_major", slayout, fractal, esize)
+    return int(offs.max()) + 1 if offs.size else 0
+
+
+# ------------------------------------------------------------------------------------ on-chip
+
+
+@dataclass(eq=False, slots=True)
+class OnChipBuffer:
+    """One on-chip memory (e.g. UB for ``loc=vec``) as a byte array."""
+
+    spec: Buffer
+    data: np.ndarray = field(init=False)
+    next_free: int = 0  # bump allocator for tiles declared without an address
+    allocations: dict = field(default_factory=dict)  # alloc op -> (addr, nbytes, name)
+    written: np.ndarray | None = None  # per-byte "ever written" (uninitialised-read checks)
+
+    def __post_init__(self) -> None:
+        self.data = np.zeros(self.spec.size, dtype=np.uint8)
+
+    @property
+    def loc(self) -> str:
+        return self.spec.loc
+
+    def check_placement(self, addr: int, nbytes: int, name: str, loc: Loc) -> None:
+        if addr % self.spec.align:
+            raise CapacityError(
+                f"{name}: address {addr} in {self.spec.name} is not a multiple of its "
+                f"{self.spec.align}-byte alignment",
+                loc,
+            )
+        if addr < 0 or addr + nbytes > self.spec.size:
+            raise CapacityError(
+                f"{name}: {nbytes} bytes at address {addr} exceed {self.spec.name} capacity of "
+                f"{self.spec.size} bytes",
+                loc,
+            )
+
+    def allocate(self, key: object, nbytes: int, name: str, loc: Loc) -> int:
+        """Address for a tile declared without ``addr``: stable per allocating op."""
+        hit = self.allocations.get(key)
+        if hit is not None:
+            return hit[0]
+        align = self.spec.align
+        addr = (self.next_free + align - 1) // align * align
+        if addr + nbytes > self.spec.size:
+            live = ", ".join(f"{n} ({b} B at {a})" for a, b, n in self.allocations.values())
+            raise CapacityError(
+                f"{name} needs {nbytes} bytes but {self.spec.name} ({self.spec.loc}) has only "
+                f"{self.spec.size - addr} of {self.spec.size} bytes left; allocated: {live or 'none'}",
+                loc,
+            )
+        self.next_free = addr + nbytes
+        self.allocations[key] = (addr, nbytes, name)
+        return addr
+
+    def used_bytes(self) -> int:
+        return sum(b for _, b, _ in self.allocations.values())
+
+
+class Tile:
+    """A typed window of an on-chip buffer: the runtime value of a ``!pto.tile_buf`` SSA name.
+
+    ``logical()`` returns the tile as a (rows, cols) array in logical order; for row-major ND
+    tiles it is a zero-copy view of the buffer. ``write(arr)`` stores ``arr`` at the top-left.
+    """
+
+    __slots__ = (
+        "buffer", "addr", "type", "dtype", "rows", "cols", "vrow", "vcol", "nbytes", "esize",
+        "name", "_offs", "_nd",
+    )
+
+    def __init__(self, buffer: OnChipBuffer, addr: int, ttype, dtype: np.dtype, vrow: int, vcol: int,
+                 name: str):
+        self.buffer = buffer
+        self.addr = addr
+        self.type = ttype
+        self.dtype = dtype
+        self.rows = ttype.rows
+        self.cols = ttype.cols
+        self.vrow = vrow
+        self.vcol = vcol
+        self.esize = dtype.itemsize
+        self.name = name
+        self._nd = ttype.slayout == "none_box"
+        if self._nd:
+            self._offs = None
+            self.nbytes = self.rows * self.cols * self.esize
+        else:
+            self._offs = fractal_offsets(self.rows, self.cols, ttype.blayout, ttype.slayout,
+                                         ttype.fractal, self.esize)
+            self.nbytes = tile_span_elems(self.rows, self.cols, ttype.slayout, ttype.fractal,
+                                          self.esize) * self.esize
+
+    @property
+    def loc(self) -> str:
+        return self.type.loc
+
+    def _flat(self) -> np.ndarray:
+        return self.buffer.data[self.addr:self.addr + self.nbytes].view(self.dtype)
+
+    def logical(self) -> np.ndarray:
+        flat = self._flat()
+        if self._nd:
+            if self.type.blayout == "col_major":
+                return flat.reshape(self.cols, self.rows).T
+            return flat.reshape(self.rows, self.cols)
+        return flat[self._offs]
+
+    def write(self, arr: np.ndarray) -> None:
+        h, w = arr.shape
+        if h > self.rows or w > self.cols:
+            raise ValueError(f"result {h}x{w} does not fit tile {self.rows}x{self.cols}")
+        flat = self._flat()
+        if self._nd:
+            if self.type.blayout == "col_major":
+                flat.reshape(self.cols, self.rows).T[:h, :w] = arr
+            else:
+                flat.reshape(self.rows, self.cols)[:h, :w] = arr
+        else:
+            flat[self._offs[:h, :w]] = arr
+
+    def byte_range(self) -> tuple[int, int]:
+        return self.addr, self.addr + self.nbytes
+
+    def retyped(self, ttype, dtype: np.dtype, vrow: int, vcol: int, name: str) -> "Tile":
+        return Tile(self.buffer, self.addr, ttype, dtype, vrow, vcol, name)
+
+
+# ------------------------------------------------------------------------------------------ GM
+
+
+@dataclass(eq=False, slots=True)
+class GMBuffer:
+    """Global memory behind one pointer argument."""
+
+    index: int  # argument position N (named argN)
+    dtype_name: str
+    dtype: np.dtype
+    data: np.ndarray | None = None  # flat, allocated on first view unless given as input
+    given: bool = False
+    written: bool = False
+    view_shapes: list = field(default_factory=list)  # distinct (shape, strides) of views over it
+
+    @property
+    def name(self) -> str:
+        return f"arg{self.index}"
+
+
+class Ptr:
+    """``!pto.ptr<T>`` value: a GM buffer plus an element offset (``pto.addptr``)."""
+
+    __slots__ = ("gm", "offset")
+
+    def __init__(self, gm: GMBuffer, offset: int = 0):
+        self.gm = gm
+        self.offset = offset
+
+
+class TensorView:
+    """``!pto.tensor_view``: base pointer + shape + strides, all in elements."""
+
+    __slots__ = ("ptr", "shape", "strides")
+
+    def __init__(self, ptr: Ptr, shape: tuple[int, ...], strides: tuple[int, ...]):
+        self.ptr = ptr
+        self.shape = shape
+        self.strides = strides
+
+
+class PartitionView:
+    """A window of a tensor view; tload/tstore see it as a 2-D (rows, cols) array."""
+
+    __slots__ = ("gm", "base", "sizes", "strides", "rows", "cols", "lo", "hi")
+
+    def __init__(self, gm: GMBuffer, base: int, sizes: tuple[int, ...], strides: tuple[int, ...]):
+        self.gm = gm
+        self.base = base
+        self.sizes = sizes
+        self.strides = strides
+        cols = sizes[-1]
+        rows = 1
+        for s in sizes[:-1]:
+            rows *= s
+        self.rows, self.cols = rows, cols
+        lo = hi = base
+        for z, s in zip(sizes, strides):
+            if z > 0:
+                if s >= 0:
+                    hi += (z - 1) * s
+                else:
+                    lo += (z - 1) * s
+        self.lo, self.hi = lo, hi  # element index range touched (inclusive)
+
+    def check_bounds(self, loc: Loc) -> None:
+        n = 0 if self.gm.data is None else self.gm.data.size
+        if any(z == 0 for z in self.sizes):
+            return
+        if self.lo < 0 or self.hi >= n:
+            raise BoundsError(
+                f"view over {self.gm.name} reaches elements [{self.lo}, {self.hi}] but the buffer "
+                f"holds {n} elements",
+                loc,
+            )
+
+    def _strided(self) -> np.ndarray:
+        data = self.gm.data
+        es = data.itemsize
+        return np.lib.stride_tricks.as_strided(
+            data[self.base:] if self.base < data.size else data[:0],
+            shape=self.sizes, strides=tuple(s * es for s in self.strides), writeable=True,
+        ) if all(s >= 0 for s in self.strides) else self._gather_view()
+
+    def _gather_view(self) -> np.ndarray:
+        raise BoundsError(f"negative strides are not supported in views over {self.gm.name}")
+
+    def read(self) -> np.ndarray:
+        return self._strided().reshape(self.rows, self.cols)
+
+    def write(self, arr: np.ndarray) -> None:
+        h, w = arr.shape
+        view = self._strided()
+        if h == self.rows and w == self.cols:
+            view[...] = arr.reshape(self.sizes)
+        else:
+            v2 = view.reshape(self.rows, self.cols)
+            if np.shares_memory(v2, self.gm.data):
+                v2[:h, :w] = arr
+            else:  # a non-collapsible stride pattern: write row by row through the N-D view
+                full = v2.copy()
+                full[:h, :w] = arr
+                view[...] = full.reshape(self.sizes)
+        self.gm.written = True
+
+    def byte_range(self) -> tuple[int, int]:
+        es = self.gm.dtype.itemsize
+        return self.lo * es, (self.hi + 1) * es

@@ -1,0 +1,224 @@
+"""Pipes: in-order instruction queues that run concurrently, and the flags between them.
+
+Each pipe is one long-lived SimPy process over a ``deque``. An instruction starts when it reaches
+the head of its queue and the scalar unit has issued it (``issue`` cycle), reads its inputs at start,
+holds the pipe for ``occupancy`` cycles, and its writes land ``latency`` cycles after start. Writes
+are not SimPy events: they go into one commit heap that is flushed up to the current cycle before
+anything reads memory, so a pipe costs one SimPy event per instruction (measured in
+benchmarks/emulator_speed.py). On a pipe the machine declares in order, completions never overtake
+each other; the vector pipe is not in order, so a dependent vector instruction without a barrier
+reads stale data, as on hardware.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from typing import Callable
+
+import simpy
+
+from pyptoemu.errors import Loc
+
+OP, SET, WAIT, BARRIER = 0, 1, 2, 3
+
+
+class Instr:
+    """One issued instruction (or sync op) in a pipe queue."""
+
+    __slots__ = (
+        "kind", "name", "loc", "pipe", "issue", "occupancy", "latency", "compute", "commit",
+        "reads", "writes", "flag", "start", "end", "done", "operands", "seq", "nbytes",
+        "released_by", "wait_start",
+    )
+
+    def __init__(self, kind: int, name: str, loc: Loc, pipe: str, issue: int, occupancy: int = 0,
+                 latency: int = 0, compute: Callable | None = None, commit: Callable | None = None,
+                 reads: tuple = (), writes: tuple = (), flag: tuple | None = None, operands: tuple = (),
+                 nbytes: int = 0):
+        self.kind = kind
+        self.name = name
+        self.loc = loc
+        self.pipe = pipe
+        self.issue = issue
+        self.occupancy = occupancy
+        self.latency = latency
+        self.compute = compute
+        self.commit = commit
+        self.reads = reads  # ((buffer name, lo byte, hi byte), ...)
+        self.writes = writes
+        self.flag = flag  # (src pipe, dst pipe, id) for SET / WAIT
+        self.operands = operands  # for the trace: (("%x", "UB", addr, bytes), ...)
+        self.nbytes = nbytes
+        self.start = -1
+        self.end = -1  # pipe released (start + occupancy)
+        self.done = -1  # writes landed (completion)
+        self.seq = -1
+        self.released_by = None  # for WAIT: the SET instruction that released it
+        self.wait_start = -1
+
+
+class CommitQueue:
+    """Pending writes ordered by completion cycle (then issue order)."""
+
+    __slots__ = ("heap", "seq")
+
+    def __init__(self) -> None:
+        self.heap: list = []
+        self.seq = 0
+
+    def push(self, when: int, fn: Callable[[], None]) -> None:
+        self.seq += 1
+        heapq.heappush(self.heap, (when, self.seq, fn))
+
+    def flush(self, upto: float) -> None:
+        heap = self.heap
+        while heap and heap[0][0] <= upto:
+            heapq.heappop(heap)[2]()
+
+
+class Flags:
+    """Binary flags per (src pipe, dst pipe, event id); a set wakes the waiter if there is one."""
+
+    __slots__ = ("env", "state", "waiters", "observer")
+
+    def __init__(self, env: simpy.Environment, observer) -> None:
+        self.env = env
+        self.state: dict[tuple, Instr] = {}  # flag -> the SET instr that set it (while set)
+        self.waiters: dict[tuple, simpy.Event] = {}
+        self.observer = observer  # receives double-set notices
+
+    def set(self, flag: tuple, by: Instr) -> None:
+        if flag in self.state:
+            self.observer.double_set(flag, self.state[flag], by)
+        self.state[flag] = by
+        ev = self.waiters.pop(flag, None)
+        if ev is not None:
+            ev.succeed()
+
+    def try_consume(self, flag: tuple) -> Instr | None:
+        return self.state.pop(flag, None)
+
+    def wait_event(self, flag: tuple) -> simpy.Event:
+        ev = self.env.event()
+        self.waiters[flag] = ev
+        return ev
+
+
+class Pipe:
+    """One in-order queue (MTE1, MTE2, MTE3, V, M or FIX) as a SimPy process."""
+
+    def __init__(self, core, name: str, in_order: bool, costs: dict):
+        self.core = core
+        self.env: simpy.Environment = core.env
+        self.name = name
+        self.in_order = in_order
+        self.queue: deque[Instr] = deque()
+        self.wake: simpy.Event | None = None
+        self.idle_waiters: list[simpy.Event] = []
+        self.current: Instr | None = None
+        self.last_done = 0  # completion cycle of the latest instruction so far
+        self.busy = 0
+        self.count = 0
+        self.set_cost = int(costs["set_flag"])
+        self.wait_cost = int(costs["wait_flag"])
+        self.barrier_cost = int(costs["barrier_v"] if name == "V" else costs["barrier"])
+        self.process = self.env.process(self.run())
+
+    def push(self, instr: Instr) -> None:
+        self.queue.append(instr)
+        if self.wake is not None:
+            wake, self.wake = self.wake, None
+            wake.succeed()
+
+    def is_idle(self) -> bool:
+        return not self.queue and self.current is None
+
+    def idle_event(self) -> simpy.Event:
+        ev = self.env.event()
+        if self.is_idle():
+            ev.succeed()
+        else:
+            self.idle_waiters.append(ev)
+        return ev
+
+    def run(self):
+        env = self.env
+        core = self.core
+        commits = core.commits
+        flags = core.flags
+        timeout = env.timeout
+        while True:
+            if not self.queue:
+                self.current = None
+                if self.idle_waiters:
+                    for ev in self.idle_waiters:
+                        ev.succeed()
+                    self.idle_waiters = []
+                self.wake = env.event()
+                yield self.wake
+                continue
+            ins = self.queue.popleft()
+            self.current = ins
+            now = env.now
+            kind = ins.kind
+            if kind == OP:
+                start = ins.issue if ins.issue > now else now
+                if start > now:
+                    yield timeout(start - now)
+                commits.flush(start)
+                results = ins.compute()
+                done = start + ins.latency
+                if self.in_order and done < self.last_done:
+                    done = self.last_done
+                if done > self.last_done:
+                    self.last_done = done
+                ins.start, ins.end, ins.done = start, start + ins.occupancy, done
+                commit = ins.commit
+                commits.push(done, lambda c=commit, r=results: c(r))
+                self.busy += ins.occupancy
+                self.count += 1
+                core.record(ins)
+                if ins.occupancy:
+                    yield timeout(ins.occupancy)
+            elif kind == SET:
+                # fires once every earlier instruction of this pipe has completed
+                start = max(now, ins.issue, self.last_done)
+                if start > now:
+                    yield timeout(start - now)
+                ins.start = start
+                if self.set_cost:
+                    yield timeout(self.set_cost)
+                ins.end = ins.done = start + self.set_cost
+                self.busy += self.set_cost
+                flags.set(ins.flag, ins)
+                core.record(ins)
+            elif kind == WAIT:
+                start = ins.issue if ins.issue > now else now
+                if start > now:
+                    yield timeout(start - now)
+                ins.wait_start = start
+                setter = flags.try_consume(ins.flag)
+                if setter is None:
+                    yield flags.wait_event(ins.flag)
+                    setter = flags.try_consume(ins.flag)
+                ins.released_by = setter
+                ins.start = env.now
+                if self.wait_cost:
+                    yield timeout(self.wait_cost)
+                ins.end = ins.done = ins.start + self.wait_cost
+                self.busy += self.wait_cost
+                if ins.done > self.last_done:
+                    self.last_done = ins.done
+                core.record(ins)
+            else:  # BARRIER: later instructions start after every earlier one completed
+                start = max(now, ins.issue, self.last_done)
+                if start > now:
+                    yield timeout(start - now)
+                ins.start = start
+                if self.barrier_cost:
+                    yield timeout(self.barrier_cost)
+                ins.end = ins.done = start + self.barrier_cost
+                self.last_done = max(self.last_done, ins.done)
+                self.busy += self.barrier_cost
+                core.record(ins)

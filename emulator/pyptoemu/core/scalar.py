@@ -1,0 +1,1024 @@
+"""The scalar unit: walks a function in program order, evaluates control flow, issues tile ops.
+
+Each AST op is lowered once, on first execution, into a small closure (``step``) that reads SSA
+values from the frame, does its work and returns ``None`` or, when it has to wait for simulated time
+(waits on the S pipe, full barriers, nested regions), a generator. The hot loop therefore does no
+YAML or string lookups.
+
+The scalar unit keeps its own clock (``vclock``): issuing is charged there without a SimPy event
+per op; each issued instruction carries its issue cycle and its pipe starts it no earlier. The
+scalar process only synchronises with SimPy time when it must observe pipe state.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numpy as np
+
+from pyptoemu.core import arith
+from pyptoemu.core.memory import GMBuffer, PartitionView, Ptr, TensorView, Tile
+from pyptoemu.core.pipe import BARRIER, OP, SET, WAIT, Instr
+from pyptoemu.dtypes import np_dtype
+from pyptoemu.errors import BoundsError, InputError, KernelFault, Loc, UnsupportedOpError, VerifyError
+from pyptoemu.isa.arg import Arg
+from pyptoemu.pto import ast as A
+
+PIPE_NAMES = {
+    "PIPE_S": "S", "PIPE_V": "V", "PIPE_M": "M", "PIPE_MTE1": "MTE1", "PIPE_MTE2": "MTE2",
+    "PIPE_MTE3": "MTE3", "PIPE_FIX": "FIX", "PIPE_ALL": "ALL",
+}
+EVENT_CLASS_PIPE = {
+    "TLOAD": "MTE2", "TSTORE_VEC": "MTE3", "TSTORE_ACC": "FIX", "TMOV_M2L": "MTE1", "TMOV_M2B": "MTE1",
+    "TMOV_M2S": "FIX", "TMOV_M2V": "V", "TMOV_V2M": "FIX", "TMATMUL": "M", "TVEC": "V",
+    "TVECWAIT_EVENT": "V",
+}
+LOC_OF_SPACE = {"vec": "vec", "mat": "mat", "left": "left", "right": "right", "acc": "acc",
+                "bias": "bias", "scaling": "scaling", "ub": "vec"}
+
+
+class Return(Exception):
+    """Unwinds a function body at ``func.return``."""
+
+    def __init__(self, values: list):
+        self.values = values
+
+
+class ScalarUnit:
+    def __init__(self, core) -> None:
+        self.core = core
+        self.module: A.Module = core.module
+        self.isa = core.isa
+        self.machine = core.machine
+        costs = self.machine.costs
+        self.issue_cost = int(costs["scalar_issue"])
+        self.arith_cost = int(costs["scalar_arith"])
+        self.set_cost = int(costs["set_flag"])
+        self.wait_cost = int(costs["wait_flag"])
+        self.barrier_all_cost = int(costs["barrier_all"])
+        self.vclock = 0
+        self.busy = 0
+        self.count = 0
+        self.steps: dict[A.Op, Callable] = {}
+        self.functions = {f.name: f for f in self.module.functions}
+        self.max_steps = int(core.max_steps)
+        self.step_count = 0
+        self.s_spans: list[tuple[int, int]] = []  # scalar activity for the trace
+        self._span_start = 0
+
+    # ------------------------------------------------------------------------------- driver
+
+    def run(self, fn: A.Function, args: list):
+        """SimPy process body: execute the entry function, then drain every pipe."""
+        frame: dict[str, Any] = {}
+        for name, value in zip(fn.args, args):
+            frame[name] = value
+        try:
+            yield from self.exec_region(fn.body, frame)
+        except Return:
+            pass
+        yield from self.drain_all()
+        self._close_span()
+
+    def _close_span(self) -> None:
+        if self.vclock > self._span_start:
+            self.s_spans.append((self._span_start, self.vclock))
+        self._span_start = self.vclock
+
+    def charge(self, cycles: int) -> None:
+        self.vclock += cycles
+        self.busy += cycles
+
+    def sync_time(self):
+        """Bring SimPy time up to the scalar clock (generator)."""
+        env = self.core.env
+        if self.vclock > env.now:
+            yield env.timeout(self.vclock - env.now)
+
+    def resume_at_now(self) -> None:
+        now = int(self.core.env.now)
+        if now > self.vclock:
+            self._close_span()
+            self.vclock = now
+            self._span_start = now
+
+    def drain_all(self):
+        """Wait until every pipe has completed everything issued so far (PIPE_ALL semantics)."""
+        yield from self.sync_time()
+        env = self.core.env
+        pipes = self.core.pipes.values()
+        while not all(p.is_idle() for p in pipes):
+            yield env.all_of([p.idle_event() for p in pipes])
+        last = max([p.last_done for p in pipes] + [int(env.now)])
+        if last > env.now:
+            yield env.timeout(last - env.now)
+        self.core.commits.flush(env.now)
+        self.resume_at_now()
+
+    def exec_region(self, region: A.Region, frame: dict):
+        steps = self.steps
+        for op in region.ops:
+            step = steps.get(op)
+            if step is None:
+                step = self.lower(op)
+                steps[op] = step
+            gen = step(frame)
+            if gen is not None:
+                yield from gen
+
+    def count_step(self, op: A.Op) -> None:
+        self.step_count += 1
+        if self.step_count > self.max_steps:
+            raise KernelFault(f"the kernel executed more than {self.max_steps} ops; stopped "
+                              f"(an endless loop?)", op.loc)
+
+    # ----------------------------------------------------------------------------- lowering
+
+    def lower(self, op: A.Op) -> Callable:
+        name = op.name
+        handler = LOWERINGS.get(name)
+        if handler is not None:
+            return handler(self, op)
+        if name.startswith("pto."):
+            return self.lower_pto(op)
+        return _fail(UnsupportedOpError(f"{name} is not supported by the emulator yet", op.loc))
+
+    def lower_pto(self, op: A.Op) -> Callable:
+        spec = self.isa.get(op.name)
+        if spec is None or not spec.implemented:
+            return _fail(UnsupportedOpError(f"{op.name} is not supported by the emulator yet", op.loc))
+        key = spec.semantics
+        if key.startswith("core."):
+            handler = CORE_OPS.get(key[5:])
+            if handler is None:
+                return _fail(UnsupportedOpError(f"{op.name} is not supported by the emulator yet",
+                                                op.loc))
+            return handler(self, op)
+        from pyptoemu.isa.semantics import SEMANTICS
+
+        fn = SEMANTICS.get(key)
+        if fn is None:
+            return _fail(UnsupportedOpError(f"{op.name} is not supported by the emulator yet", op.loc))
+        from pyptoemu.core.tileop import lower_tile_op
+
+        return lower_tile_op(self, op, spec, fn)
+
+    # --------------------------------------------------------------------------- utilities
+
+    def value(self, frame: dict, operand, loc: Loc):
+        if isinstance(operand, int):
+            return operand
+        try:
+            return frame[operand]
+        except KeyError:
+            raise VerifyError(f"undefined SSA value {operand}", loc) from None
+
+    def issue(self, pipe: str, instr: Instr) -> None:
+        self.charge(self.issue_cost)
+        instr.issue = self.vclock
+        self.count += 1
+        self.core.pipes[pipe].push(instr)
+
+
+def _fail(err: Exception) -> Callable:
+    def step(frame):
+        raise err
+
+    return step
+
+
+def _scalar_type_name(t) -> str:
+    if isinstance(t, A.ScalarType):
+        return t.name
+    return "index"
+
+
+# ---------------------------------------------------------------------------------- arith / scf
+
+
+def lower_constant(su: ScalarUnit, op: A.Op) -> Callable:
+    res = op.results[0]
+    v = op.attrs.get("value")
+    tname = _scalar_type_name(op.result_types[0]) if op.result_types else "i1"
+    if isinstance(v, bool):
+        value: Any = int(v) if tname != "i1" else bool(v)
+    elif isinstance(v, int):
+        value = arith.to_float(v, tname) if tname.startswith(("f", "bf")) else arith.wrap(v, tname)
+        if tname == "i1":
+            value = bool(value)
+    elif isinstance(v, float):
+        value = arith.to_float(v, tname) if not arith.is_int_type(tname) else arith.wrap(int(v), tname)
+    elif isinstance(v, A.DenseAttr):
+        value = np.array(v.values)
+    else:
+        return _fail(VerifyError(f"arith.constant with unsupported value {v!r}", op.loc))
+    cost = su.arith_cost
+
+    def step(frame):
+        frame[res] = value
+        su.charge(cost)
+
+    return step
+
+
+def lower_arith(su: ScalarUnit, op: A.Op) -> Callable:
+    kind = op.name[6:]
+    res = op.results[0] if op.results else None
+    tname = _scalar_type_name(op.result_types[0]) if op.result_types else "index"
+    src_t = _scalar_type_name(op.operand_types[0]) if op.operand_types else tname
+    a_name = op.operands[0] if op.operands else None
+    b_name = op.operands[1] if len(op.operands) > 1 else None
+    cost = su.arith_cost
+    loc = op.loc
+    get = su.value
+
+    if kind in arith.INT_BINARY:
+        fn = arith.INT_BINARY[kind]
+        is_bool = tname == "i1"
+
+        def step(frame):
+            a, b = get(frame, a_name, loc), get(frame, b_name, loc)
+            try:
+                r = arith.wrap(fn(int(a), int(b), tname), tname)
+            except ZeroDivisionError:
+                raise KernelFault(f"arith.{kind}: division by zero", loc) from None
+            frame[res] = bool(r) if is_bool else r
+            su.charge(cost)
+
+        return step
+    if kind in arith.FLOAT_BINARY:
+        fn2 = arith.FLOAT_BINARY[kind]
+
+        def step(frame):
+            frame[res] = arith.to_float(fn2(float(get(frame, a_name, loc)), float(get(frame, b_name, loc))),
+                                        tname)
+            su.charge(cost)
+
+        return step
+    if kind == "negf":
+        def step(frame):
+            frame[res] = -float(get(frame, a_name, loc))
+            su.charge(cost)
+
+        return step
+    if kind == "cmpi":
+        pred = str(op.attrs.get("predicate"))
+        cmp = arith.CMPI.get(pred)
+        if cmp is None:
+            return _fail(VerifyError(f"arith.cmpi: unknown predicate '{pred}'", loc))
+        ctype = src_t
+
+        def step(frame):
+            frame[res] = bool(cmp(int(get(frame, a_name, loc)), int(get(frame, b_name, loc)), ctype))
+            su.charge(cost)
+
+        return step
+    if kind == "cmpf":
+        pred = str(op.attrs.get("predicate"))
+        if pred not in arith.CMPF_PREDICATES:
+            return _fail(VerifyError(f"arith.cmpf: unknown predicate '{pred}'", loc))
+
+        def step(frame):
+            frame[res] = arith.cmpf(pred, float(get(frame, a_name, loc)), float(get(frame, b_name, loc)))
+            su.charge(cost)
+
+        return step
+    if kind == "select":
+        c_name = op.operands[2] if len(op.operands) > 2 else None
+
+        def step(frame):
+            p = get(frame, a_name, loc)
+            frame[res] = get(frame, b_name, loc) if p else get(frame, c_name, loc)
+            su.charge(cost)
+
+        return step
+    if kind in arith.CAST_OPS:
+        def step(frame):
+            try:
+                frame[res] = arith.cast(kind, get(frame, a_name, loc), src_t, tname)
+            except ValueError as e:
+                raise KernelFault(str(e), loc) from None
+            su.charge(cost)
+
+        return step
+    return _fail(UnsupportedOpError(f"{op.name} is not supported by the emulator yet", loc))
+
+
+def _bounds(su: ScalarUnit, frame: dict, op: A.Op, names: list) -> list:
+    return [su.value(frame, n, op.loc) for n in names]
+
+
+def lower_for(su: ScalarUnit, op: A.Op) -> Callable:
+    lb, ub, st, *inits = op.operands
+    body = op.regions[0]
+    iv, *iter_names = body.args
+    results = op.results
+    loc = op.loc
+    cost = su.arith_cost
+
+    def run(frame):
+        lo, hi, step_v = (int(su.value(frame, x, loc)) for x in (lb, ub, st))
+        if step_v <= 0:
+            raise KernelFault(f"scf.for step must be positive, got {step_v}", loc)
+        carried = [su.value(frame, x, loc) for x in inits]
+        i = lo
+        while i < hi:
+            su.count_step(op)
+            frame[iv] = i
+            for n, v in zip(iter_names, carried):
+                frame[n] = v
+            frame["__yield__"] = None
+            yield from su.exec_region(body, frame)
+            y = frame.pop("__yield__", None)
+            if iter_names:
+                if y is None or len(y) != len(iter_names):
+                    raise VerifyError(f"scf.for body must yield {len(iter_names)} values", loc)
+                carried = y
+            su.charge(cost)
+            i += step_v
+        for n, v in zip(results, carried):
+            frame[n] = v
+
+    return run
+
+
+def lower_yield(su: ScalarUnit, op: A.Op) -> Callable:
+    names = op.operands
+    loc = op.loc
+
+    def step(frame):
+        frame["__yield__"] = [su.value(frame, n, loc) for n in names]
+
+    return step
+
+
+def lower_if(su: ScalarUnit, op: A.Op) -> Callable:
+    cond = op.operands[0]
+    then_r = op.regions[0]
+    else_r = op.regions[1] if len(op.regions) > 1 else None
+    results = op.results
+    loc = op.loc
+
+    def run(frame):
+        su.charge(su.arith_cost)
+        region = then_r if su.value(frame, cond, loc) else else_r
+        frame["__yield__"] = None
+        if region is not None:
+            yield from su.exec_region(region, frame)
+        y = frame.pop("__yield__", None)
+        if results:
+            if y is None or len(y) != len(results):
+                raise VerifyError(f"scf.if must yield {len(results)} values in each branch", loc)
+            for n, v in zip(results, y):
+                frame[n] = v
+
+    return run
+
+
+def lower_while(su: ScalarUnit, op: A.Op) -> Callable:
+    before, after = op.regions[0], op.regions[1]
+    inits = op.operands
+    results = op.results
+    loc = op.loc
+
+    def run(frame):
+        carried = [su.value(frame, x, loc) for x in inits]
+        while True:
+            su.count_step(op)
+            for n, v in zip(before.args, carried):
+                frame[n] = v
+            frame["__cond__"] = None
+            yield from su.exec_region(before, frame)
+            c = frame.pop("__cond__", None)
+            if c is None:
+                raise VerifyError("scf.while: the before region must end with scf.condition", loc)
+            go, vals = c
+            if not go:
+                for n, v in zip(results, vals):
+                    frame[n] = v
+                return
+            for n, v in zip(after.args, vals):
+                frame[n] = v
+            frame["__yield__"] = None
+            yield from su.exec_region(after, frame)
+            carried = frame.pop("__yield__", None) or []
+
+    return run
+
+
+def lower_condition(su: ScalarUnit, op: A.Op) -> Callable:
+    cond, *rest = op.operands
+    loc = op.loc
+
+    def step(frame):
+        frame["__cond__"] = (bool(su.value(frame, cond, loc)), [su.value(frame, n, loc) for n in rest])
+
+    return step
+
+
+def lower_call(su: ScalarUnit, op: A.Op) -> Callable:
+    callee = str(op.attrs.get("callee", "")).lstrip("@")
+    loc = op.loc
+    results = op.results
+
+    def run(frame):
+        fn = su.functions.get(callee)
+        if fn is None:
+            raise VerifyError(f"call to unknown function @{callee}", loc)
+        args = [su.value(frame, n, loc) for n in op.operands]
+        if len(args) != len(fn.args):
+            raise VerifyError(f"@{callee} takes {len(fn.args)} arguments, {len(args)} given", loc)
+        su.charge(su.arith_cost)
+        inner = dict(zip(fn.args, args))
+        values: list = []
+        try:
+            yield from su.exec_region(fn.body, inner)
+        except Return as r:
+            values = r.values
+        for n, v in zip(results, values):
+            frame[n] = v
+
+    return run
+
+
+def lower_return(su: ScalarUnit, op: A.Op) -> Callable:
+    names = op.operands
+    loc = op.loc
+
+    def step(frame):
+        raise Return([su.value(frame, n, loc) for n in names])
+
+    return step
+
+
+def lower_memref_alloc(su: ScalarUnit, op: A.Op) -> Callable:
+    t = op.result_types[0] if op.result_types else None
+    if not isinstance(t, A.MemRefType) or t.space == "gm" or len(t.shape) != 2 or None in t.shape:
+        return _fail(UnsupportedOpError("memref.alloc of this type is not supported by the emulator yet",
+                                        op.loc))
+    tile_t = A.TileBufType(loc=LOC_OF_SPACE.get(t.space, t.space), dtype=t.elem, rows=t.shape[0],
+                           cols=t.shape[1], v_row=t.shape[0], v_col=t.shape[1])
+    fake = A.Op("pto.alloc_tile", op.loc, results=op.results, result_types=[tile_t])
+    return lower_alloc_tile(su, fake, key=op)
+
+
+def lower_noop(su: ScalarUnit, op: A.Op) -> Callable:
+    def step(frame):
+        return None
+
+    return step
+
+
+LOWERINGS: dict[str, Callable[[ScalarUnit, A.Op], Callable]] = {
+    "arith.constant": lower_constant,
+    "scf.for": lower_for,
+    "scf.yield": lower_yield,
+    "scf.if": lower_if,
+    "scf.while": lower_while,
+    "scf.condition": lower_condition,
+    "func.call": lower_call,
+    "func.return": lower_return,
+    "memref.alloc": lower_memref_alloc,
+    "memref.dealloc": lower_noop,
+}
+for _k in list(arith.INT_BINARY) + list(arith.FLOAT_BINARY) + list(arith.CAST_OPS) + [
+        "cmpi", "cmpf", "select", "negf"]:
+    LOWERINGS["arith." + _k] = lower_arith
+
+
+# ----------------------------------------------------------------------------- core pto ops
+
+
+def lower_make_tensor_view(su: ScalarUnit, op: A.Op) -> Callable:
+    ptr_name = op.operands[0]
+    shape_n = op.groups.get("shape", [])
+    stride_n = op.groups.get("strides", [])
+    res = op.results[0]
+    loc = op.loc
+    if len(shape_n) != len(stride_n):
+        return _fail(VerifyError(f"make_tensor_view: {len(shape_n)} shape operands but "
+                                 f"{len(stride_n)} strides", loc))
+
+    def step(frame):
+        ptr = su.value(frame, ptr_name, loc)
+        if not isinstance(ptr, Ptr):
+            raise VerifyError(f"make_tensor_view needs a !pto.ptr operand, got {ptr_name}", loc)
+        shape = tuple(int(su.value(frame, n, loc)) for n in shape_n)
+        strides = tuple(int(su.value(frame, n, loc)) for n in stride_n)
+        if any(d < 0 for d in shape):
+            raise BoundsError(f"make_tensor_view: negative dimension in shape {list(shape)}", loc)
+        su.core.memory.note_view(ptr, shape, strides, loc)
+        frame[res] = TensorView(ptr, shape, strides)
+        su.charge(su.arith_cost)
+
+    return step
+
+
+def lower_partition_view(su: ScalarUnit, op: A.Op) -> Callable:
+    tv_name = op.operands[0]
+    off_n = op.groups.get("offsets", [])
+    size_n = op.groups.get("sizes", [])
+    res = op.results[0]
+    loc = op.loc
+
+    def step(frame):
+        tv = su.value(frame, tv_name, loc)
+        if isinstance(tv, PartitionView):  # a window of a window
+            parent_strides, base0, parent_shape = tv.strides, tv.base, tv.sizes
+            gm = tv.gm
+        elif isinstance(tv, TensorView):
+            parent_strides, base0, parent_shape = tv.strides, tv.ptr.offset, tv.shape
+            gm = tv.ptr.gm
+        else:
+            raise VerifyError(f"partition_view needs a tensor view, got {tv_name}", loc)
+        offs = [int(su.value(frame, n, loc)) for n in off_n]
+        sizes = [int(su.value(frame, n, loc)) for n in size_n]
+        if len(offs) != len(parent_shape) or len(sizes) != len(parent_shape):
+            raise VerifyError(f"partition_view: view has rank {len(parent_shape)} but "
+                              f"{len(offs)} offsets and {len(sizes)} sizes were given", loc)
+        for d, (o, z, n) in enumerate(zip(offs, sizes, parent_shape)):
+            if o < 0 or z < 0 or o + z > n:
+                raise BoundsError(f"partition_view: dim {d} window [{o}, {o + z}) is outside the "
+                                  f"view's size {n}", loc)
+        base = base0 + sum(o * s for o, s in zip(offs, parent_strides))
+        pv = PartitionView(gm, base, tuple(sizes), tuple(parent_strides))
+        pv.check_bounds(loc)
+        frame[res] = pv
+        su.charge(su.arith_cost)
+
+    return step
+
+
+def lower_alloc_tile(su: ScalarUnit, op: A.Op, key: object | None = None) -> Callable:
+    t = op.result_types[0] if op.result_types else None
+    loc = op.loc
+    if not isinstance(t, A.TileBufType):
+        return _fail(VerifyError("alloc_tile needs a !pto.tile_buf result type", loc))
+    res = op.results[0]
+    buf = su.core.memory.onchip.get(t.loc)
+    if buf is None:
+        return _fail(VerifyError(f"no on-chip buffer for loc={t.loc} on machine "
+                                 f"{su.machine.name}", loc))
+    try:
+        dtype = np_dtype(t.dtype)
+    except ValueError as e:
+        return _fail(VerifyError(str(e), loc))
+    if (t.v_row is not None and t.v_row > t.rows) or (t.v_col is not None and t.v_col > t.cols):
+        return _fail(VerifyError(f"valid region {t.v_row}x{t.v_col} exceeds tile shape {t.rows}x{t.cols}",
+                                 loc))
+    addr_n = op.groups.get("addr", [None])[0]
+    vr_n = op.groups.get("valid_row", [None])[0]
+    vc_n = op.groups.get("valid_col", [None])[0]
+    akey = key if key is not None else op
+
+    def step(frame):
+        vrow = t.v_row if t.v_row is not None else (
+            int(su.value(frame, vr_n, loc)) if vr_n is not None else t.rows)
+        vcol = t.v_col if t.v_col is not None else (
+            int(su.value(frame, vc_n, loc)) if vc_n is not None else t.cols)
+        if not (0 <= vrow <= t.rows and 0 <= vcol <= t.cols):
+            raise BoundsError(f"{res}: valid region {vrow}x{vcol} outside tile shape {t.rows}x{t.cols}",
+                              loc)
+        tile = Tile(buf, 0, t, dtype, vrow, vcol, res)
+        if addr_n is not None:
+            addr = int(su.value(frame, addr_n, loc))
+            buf.check_placement(addr, tile.nbytes, res, loc)
+            buf.allocations.setdefault(akey, (addr, tile.nbytes, res))
+        else:
+            addr = buf.allocate(akey, tile.nbytes, res, loc)
+        tile.addr = addr
+        su.core.note_alloc(buf)
+        frame[res] = tile
+        su.charge(su.arith_cost)
+
+    return step
+
+
+def lower_set_validshape(su: ScalarUnit, op: A.Op) -> Callable:
+    t_n, vr_n, vc_n = op.operands[:3]
+    loc = op.loc
+
+    def step(frame):
+        tile = su.value(frame, t_n, loc)
+        vr, vc = int(su.value(frame, vr_n, loc)), int(su.value(frame, vc_n, loc))
+        if not (0 <= vr <= tile.rows and 0 <= vc <= tile.cols):
+            raise BoundsError(f"set_validshape {vr}x{vc} outside tile shape {tile.rows}x{tile.cols}", loc)
+        tile.vrow, tile.vcol = vr, vc
+        su.charge(su.arith_cost)
+
+    return step
+
+
+def lower_alias(su: ScalarUnit, op: A.Op) -> Callable:
+    """treshape / bitcast / tassign: the same bytes seen through another tile type."""
+    src_n = op.operands[0] if op.operands else (op.ins[0] if op.ins else None)
+    res = op.results[0] if op.results else (op.outs[0] if op.outs else None)
+    t = op.result_types[0] if op.result_types else (op.out_types[0] if op.out_types else None)
+    loc = op.loc
+    addr_n = op.operands[1] if op.name == "pto.tassign" and len(op.operands) > 1 else None
+    if not isinstance(t, A.TileBufType) or res is None:
+        return _fail(VerifyError(f"{op.name} needs a !pto.tile_buf result type", loc))
+    dtype = np_dtype(t.dtype)
+
+    def step(frame):
+        src = su.value(frame, src_n, loc)
+        if not isinstance(src, Tile):
+            raise VerifyError(f"{op.name} needs a tile operand", loc)
+        vr = t.v_row if t.v_row is not None else src.vrow
+        vc = t.v_col if t.v_col is not None else src.vcol
+        new = src.retyped(t, dtype, vr, vc, res)
+        if addr_n is not None:
+            new.addr = int(su.value(frame, addr_n, loc))
+            src.buffer.check_placement(new.addr, new.nbytes, res, loc)
+        elif new.nbytes > src.nbytes and op.name != "pto.tassign":
+            raise VerifyError(f"{op.name}: {t} needs {new.nbytes} bytes but the source tile has "
+                              f"{src.nbytes}", loc)
+        frame[res] = new
+        su.charge(su.arith_cost)
+
+    return step
+
+
+def lower_subset(su: ScalarUnit, op: A.Op) -> Callable:
+    t_n, r_n, c_n = op.operands[:3]
+    sizes = op.groups.get("sizes", [])
+    res = op.results[0]
+    loc = op.loc
+
+    def step(frame):
+        src = su.value(frame, t_n, loc)
+        r, c = int(su.value(frame, r_n, loc)), int(su.value(frame, c_n, loc))
+        h, w = (int(su.value(frame, s, loc)) for s in sizes)
+        if r < 0 or c < 0 or r + h > src.rows or c + w > src.cols:
+            raise BoundsError(f"subset [{r}:{r + h}, {c}:{c + w}] outside tile {src.rows}x{src.cols}", loc)
+        if src.type.slayout != "none_box" or src.type.blayout != "row_major":
+            raise UnsupportedOpError("pto.subset of boxed or column-major tiles is not supported by the "
+                                     "emulator yet", loc)
+        if w != src.cols:
+            raise UnsupportedOpError("pto.subset narrower than its row-major parent is not supported "
+                                     "by the emulator yet", loc)
+        t = A.TileBufType(src.type.loc, src.type.dtype, h, w, h, w, src.type.blayout, src.type.slayout,
+                          src.type.fractal, src.type.pad)
+        vr = max(0, min(h, src.vrow - r))
+        vc = max(0, min(w, src.vcol - c))
+        new = src.retyped(t, src.dtype, vr, vc, res)
+        new.addr = src.addr + (r * src.cols + c) * src.esize
+        frame[res] = new
+        su.charge(su.arith_cost)
+
+    return step
+
+
+def lower_addptr(su: ScalarUnit, op: A.Op) -> Callable:
+    p_n, o_n = op.operands[:2]
+    res = op.results[0]
+    loc = op.loc
+
+    def step(frame):
+        p = su.value(frame, p_n, loc)
+        frame[res] = Ptr(p.gm, p.offset + int(su.value(frame, o_n, loc)))
+        su.charge(su.arith_cost)
+
+    return step
+
+
+def lower_get_tensor_view_dim(su: ScalarUnit, op: A.Op) -> Callable:
+    tv_n, d_n = op.operands[:2]
+    res = op.results[0]
+    loc = op.loc
+
+    def step(frame):
+        tv = su.value(frame, tv_n, loc)
+        d = int(su.value(frame, d_n, loc))
+        shape = tv.shape if isinstance(tv, TensorView) else tv.sizes
+        if not 0 <= d < len(shape):
+            raise BoundsError(f"get_tensor_view_dim: dim {d} of a rank-{len(shape)} view", loc)
+        frame[res] = shape[d]
+        su.charge(su.arith_cost)
+
+    return step
+
+
+def lower_block_const(value_attr: str) -> Callable:
+    def lower(su: ScalarUnit, op: A.Op) -> Callable:
+        res = op.results[0]
+
+        def step(frame):
+            frame[res] = int(getattr(su.core, value_attr))
+            su.charge(su.arith_cost)
+
+        return step
+
+    return lower
+
+
+def _pipe_of(attr, loc: Loc) -> str:
+    if isinstance(attr, A.EnumAttr):
+        if attr.kind in ("pipe_event_type", "sync_op_type"):
+            p = EVENT_CLASS_PIPE.get(attr.value)
+        else:
+            p = PIPE_NAMES.get(attr.value)
+        if p is not None:
+            return p
+    raise VerifyError(f"expected a pipe (like <PIPE_V>) or an op class, got {attr}", loc)
+
+
+def _event_of(attr, loc: Loc) -> int | None:
+    if isinstance(attr, A.EnumAttr) and attr.value.startswith("EVENT_ID"):
+        return int(attr.value[8:])
+    if isinstance(attr, int) and not isinstance(attr, bool):
+        return attr
+    return None
+
+
+def lower_flag(su: ScalarUnit, op: A.Op) -> Callable:
+    """set_flag / wait_flag / record_event / wait_event and their _dyn forms."""
+    is_set = op.name in ("pto.set_flag", "pto.record_event", "pto.set_flag_dyn")
+    items = op.attrs.get("args", [])
+    loc = op.loc
+    if len(items) < 2:
+        return _fail(VerifyError(f"{op.name} needs [src pipe, dst pipe, event id]", loc))
+    src, dst = _pipe_of(items[0], loc), _pipe_of(items[1], loc)
+    if "ALL" in (src, dst):
+        return _fail(VerifyError(f"{op.name}: PIPE_ALL is only valid in barriers", loc))
+    static_id = _event_of(items[2], loc) if len(items) > 2 else None
+    dyn = op.operands[0] if op.operands else None
+    if static_id is None and dyn is None:
+        return _fail(VerifyError(f"{op.name} needs an event id like <EVENT_ID0>", loc))
+    n_ids = su.machine.event_ids
+    name = op.name[4:]
+
+    def step(frame):
+        eid = static_id if dyn is None else int(su.value(frame, dyn, loc))
+        if not 0 <= eid < n_ids:
+            su.core.findings.event_out_of_range(name, eid, n_ids, loc)
+        flag = (src, dst, eid)
+        instr = Instr(SET if is_set else WAIT, name, loc, src if is_set else dst, 0, flag=flag)
+        pipe = src if is_set else dst
+        if pipe == "S":
+            return su_flag_on_scalar(su, instr)
+        su.issue(pipe, instr)
+        return None
+
+    return step
+
+
+def su_flag_on_scalar(su: ScalarUnit, instr: Instr):
+    """A set_flag from, or wait_flag on, the scalar pipe: executed by the scalar unit itself."""
+    env = su.core.env
+    su.charge(su.issue_cost)
+    yield from su.sync_time()
+    instr.issue = instr.start = int(env.now)
+    if instr.kind == SET:
+        su.charge(su.set_cost)
+        instr.end = instr.done = instr.start + su.set_cost
+        su.core.flags.set(instr.flag, instr)
+    else:
+        instr.wait_start = instr.start
+        setter = su.core.flags.try_consume(instr.flag)
+        if setter is None:
+            su.core.blocked_scalar = instr
+            yield su.core.flags.wait_event(instr.flag)
+            su.core.blocked_scalar = None
+            setter = su.core.flags.try_consume(instr.flag)
+            su.resume_at_now()
+        instr.released_by = setter
+        instr.start = int(env.now)
+        su.charge(su.wait_cost)
+        instr.end = instr.done = instr.start + su.wait_cost
+        su.core.commits.flush(env.now)
+    su.core.record(instr)
+
+
+def lower_barrier(su: ScalarUnit, op: A.Op) -> Callable:
+    loc = op.loc
+    items = op.attrs.get("args")
+    attr = op.attrs.get("pipe") if items is None else items[0]
+    pipe = _pipe_of(attr, loc) if attr is not None else None
+    if pipe is None:
+        return _fail(VerifyError(f"{op.name} needs a pipe", loc))
+
+    def step(frame):
+        if pipe == "ALL":
+            return _barrier_all(su, op)
+        if pipe == "S":
+            su.charge(su.issue_cost)
+            return None
+        su.issue(pipe, Instr(BARRIER, "barrier", loc, pipe, 0))
+        return None
+
+    return step
+
+
+def _barrier_all(su: ScalarUnit, op: A.Op):
+    su.charge(su.issue_cost)
+    start = su.vclock
+    yield from su.drain_all()
+    su.charge(su.barrier_all_cost)
+    instr = Instr(BARRIER, "barrier", op.loc, "S", start)
+    instr.start, instr.end, instr.done = start, su.vclock, su.vclock
+    su.core.record(instr)
+
+
+def lower_tprint(su: ScalarUnit, op: A.Op) -> Callable:
+    """tprint: a full barrier, then print the tile (or GM view) as the hardware debug print does."""
+    from pyptoemu.isa.semantics import format_tile
+
+    src_n = op.ins[0] if op.ins else op.operands[0]
+    loc = op.loc
+
+    def run(frame):
+        yield from _barrier_all(su, op)
+        v = su.value(frame, src_n, loc)
+        if isinstance(v, Tile):
+            arg = Arg("tile", v.type.dtype, v.dtype, v.logical(), v.rows, v.cols, v.vrow, v.vcol,
+                      v.type.pad, v.loc)
+        elif isinstance(v, PartitionView):
+            arr = v.read()
+            arg = Arg("view", v.gm.dtype_name, v.gm.dtype, arr, v.rows, v.cols, v.rows, v.cols, 0, "gm")
+        else:
+            raise VerifyError("tprint needs a tile or a view", loc)
+        su.core.printed.append(f"{loc}: tprint {src_n}\n{format_tile(arg)}")
+
+    return run
+
+
+def lower_tgetval(su: ScalarUnit, op: A.Op) -> Callable:
+    t_n, off_n = op.ins[:2]
+    res = op.results[0] if op.results else None
+    loc = op.loc
+
+    def run(frame):
+        su.charge(su.issue_cost)
+        yield from su.sync_time()
+        su.core.commits.flush(su.core.env.now)
+        tile = su.value(frame, t_n, loc)
+        off = int(su.value(frame, off_n, loc))
+        if not 0 <= off < tile.rows * tile.cols:
+            raise BoundsError(f"tgetval offset {off} outside tile of {tile.rows * tile.cols} elements", loc)
+        v = tile.logical().reshape(-1)[off].item()
+        frame[res] = v
+        su.core.record_scalar_access(op, tile, reads=True)
+
+    return run
+
+
+def lower_tsetval(su: ScalarUnit, op: A.Op) -> Callable:
+    off_n, v_n = op.ins[:2]
+    t_n = op.outs[0]
+    loc = op.loc
+
+    def run(frame):
+        su.charge(su.issue_cost)
+        yield from su.sync_time()
+        su.core.commits.flush(su.core.env.now)
+        tile = su.value(frame, t_n, loc)
+        off = int(su.value(frame, off_n, loc))
+        if not 0 <= off < tile.rows * tile.cols:
+            raise BoundsError(f"tsetval offset {off} outside tile of {tile.rows * tile.cols} elements", loc)
+        arr = tile.logical().copy()
+        arr.reshape(-1)[off] = su.value(frame, v_n, loc)
+        tile.write(arr)
+        su.core.record_scalar_access(op, tile, reads=False)
+
+    return run
+
+
+def lower_eventid_array(su: ScalarUnit, op: A.Op) -> Callable:
+    loc = op.loc
+    if op.name == "pto.declare_eventid_array":
+        res = op.results[0]
+
+        def step(frame):
+            frame[res] = {}
+
+        return step
+    if op.name == "pto.eventid_array_set":
+        arr_n, idx_n, v_n = op.operands[:3]
+
+        def step(frame):
+            su.value(frame, arr_n, loc)[int(su.value(frame, idx_n, loc))] = int(su.value(frame, v_n, loc))
+            su.charge(su.arith_cost)
+
+        return step
+    arr_n, idx_n = op.operands[:2]
+    res = op.results[0]
+
+    def step(frame):
+        arr = su.value(frame, arr_n, loc)
+        i = int(su.value(frame, idx_n, loc))
+        if i not in arr:
+            raise KernelFault(f"eventid_array_get: element {i} was never set", loc)
+        frame[res] = arr[i]
+        su.charge(su.arith_cost)
+
+    return step
+
+
+def lower_load_scalar(su: ScalarUnit, op: A.Op) -> Callable:
+    loc = op.loc
+    is_load = op.name == "pto.load_scalar"
+
+    def run(frame):
+        su.charge(su.issue_cost)
+        yield from su.sync_time()
+        su.core.commits.flush(su.core.env.now)
+        if is_load:
+            p = su.value(frame, op.operands[0], loc)
+            off = int(su.value(frame, op.operands[1], loc)) if len(op.operands) > 1 else 0
+        else:
+            v = su.value(frame, op.operands[0], loc)
+            p = su.value(frame, op.operands[1], loc)
+            off = int(su.value(frame, op.operands[2], loc)) if len(op.operands) > 2 else 0
+        gm = p.gm
+        i = p.offset + off
+        if gm.data is None or not 0 <= i < gm.data.size:
+            raise BoundsError(f"{op.name}: element {i} outside {gm.name}", loc)
+        if is_load:
+            frame[op.results[0]] = gm.data[i].item()
+        else:
+            gm.data[i] = v
+            gm.written = True
+
+    return run
+
+
+def lower_trap(su: ScalarUnit, op: A.Op) -> Callable:
+    return _fail(KernelFault("pto.trap: the kernel aborted", op.loc))
+
+
+def lower_print(su: ScalarUnit, op: A.Op) -> Callable:
+    loc = op.loc
+
+    def step(frame):
+        fmt = next((x for x in op.ins if isinstance(x, str) and not x.startswith("%")), None)
+        vals = [su.value(frame, x, loc) for x in op.ins if isinstance(x, str) and x.startswith("%")]
+        fmt = op.attrs.get("format", fmt) or "%s"
+        try:
+            text = str(fmt) % tuple(vals)
+        except (TypeError, ValueError):
+            text = " ".join(str(v) for v in vals)
+        su.core.printed.append(f"{loc}: {text}")
+
+    return step
+
+
+def lower_section(su: ScalarUnit, op: A.Op) -> Callable:
+    def run(frame):
+        for r in op.regions:
+            yield from su.exec_region(r, frame)
+
+    return run
+
+
+CORE_OPS: dict[str, Callable[[ScalarUnit, A.Op], Callable]] = {
+    "make_tensor_view": lower_make_tensor_view,
+    "partition_view": lower_partition_view,
+    "subview": lower_partition_view,
+    "alloc_tile": lower_alloc_tile,
+    "set_validshape": lower_set_validshape,
+    "alias": lower_alias,
+    "treshape": lower_alias,
+    "bitcast": lower_alias,
+    "tassign": lower_alias,
+    "subset": lower_subset,
+    "addptr": lower_addptr,
+    "get_tensor_view_dim": lower_get_tensor_view_dim,
+    "get_block_idx": lower_block_const("block_idx"),
+    "get_block_num": lower_block_const("block_num"),
+    "get_subblock_idx": lower_block_const("subblock_idx"),
+    "get_subblock_num": lower_block_const("subblock_num"),
+    "set_flag": lower_flag,
+    "wait_flag": lower_flag,
+    "set_flag_dyn": lower_flag,
+    "wait_flag_dyn": lower_flag,
+    "record_event": lower_flag,
+    "wait_event": lower_flag,
+    "flag": lower_flag,
+    "barrier": lower_barrier,
+    "barrier_sync": lower_barrier,
+    "tsync": lambda su, op: (lambda frame: _barrier_all(su, op)),
+    "tprint": lower_tprint,
+    "tgetval": lower_tgetval,
+    "tsetval": lower_tsetval,
+    "declare_eventid_array": lower_eventid_array,
+    "eventid_array_get": lower_eventid_array,
+    "eventid_array_set": lower_eventid_array,
+    "load_scalar": lower_load_scalar,
+    "store_scalar": lower_load_scalar,
+    "trap": lower_trap,
+    "print": lower_print,
+    "section": lower_section,
+    "section.cube": lower_section,
+    "section.vector": lower_section,
+    "noop": lower_noop,
+    "set_ffts": lower_noop,
+}
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+__all__ = ["ScalarUnit", "GMBuffer", "math"]

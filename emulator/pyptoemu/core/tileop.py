@@ -1,0 +1,203 @@
+"""Lowering of a tile instruction (a `pto.*` op with NumPy semantics) into an issue step.
+
+At issue time the step resolves operands to tiles / GM windows / scalars, chooses the pipe from the
+spec's rule, evaluates the timing formula and pushes an :class:`Instr`. At start the pipe calls
+``compute`` (reads happen then: the semantics function sees memory as it is at that cycle); at
+completion ``commit`` writes the results.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from pyptoemu.core.memory import PartitionView, Tile
+from pyptoemu.core.pipe import OP, Instr
+from pyptoemu.dtypes import itemsize, np_dtype
+from pyptoemu.errors import BoundsError, KernelFault, UnsupportedOpError, VerifyError
+from pyptoemu.isa.arg import Arg
+from pyptoemu.pto import ast as A
+
+TILE, VIEW, SCALAR = 0, 1, 2
+
+
+def _operand_lists(op: A.Op, spec) -> tuple[list, list, list]:
+    """(ins, outs, in_types) of a DPS op; generic-form ops are mapped by position (src, dst, ...)."""
+    if op.is_dps or op.ins or op.outs:
+        return list(op.ins), list(op.outs), list(op.in_types)
+    ops = list(op.operands)
+    types = list(op.operand_types)
+    n_out = len(spec.outs)
+    if len(ops) < 1 + n_out:
+        raise VerifyError(f"{op.name}: expected at least {1 + n_out} operands", op.loc)
+    ins = ops[:1] + ops[1 + n_out:]
+    in_types = types[:1] + types[1 + n_out:] if types else []
+    return ins, ops[1:1 + n_out], in_types
+
+
+def lower_tile_op(su, op: A.Op, spec, fn: Callable) -> Callable:
+    loc = op.loc
+    try:
+        ins, outs, in_types = _operand_lists(op, spec)
+    except VerifyError as e:
+        err = e
+
+        def fail(frame):
+            raise err
+
+        return fail
+    attrs = dict(op.attrs)
+    n_required_outs = sum(1 for o in spec.outs if not o.optional)
+    if len(outs) < n_required_outs:
+        msg = f"{op.name} needs {n_required_outs} outs operand(s), got {len(outs)}"
+
+        def fail(frame):
+            raise VerifyError(msg, loc)
+
+        return fail
+    # Which ins are scratch (tmp): written, not read, by the op.
+    spec_in_names = [o.name for o in spec.ins]
+    scratch = [i < len(spec_in_names) and spec_in_names[i] == "tmp" for i in range(len(ins))]
+    scalar_types = [
+        (t.name if isinstance(t, A.ScalarType) else None) if i < len(in_types) else None
+        for i, t in enumerate(in_types + [None] * (len(ins) - len(in_types)))
+    ]
+    domain = spec.domain
+    name = op.name[4:]
+    pipes = su.core.pipes
+    pipe_cache: dict[tuple, tuple] = {}
+    mem = su.core.memory
+
+    def resolve_pipe(src_loc, dst_loc):
+        key = (src_loc, dst_loc)
+        hit = pipe_cache.get(key)
+        if hit is None:
+            try:
+                pipe = spec.pipe.resolve(src_loc, dst_loc)
+                case = spec.timing.select(src_loc, dst_loc)
+            except ValueError as e:
+                raise VerifyError(f"{op.name}: {e}", loc) from None
+            if pipe not in pipes:
+                raise UnsupportedOpError(f"{op.name} on pipe {pipe} is not supported by the emulator "
+                                         f"yet", loc)
+            hit = pipe_cache[key] = (pipe, case)
+        return hit
+
+    get = su.value
+
+    def step(frame):
+        in_vals = [get(frame, x, loc) for x in ins]
+        out_vals = [get(frame, x, loc) for x in outs]
+        # snapshot valid regions at issue (set_validshape acts in program order)
+        in_snap = [_snap(v, scalar_types[i], loc, op) for i, v in enumerate(in_vals)]
+        out_snap = [_snap(v, None, loc, op) for v in out_vals]
+        src_loc = next((s[5] for s in in_snap if s[0] != SCALAR), None)
+        dst_loc = out_snap[0][5] if out_snap else None
+        pipe, case = resolve_pipe(src_loc, dst_loc)
+        # timing variables
+        dom = out_snap[0] if domain == "dst" and out_snap else next(
+            (s for s in in_snap if s[0] != SCALAR), out_snap[0] if out_snap else None)
+        variables = _timing_vars(dom, in_snap, out_snap)
+        occ, lat = case.evaluate(variables)
+        reads = tuple(_range(s) for i, s in enumerate(in_snap) if s[0] != SCALAR and not scratch[i])
+        writes = tuple(_range(s) for s in out_snap) + tuple(
+            _range(s) for i, s in enumerate(in_snap) if s[0] != SCALAR and scratch[i])
+
+        def compute():
+            in_args = [_arg(s) for s in in_snap]
+            out_args = [_arg(s) for s in out_snap]
+            mem.note_reads(reads, instr)
+            try:
+                res = fn(in_args, out_args, attrs)
+            except (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError) as e:
+                raise KernelFault(f"{op.name}: {e}", loc) from None
+            fixed = []
+            for r in res:
+                if r is not None and isinstance(r, np.ndarray) and not r.flags.owndata:
+                    r = r.copy()  # results must not alias memory that may change before commit
+                fixed.append(r)
+            return fixed
+
+        def commit(results):
+            for s, r in zip(out_snap, results):
+                if r is None:
+                    continue
+                target = s[1]
+                try:
+                    target.write(r)
+                except ValueError as e:
+                    raise KernelFault(f"{op.name}: {e}", loc) from None
+            mem.note_writes(writes)
+
+        operands = tuple(_describe(x, s) for x, s in zip(list(ins) + list(outs), in_snap + out_snap))
+        instr = Instr(OP, name, loc, pipe, 0, occ, lat, compute, commit, reads, writes,
+                      operands=operands, nbytes=int(variables["bytes"]))
+        su.issue(pipe, instr)
+
+    return step
+
+
+def _snap(v, scalar_type, loc, op):
+    """(kind, object, vrow, vcol, dtype name, loc, extra) captured at issue time."""
+    if isinstance(v, Tile):
+        return (TILE, v, v.vrow, v.vcol, v.type.dtype, v.loc, None)
+    if isinstance(v, PartitionView):
+        if v.gm.data is None:
+            raise BoundsError(f"view over {v.gm.name} has no data", loc)
+        return (VIEW, v, v.rows, v.cols, v.gm.dtype_name, "gm", None)
+    if isinstance(v, (int, float, bool, np.generic)):
+        t = scalar_type or ("f32" if isinstance(v, float) else "i32")
+        return (SCALAR, v, 0, 0, t, None, None)
+    raise VerifyError(f"{op.name}: operand of unexpected kind {type(v).__name__}", loc)
+
+
+def _arg(s) -> Arg:
+    kind, obj, vr, vc, tname, loc, _ = s
+    if kind == TILE:
+        return Arg("tile", tname, obj.dtype, obj.logical(), obj.rows, obj.cols, vr, vc, obj.type.pad, loc)
+    if kind == VIEW:
+        return Arg("view", tname, obj.gm.dtype, obj.read(), obj.rows, obj.cols, obj.rows, obj.cols, 0, "gm")
+    return Arg("scalar", tname, np_dtype(tname), obj, 0, 0, 0, 0, 0, "")
+
+
+def _range(s) -> tuple:
+    kind, obj = s[0], s[1]
+    if kind == TILE:
+        return (obj.buffer.spec.name, obj.addr, obj.addr + obj.nbytes)
+    lo, hi = obj.byte_range()
+    return (obj.gm.name, lo, hi)
+
+
+def _describe(name, s) -> tuple:
+    kind, obj = s[0], s[1]
+    if kind == TILE:
+        return (str(name), obj.buffer.spec.name, obj.addr, obj.nbytes)
+    if kind == VIEW:
+        lo, hi = obj.byte_range()
+        return (str(name), obj.gm.name, lo, hi - lo)
+    return (str(name), "scalar", obj, 0)
+
+
+def _timing_vars(dom, in_snap, out_snap) -> dict:
+    if dom is None:
+        rows = cols = 0
+        esize = 0
+    else:
+        rows, cols = dom[2], dom[3]
+        esize = itemsize(dom[4])
+    elems = rows * cols
+    src = next((s for s in in_snap if s[0] != SCALAR), None)
+    dst = out_snap[0] if out_snap else None
+    v = {
+        "elems": elems, "rows": rows, "cols": cols, "esize": esize, "bytes": elems * esize,
+        "src_esize": itemsize(src[4]) if src else esize, "dst_esize": itemsize(dst[4]) if dst else esize,
+        "M": 0, "N": 0, "K": 0, "a_esize": 0,
+    }
+    left = next((s for s in in_snap if s[0] == TILE and s[5] == "left"), None)
+    right = next((s for s in in_snap if s[0] == TILE and s[5] == "right"), None)
+    if left is not None:
+        v["M"], v["K"], v["a_esize"] = left[2], left[3], itemsize(left[4])
+        if right is not None:
+            v["N"] = right[3]
+    return v

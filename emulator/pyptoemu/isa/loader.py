@@ -1,0 +1,326 @@
+"""Load and validate ``isa_specs/instructions/*.yaml`` into an :class:`ISA`.
+
+File shape::
+
+    family: elementwise            # optional, defaults to the file stem
+    description: ...               # optional
+    templates: {...}               # optional: anchors to reuse (`<<: *vec_binary`), not read otherwise
+    instructions:
+      - mnemonic: tadd
+        description: ...
+        ins: [{name: a, kind: tile, locs: [vec]}, ...]
+        outs: [...]
+        dtypes: [f32, f16, ...]
+        pipe: V                    # or none, or {by: src_dst|src|dst, map: {...}, default: P}
+        domain: dst                # dst | src | none
+        timing: {occupancy: "...", latency: "...", params: {head: v_add_head}}
+                                   # or {by: dst, map: {vec: {occupancy, latency}, ...}, default: {...}}
+        semantics: binary_add      # a registered key or core.*; optional when implemented is false
+        implemented: true
+        attrs: {rmode: {type: round_mode, default: CAST_RINT}}   # optional
+
+Every problem raises :class:`SpecError` naming the file, the entry and the line.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any
+
+from pyptoemu.dtypes import is_known
+from pyptoemu.errors import Loc, SpecError
+from pyptoemu.isa.semantics import SEMANTICS
+from pyptoemu.isa.spec import (
+    FORMULA_FUNCS,
+    FORMULA_VARS,
+    ISA,
+    RULE_KINDS,
+    AttrSpec,
+    Formula,
+    InstrSpec,
+    OperandSpec,
+    PipeRule,
+    Timing,
+    TimingCase,
+)
+from pyptoemu.isa.yamldoc import YMap, YSeq, check_keys, expect_map, load_yaml
+from pyptoemu.machine import TILE_LOCS, Machine, isa_dir, load_machine
+
+OPERAND_KINDS = ("tile", "view", "scalar", "index", "handle")
+DOMAINS = ("dst", "src", "none")
+OPERAND_LOCS = (*TILE_LOCS, "gm")
+
+_FILE_REQUIRED = frozenset({"instructions"})
+_FILE_OPTIONAL = frozenset({"family", "description", "templates"})
+_ENTRY_REQUIRED = frozenset(
+    {"mnemonic", "description", "ins", "outs", "dtypes", "pipe", "domain", "timing", "implemented"}
+)
+_ENTRY_OPTIONAL = frozenset({"semantics", "attrs", "notes"})
+
+_ALLOWED_NODES = (
+    ast.Expression, ast.BinOp, ast.UnaryOp, ast.Call, ast.Name, ast.Load, ast.Constant,
+    ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.USub, ast.UAdd,
+    ast.IfExp, ast.Compare, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE,
+)
+
+
+class _Ctx:
+    """Where we are, for messages: file and entry name."""
+
+    def __init__(self, file: str, entry: str):
+        self.file = file
+        self.entry = entry
+
+    def err(self, message: str, loc: Loc) -> SpecError:
+        return SpecError(f"{Path(self.file).name}: entry '{self.entry}': {message}", loc)
+
+
+# ------------------------------------------------------------------------------------------ formulas
+
+
+def compile_formula(text: Any, names: set[str], consts: dict[str, Any], ctx: _Ctx, loc: Loc,
+                    what: str) -> Formula:
+    """Parse ``text`` once, check it against the whitelist and ``names``, compile it."""
+    if isinstance(text, bool) or not isinstance(text, (str, int, float)):
+        raise ctx.err(f"{what}: formula must be a string or a number, got {text!r}", loc)
+    src = str(text)
+    try:
+        tree = ast.parse(src, mode="eval")
+    except SyntaxError as exc:
+        raise ctx.err(f"{what}: malformed formula '{src}': {exc.msg}", loc) from None
+    for node in ast.walk(tree):
+        if not isinstance(node, _ALLOWED_NODES):
+            raise ctx.err(f"{what}: malformed formula '{src}': {type(node).__name__} is not allowed "
+                          "(use numbers, variables, + - * / // % **, comparisons, "
+                          "a if c else b, ceil floor min max)", loc)
+        if isinstance(node, ast.Constant) and (isinstance(node.value, bool)
+                                               or not isinstance(node.value, (int, float))):
+            raise ctx.err(f"{what}: malformed formula '{src}': only numeric constants", loc)
+        if isinstance(node, ast.Call):
+            if not isinstance(node.func, ast.Name) or node.func.id not in FORMULA_FUNCS or node.keywords:
+                raise ctx.err(f"{what}: malformed formula '{src}': only calls of "
+                              f"{', '.join(FORMULA_FUNCS)} are allowed", loc)
+        if isinstance(node, ast.Name) and node.id not in names and node.id not in FORMULA_FUNCS:
+            raise ctx.err(f"{what}: unknown variable '{node.id}' in '{src}' (core variables: "
+                          f"{', '.join(FORMULA_VARS)}; or a machine/entry param)", loc)
+    code = compile(tree, f"<{what}>", "eval")
+    return Formula(src, code, consts)
+
+
+def _case(m: YMap, ctx: _Ctx, machine: Machine, what: str) -> TimingCase:
+    check_keys(m, f"{ctx.file}: entry '{ctx.entry}': {what}", {"occupancy", "latency"}, {"params"})
+    params: dict[str, float] = {}
+    if "params" in m:
+        pmap = expect_map(m["params"], f"{what}.params", m.loc_of("params"))
+        for key, value in pmap.items():
+            if not key.isidentifier() or key in FORMULA_VARS or key in FORMULA_FUNCS:
+                raise ctx.err(f"{what}.params: '{key}' is not a usable parameter name", pmap.loc_of(key))
+            f = compile_formula(value, set(machine.params), {"__builtins__": {}, **FORMULA_FUNCS},
+                                ctx, pmap.loc_of(key), f"{what}.params.{key}")
+            params[key] = f(dict(machine.params))
+    names = set(FORMULA_VARS) | set(machine.params) | set(params)
+    consts = {"__builtins__": {}, **FORMULA_FUNCS, **machine.params, **params}
+    occ = compile_formula(m["occupancy"], names, consts, ctx, m.loc_of("occupancy"), f"{what}.occupancy")
+    lat = compile_formula(m["latency"], names, consts, ctx, m.loc_of("latency"), f"{what}.latency")
+    return TimingCase(occ, lat, params)
+
+
+def _timing(value: Any, ctx: _Ctx, machine: Machine, loc: Loc) -> Timing:
+    m = _map(value, ctx, "timing", loc)
+    if "by" not in m:
+        return Timing(case=_case(m, ctx, machine, "timing"))
+    check_keys(m, f"{ctx.file}: entry '{ctx.entry}': timing", {"by", "map"}, {"default"})
+    by = _rule_kind(m, ctx)
+    table = _map(m["map"], ctx, "timing.map", m.loc_of("map"))
+    cases = {str(k): _case(_map(v, ctx, f"timing.map.{k}", table.loc_of(k)), ctx, machine, f"timing.map.{k}")
+             for k, v in table.items()}
+    default = None
+    if "default" in m:
+        default = _case(_map(m["default"], ctx, "timing.default", m.loc_of("default")), ctx, machine,
+                        "timing.default")
+    return Timing(by=by, cases=cases, default=default)
+
+
+# ------------------------------------------------------------------------------------------- pieces
+
+
+def _map(value: Any, ctx: _Ctx, what: str, loc: Loc) -> YMap:
+    if not isinstance(value, YMap):
+        raise ctx.err(f"{what} must be a mapping", getattr(value, "loc", loc))
+    return value
+
+
+def _seq(value: Any, ctx: _Ctx, what: str, loc: Loc) -> YSeq:
+    if not isinstance(value, YSeq):
+        raise ctx.err(f"{what} must be a list", getattr(value, "loc", loc))
+    return value
+
+
+def _rule_kind(m: YMap, ctx: _Ctx) -> str:
+    by = m["by"]
+    if by not in RULE_KINDS:
+        raise ctx.err(f"'by' must be one of {', '.join(RULE_KINDS)}, got {by!r}", m.loc_of("by"))
+    return str(by)
+
+
+def _pipe_name(value: Any, ctx: _Ctx, machine: Machine, loc: Loc) -> str:
+    if value not in machine.pipes and value != "none":
+        raise ctx.err(f"unknown pipe {value!r} (machine '{machine.name}' has: "
+                      f"{', '.join(machine.pipes)}; or none)", loc)
+    return str(value)
+
+
+def _pipe(value: Any, ctx: _Ctx, machine: Machine, loc: Loc) -> PipeRule:
+    if not isinstance(value, YMap):
+        return PipeRule(fixed=_pipe_name(value, ctx, machine, loc))
+    check_keys(value, f"{ctx.file}: entry '{ctx.entry}': pipe", {"by", "map"}, {"default"})
+    by = _rule_kind(value, ctx)
+    table = _map(value["map"], ctx, "pipe.map", value.loc_of("map"))
+    rmap = {str(k): _pipe_name(v, ctx, machine, table.loc_of(k)) for k, v in table.items()}
+    default = None
+    if "default" in value:
+        default = _pipe_name(value["default"], ctx, machine, value.loc_of("default"))
+    return PipeRule(by=by, map=rmap, default=default)
+
+
+def _operands(value: Any, ctx: _Ctx, what: str, loc: Loc) -> tuple[OperandSpec, ...]:
+    seq = _seq(value, ctx, what, loc)
+    out: list[OperandSpec] = []
+    for item, iloc in zip(seq, seq.item_locs):
+        m = _map(item, ctx, f"{what} item", iloc)
+        check_keys(m, f"{ctx.file}: entry '{ctx.entry}': {what} operand", {"name", "kind"},
+                   {"locs", "optional"})
+        kinds = m["kind"] if isinstance(m["kind"], list) else [m["kind"]]
+        for k in kinds:
+            if k not in OPERAND_KINDS:
+                raise ctx.err(f"{what} '{m['name']}': unknown kind {k!r} (known: {', '.join(OPERAND_KINDS)})",
+                              m.loc_of("kind"))
+        locs = None
+        if "locs" in m:
+            locs_seq = _seq(m["locs"], ctx, f"{what} '{m['name']}' locs", m.loc_of("locs"))
+            for lc in locs_seq:
+                if lc not in OPERAND_LOCS:
+                    raise ctx.err(f"{what} '{m['name']}': unknown loc {lc!r} (known: {', '.join(OPERAND_LOCS)})",
+                                  m.loc_of("locs"))
+            locs = tuple(str(x) for x in locs_seq)
+        optional = m.get("optional", False)
+        if not isinstance(optional, bool):
+            raise ctx.err(f"{what} '{m['name']}': optional must be true or false", m.loc_of("optional"))
+        out.append(OperandSpec(str(m["name"]), tuple(str(k) for k in kinds), locs, optional))
+    return tuple(out)
+
+
+def _attrs(value: Any, ctx: _Ctx, loc: Loc) -> dict[str, AttrSpec]:
+    m = _map(value, ctx, "attrs", loc)
+    out: dict[str, AttrSpec] = {}
+    for name, spec in m.items():
+        if isinstance(spec, YMap):
+            check_keys(spec, f"{ctx.file}: entry '{ctx.entry}': attrs.{name}", {"type"}, {"default"})
+            out[name] = AttrSpec(name, str(spec["type"]), spec.get("default"))
+        elif isinstance(spec, str):
+            out[name] = AttrSpec(name, spec, None)
+        else:
+            raise ctx.err(f"attrs.{name} must be a type name or {{type, default}}", m.loc_of(name))
+    return out
+
+
+def _entry(m: YMap, family: str, file: str, machine: Machine) -> InstrSpec:
+    mnemonic = m.get("mnemonic")
+    ctx = _Ctx(file, str(mnemonic) if mnemonic is not None else f"#{m.loc.line}")
+    for key in m:
+        if key not in _ENTRY_REQUIRED and key not in _ENTRY_OPTIONAL:
+            allowed = ", ".join(sorted(_ENTRY_REQUIRED | _ENTRY_OPTIONAL))
+            raise ctx.err(f"unknown key '{key}' (allowed: {allowed})", m.loc_of(key))
+    for key in sorted(_ENTRY_REQUIRED):
+        if key not in m:
+            raise ctx.err(f"missing field '{key}'", m.loc)
+    if not isinstance(mnemonic, str) or not mnemonic or mnemonic.startswith("pto.") or mnemonic != mnemonic.lower():
+        raise ctx.err("mnemonic must be a lower-case name without 'pto.'", m.loc_of("mnemonic"))
+    if not isinstance(m["description"], str):
+        raise ctx.err("description must be a string", m.loc_of("description"))
+    implemented = m["implemented"]
+    if not isinstance(implemented, bool):
+        raise ctx.err("implemented must be true or false", m.loc_of("implemented"))
+
+    dtypes_seq = _seq(m["dtypes"], ctx, "dtypes", m.loc_of("dtypes"))
+    for dt in dtypes_seq:
+        if not isinstance(dt, str) or not is_known(dt):
+            raise ctx.err(f"unknown dtype {dt!r}", m.loc_of("dtypes"))
+
+    domain = m["domain"]
+    if domain not in DOMAINS:
+        raise ctx.err(f"domain must be one of {', '.join(DOMAINS)}, got {domain!r}", m.loc_of("domain"))
+
+    semantics = m.get("semantics")
+    if semantics is not None:
+        if not isinstance(semantics, str):
+            raise ctx.err("semantics must be a string key", m.loc_of("semantics"))
+        if not semantics.startswith("core.") and semantics not in SEMANTICS:
+            raise ctx.err(f"unknown semantics key '{semantics}' (not registered, not core.*)",
+                          m.loc_of("semantics"))
+    elif implemented:
+        raise ctx.err("missing field 'semantics' (required when implemented: true)", m.loc)
+
+    return InstrSpec(
+        mnemonic=mnemonic,
+        family=family,
+        file=file,
+        description=" ".join(m["description"].split()),
+        ins=_operands(m["ins"], ctx, "ins", m.loc_of("ins")),
+        outs=_operands(m["outs"], ctx, "outs", m.loc_of("outs")),
+        dtypes=tuple(str(d) for d in dtypes_seq),
+        pipe=_pipe(m["pipe"], ctx, machine, m.loc_of("pipe")),
+        domain=str(domain),
+        timing=_timing(m["timing"], ctx, machine, m.loc_of("timing")),
+        semantics=semantics,
+        implemented=implemented,
+        attrs=_attrs(m["attrs"], ctx, m.loc_of("attrs")) if "attrs" in m else {},
+        line=m.loc.line,
+    )
+
+
+def load_file(path: Path, machine: Machine) -> list[InstrSpec]:
+    """Load one family file."""
+    file = str(path)
+    doc = expect_map(load_yaml(path), "instruction file", Loc(file, 1, 1))
+    check_keys(doc, f"{path.name}", _FILE_REQUIRED, _FILE_OPTIONAL)
+    family = str(doc.get("family", path.stem))
+    entries = doc["instructions"]
+    if not isinstance(entries, YSeq):
+        raise SpecError(f"{path.name}: 'instructions' must be a list", doc.loc_of("instructions"))
+    out = []
+    for item, loc in zip(entries, entries.item_locs):
+        if not isinstance(item, YMap):
+            raise SpecError(f"{path.name}: each instruction must be a mapping", loc)
+        out.append(_entry(item, family, file, machine))
+    return out
+
+
+_CACHE: dict[tuple[str, str, str], ISA] = {}
+
+
+def load_isa(spec_dir: Path | str | None = None, machine: Machine | None = None) -> ISA:
+    """Load every ``*.yaml`` of ``spec_dir`` (default ``isa_specs/instructions``), cached per
+    (directory, machine)."""
+    directory = Path(spec_dir) if spec_dir is not None else isa_dir() / "instructions"
+    machine = machine if machine is not None else load_machine()
+    key = (str(directory.resolve()), machine.name, machine.file)
+    cached = _CACHE.get(key)
+    if cached is not None:
+        return cached
+    files = sorted(directory.glob("*.yaml"))
+    if not files:
+        raise SpecError(f"no instruction spec files in {directory}", Loc(str(directory), 0, 0))
+    instructions: dict[str, InstrSpec] = {}
+    for path in files:
+        for spec in load_file(path, machine):
+            prev = instructions.get(spec.mnemonic)
+            if prev is not None:
+                raise SpecError(f"{path.name}: entry '{spec.mnemonic}': duplicate mnemonic "
+                                f"(first defined in {Path(prev.file).name}:{prev.line})",
+                                Loc(spec.file, spec.line, 1))
+            instructions[spec.mnemonic] = spec
+    isa = ISA(instructions, machine.name)
+    _CACHE[key] = isa
+    return isa

@@ -1,0 +1,10 @@
+"""NumPy semantics of the tile instructions, registered by key (see :mod:`.registry`).
+
+Importing this package imports every semantics module, which fills :data:`SEMANTICS`. The calling
+convention is documented in :mod:`pyptoemu.isa.arg`.
+"""
+
+from pyptoemu.isa.semantics import elementwise, movement  # noqa: F401  (registration)
+from pyptoemu.isa.semantics.registry import SEMANTICS, SemanticsFn, semantics
+
+__all__ = ["SEMANTICS", "SemanticsFn", "semantics"]

@@ -1,0 +1,210 @@
+"""Helpers shared by the semantics modules: compute dtypes, scalar conversion, attribute reading,
+and the one element conversion routine (rounding modes and saturation) used by tcvt, tmov, tstore.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pyptoemu.dtypes import dtype_info, is_float, is_unsigned, np_dtype
+from pyptoemu.isa.arg import Arg
+
+F32 = np.dtype(np.float32)
+F64 = np.dtype(np.float64)
+
+
+def compute_dtype(dtype_name: str) -> np.dtype:
+    """Arithmetic precision for a tile dtype: f16/bf16/fp8 compute in f32 and round once at the end;
+    f32/f64 and integers compute in their own type (integers wrap)."""
+    if is_float(dtype_name):
+        return F64 if dtype_name == "f64" else F32
+    return np_dtype(dtype_name)
+
+
+def region(arg: Arg, rows: int, cols: int, dtype: np.dtype | None = None) -> np.ndarray:
+    """``arg.value[:rows, :cols]``, optionally converted to ``dtype`` (a copy when converted)."""
+    block = np.asarray(arg.value)[:rows, :cols]
+    if block.shape != (rows, cols):
+        raise ValueError(f"{arg.kind} of shape {arg.rows}x{arg.cols} has no {rows}x{cols} region")
+    return block if dtype is None else block.astype(dtype)
+
+
+def finish(values: np.ndarray, dtype_name: str) -> np.ndarray:
+    """Round/wrap computed values into ``dtype_name`` (nearest-even for floats)."""
+    dt = np_dtype(dtype_name)
+    with np.errstate(all="ignore"):
+        return np.ascontiguousarray(np.asarray(values).astype(dt))
+
+
+def scalar_as(value: Any, dtype_name: str) -> np.generic:
+    """A scalar operand converted to ``dtype_name`` (floats round to nearest-even, ints wrap)."""
+    dt = np_dtype(dtype_name)
+    if is_float(dtype_name):
+        return np.array(float(value), dtype=F64).astype(dt)[()]
+    if dtype_name == "i1":
+        return np.bool_(bool(value))
+    ival = int(value)
+    bits = dt.itemsize * 8
+    ival &= (1 << bits) - 1
+    if not is_unsigned(dtype_name) and ival >= 1 << (bits - 1):
+        ival -= 1 << bits
+    return dt.type(ival)
+
+
+def split_tile_scalar(ins: list[Arg]) -> tuple[Arg, Arg, bool]:
+    """(tile, scalar, scalar_first) from the first two ``ins`` of a tile-scalar op."""
+    a, b = ins[0], ins[1]
+    if a.kind == "scalar" and b.kind != "scalar":
+        return b, a, True
+    if b.kind == "scalar":
+        return a, b, False
+    raise ValueError("tile-scalar op needs exactly one scalar among its first two operands")
+
+
+def enum_value(attrs: dict[str, Any], key: str, default: str | None = None) -> str | None:
+    """The value of an enum attribute (``EnumAttr.value``), a plain string, or ``default``."""
+    v = attrs.get(key)
+    if v is None:
+        return default
+    return str(getattr(v, "value", v))
+
+
+def int_attr(attrs: dict[str, Any], key: str, default: int) -> int:
+    v = attrs.get(key, default)
+    return int(getattr(v, "value", v))
+
+
+def bool_attr(attrs: dict[str, Any], key: str, default: bool) -> bool:
+    v = attrs.get(key, default)
+    v = getattr(v, "value", v)
+    if isinstance(v, str):
+        return v.lower() in ("true", "1")
+    return bool(v)
+
+
+# ---------------------------------------------------------------------------------------- conversion
+
+ROUND_MODES = ("NONE", "RINT", "ROUND", "FLOOR", "CEIL", "TRUNC", "ODD", "CAST_RINT")
+_UINT_OF_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _step(y: np.ndarray, up: np.ndarray) -> np.ndarray:
+    """The next representable value of y's float type toward +inf (``up``) or -inf."""
+    ut = _UINT_OF_SIZE[y.dtype.itemsize]
+    bits = y.view(ut).astype(np.int64)
+    sign_bit = 1 << (8 * y.dtype.itemsize - 1)
+    neg = (bits & sign_bit) != 0
+    zero = (bits & (sign_bit - 1)) == 0
+    grow = np.where(up, ~neg, neg)  # magnitude grows when moving away from zero
+    out = np.where(grow, bits + 1, bits - 1)
+    out = np.where(zero, np.where(up, 1, sign_bit | 1), out)
+    return out.astype(ut).view(y.dtype)
+
+
+def _magnitude_step(y: np.ndarray, delta: int) -> np.ndarray:
+    ut = _UINT_OF_SIZE[y.dtype.itemsize]
+    return (y.view(ut).astype(np.int64) + delta).astype(ut).view(y.dtype)
+
+
+def _round_to_float(x: np.ndarray, dst: str, rmode: str) -> np.ndarray:
+    """Round f64 values ``x`` to float type ``dst`` with a PTO rounding mode."""
+    dt = np_dtype(dst)
+    with np.errstate(all="ignore"):
+        y = x.astype(dt)
+    if rmode in ("RINT", "CAST_RINT", "NONE") or x.size == 0:
+        return y
+    yd = y.astype(F64)
+    finite = np.isfinite(x)
+    if rmode == "FLOOR":
+        return np.where(finite & (yd > x), _step(y, np.zeros_like(x, bool)), y)
+    if rmode == "CEIL":
+        return np.where(finite & (yd < x), _step(y, np.ones_like(x, bool)), y)
+    if rmode == "TRUNC":
+        return np.where(finite & (np.abs(yd) > np.abs(x)), _magnitude_step(y, -1), y)
+    if rmode == "ROUND":
+        away = _magnitude_step(y, 1)
+        with np.errstate(all="ignore"):
+            tie = finite & (np.abs(yd) < np.abs(x)) & ((x - yd) == (away.astype(F64) - x))
+        return np.where(tie, away, y)
+    if rmode == "ODD":
+        neighbour = _step(y, yd < x)
+        ut = _UINT_OF_SIZE[dt.itemsize]
+        y_odd = (y.view(ut) & 1) == 1
+        inexact = finite & (yd != x)
+        return np.where(inexact & ~y_odd, neighbour, y)
+    raise ValueError(f"unknown round mode '{rmode}' (known: {', '.join(ROUND_MODES)})")
+
+
+def _round_to_int(x: np.ndarray, rmode: str) -> np.ndarray:
+    if rmode in ("RINT", "CAST_RINT"):
+        return np.rint(x)
+    if rmode == "ROUND":
+        return np.sign(x) * np.floor(np.abs(x) + 0.5)
+    if rmode == "FLOOR":
+        return np.floor(x)
+    if rmode == "CEIL":
+        return np.ceil(x)
+    if rmode in ("TRUNC", "NONE"):
+        return np.trunc(x)
+    if rmode == "ODD":
+        fl = np.floor(x)
+        return np.where(x == fl, x, np.where(np.fmod(fl, 2) != 0, fl, fl + 1))
+    raise ValueError(f"unknown round mode '{rmode}' (known: {', '.join(ROUND_MODES)})")
+
+
+def convert(values: np.ndarray, src: str, dst: str, rmode: str | None = None,
+            sat: str | None = None) -> np.ndarray:
+    """Convert ``values`` (dtype ``src``) to ``dst`` as tcvt does (§4.9).
+
+    ``rmode``: RINT/CAST_RINT (default) ties-to-even, ROUND ties-away, FLOOR, CEIL, TRUNC, ODD
+    (round to odd), NONE (no rounding step: float->int truncates). It applies to float->int and to
+    narrowing float->float (and int->float) conversions, as hardware does.
+    ``sat``: "ON" clamps to the destination range (NaN -> 0 for ints); "OFF" wraps integers
+    (two's complement) and lets floats overflow to inf; None (absent) clamps integers and lets
+    floats overflow (IEEE).
+    """
+    mode = (rmode or "CAST_RINT").upper()
+    arr = np.asarray(values)
+    ddt = np_dtype(dst)
+    if src == dst:
+        return arr.astype(ddt, copy=True)
+    with np.errstate(all="ignore"):
+        if is_float(dst):
+            if not is_float(src) and np_dtype(src).itemsize == 8:
+                xf = arr.astype(F64)  # i64/u64: nearest f64 first
+            else:
+                xf = arr.astype(F64)  # exact for every narrower type
+            y = _round_to_float(xf, dst, mode)
+            if sat == "ON":
+                big = float(dtype_info(dst).max)
+                y = np.where(np.isinf(y) & np.isfinite(xf), np.sign(xf) * big, y.astype(F64)).astype(ddt)
+            return np.ascontiguousarray(y.astype(ddt))
+        info = np.iinfo(ddt) if dst != "i1" else None
+        if is_float(src):
+            r = _round_to_int(arr.astype(F64), mode)
+            r = np.where(np.isnan(r), 0.0, r)
+            if info is None:
+                return (r != 0).astype(ddt)
+            if sat == "OFF":
+                r = np.clip(r, -(2.0**63), 2.0**63 - 1024)
+                return r.astype(np.int64).astype(ddt)
+            return np.clip(r, info.min, info.max).astype(ddt)
+        xi = arr.astype(np.int64) if np_dtype(src) != np.uint64 else arr
+        if info is None:
+            return (xi != 0).astype(ddt)
+        if sat == "OFF":
+            return xi.astype(ddt)
+        return np.clip(xi, info.min, info.max).astype(ddt)
+
+
+def reinterpret(values: np.ndarray, dst: str) -> np.ndarray:
+    """Same bits, dtype ``dst`` of the same element size."""
+    dt = np_dtype(dst)
+    arr = np.ascontiguousarray(values)
+    if arr.dtype == dt:
+        return arr.copy()
+    if arr.dtype.itemsize != dt.itemsize:
+        raise ValueError(f"cannot reinterpret {arr.dtype} as {dst}: element sizes differ")
+    return arr.view(dt).copy()

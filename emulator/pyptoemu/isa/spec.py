@@ -1,0 +1,208 @@
+"""Typed records of the instruction specs (``isa_specs/instructions/*.yaml``).
+
+Built once by :mod:`pyptoemu.isa.loader`; everything is frozen. Timing formulas are compiled code
+objects (parsed and whitelisted at load time); evaluating one runs the code object with the core's
+variables, never a string.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from types import CodeType
+from typing import Any
+
+# Variables the simulator core supplies to every timing formula (see isa_specs/README.md).
+FORMULA_VARS: tuple[str, ...] = (
+    "elems", "rows", "cols", "bytes", "esize", "src_esize", "dst_esize", "M", "N", "K", "a_esize",
+)
+FORMULA_FUNCS: dict[str, Any] = {"ceil": math.ceil, "floor": math.floor, "min": min, "max": max}
+_DEFAULT_VARS: dict[str, float] = dict.fromkeys(FORMULA_VARS, 0)
+
+RULE_KINDS = ("src_dst", "src", "dst")
+
+
+def rule_key(by: str, src_loc: str | None, dst_loc: str | None) -> str:
+    if by == "src":
+        return str(src_loc)
+    if by == "dst":
+        return str(dst_loc)
+    return f"{src_loc}->{dst_loc}"
+
+
+@dataclass(frozen=True, slots=True)
+class OperandSpec:
+    name: str
+    kinds: tuple[str, ...]  # each of tile / view / scalar / index / handle
+    locs: tuple[str, ...] | None = None
+    optional: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class AttrSpec:
+    """An attribute the op accepts: its type (enum kind like ``round_mode``, or ``bool``/``i32``)
+    and the default the semantics assume when it is absent."""
+
+    name: str
+    type: str
+    default: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class PipeRule:
+    """Which pipe executes the op: a fixed pipe (``by is None``), or a table keyed by the source
+    loc, the destination loc or ``"src->dst"``. ``none`` = metadata op, no pipe."""
+
+    fixed: str | None = None
+    by: str | None = None
+    map: dict[str, str] = field(default_factory=dict)
+    default: str | None = None
+
+    def resolve(self, src_loc: str | None, dst_loc: str | None) -> str:
+        if self.by is None:
+            return self.fixed or "none"
+        key = rule_key(self.by, src_loc, dst_loc)
+        pipe = self.map.get(key, self.default)
+        if pipe is None:
+            known = ", ".join(self.map)
+            raise ValueError(f"no pipe for {self.by} '{key}' (rule covers: {known})")
+        return pipe
+
+    def pipes(self) -> tuple[str, ...]:
+        """Every pipe the rule can produce."""
+        out = [self.fixed] if self.by is None else [*self.map.values(), self.default]
+        return tuple(dict.fromkeys(p for p in out if p is not None))
+
+    def __str__(self) -> str:
+        if self.by is None:
+            return str(self.fixed)
+        items = ", ".join(f"{k}: {v}" for k, v in self.map.items())
+        tail = f", default: {self.default}" if self.default else ""
+        return f"by {self.by} {{{items}{tail}}}"
+
+
+@dataclass(frozen=True, slots=True)
+class Formula:
+    """One compiled timing expression. ``consts`` = machine params + entry params."""
+
+    text: str
+    code: CodeType
+    consts: dict[str, Any]
+
+    def __call__(self, variables: dict[str, float]) -> float:
+        return eval(self.code, self.consts, variables)  # noqa: S307 - compiled whitelisted AST
+
+
+@dataclass(frozen=True, slots=True)
+class TimingCase:
+    occupancy: Formula
+    latency: Formula
+    params: dict[str, float] = field(default_factory=dict)
+
+    def evaluate(self, variables: dict[str, float]) -> tuple[int, int]:
+        full = {**_DEFAULT_VARS, **variables}
+        occ = max(0, math.ceil(self.occupancy(full)))
+        lat = max(occ, math.ceil(self.latency(full)))
+        return occ, lat
+
+
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """Timing of an instruction: one (occupancy, latency) pair of formulas, or a table of them
+    keyed like :class:`PipeRule` (``by`` = ``src``/``dst``/``src_dst``) when the cost depends on
+    the data path (DMA ops).
+
+    ``occupancy`` = cycles the instruction holds its pipe; ``latency`` = cycles from its start to
+    the moment its writes land (always ``>= occupancy``).
+    """
+
+    case: TimingCase | None = None
+    by: str | None = None
+    cases: dict[str, TimingCase] = field(default_factory=dict)
+    default: TimingCase | None = None
+
+    def select(self, src_loc: str | None = None, dst_loc: str | None = None) -> TimingCase:
+        """The formula pair for this data path (resolve once when lowering an instruction)."""
+        if self.by is None:
+            assert self.case is not None
+            return self.case
+        key = rule_key(self.by, src_loc, dst_loc)
+        found = self.cases.get(key, self.default)
+        if found is None:
+            raise ValueError(f"no timing for {self.by} '{key}' (table covers: {', '.join(self.cases)})")
+        return found
+
+    def evaluate(self, variables: dict[str, float], src_loc: str | None = None,
+                 dst_loc: str | None = None) -> tuple[int, int]:
+        """(occupancy, latency) in whole cycles; missing formula variables count as 0."""
+        return self.select(src_loc, dst_loc).evaluate(variables)
+
+    def describe(self) -> list[str]:
+        if self.by is None:
+            assert self.case is not None
+            return [_case_text("", self.case)]
+        lines = [_case_text(f"{k}: ", c) for k, c in self.cases.items()]
+        if self.default is not None:
+            lines.append(_case_text("default: ", self.default))
+        return lines
+
+
+def _case_text(prefix: str, case: TimingCase) -> str:
+    params = ", ".join(f"{k}={v:g}" for k, v in case.params.items())
+    text = f"{prefix}occupancy = {case.occupancy.text}; latency = {case.latency.text}"
+    return text + (f"  [{params}]" if params else "")
+
+
+@dataclass(frozen=True, slots=True)
+class InstrSpec:
+    mnemonic: str  # without `pto.`, e.g. `tmatmul.acc`
+    family: str
+    file: str
+    description: str
+    ins: tuple[OperandSpec, ...]
+    outs: tuple[OperandSpec, ...]
+    dtypes: tuple[str, ...]
+    pipe: PipeRule
+    domain: str  # dst | src | none
+    timing: Timing
+    semantics: str | None
+    implemented: bool
+    attrs: dict[str, AttrSpec] = field(default_factory=dict)
+    line: int = 0
+
+    @property
+    def is_core(self) -> bool:
+        """Executed by the simulator core itself (``core.*`` semantics), not a NumPy function."""
+        return self.semantics is not None and self.semantics.startswith("core.")
+
+
+@dataclass(frozen=True, slots=True)
+class ISA:
+    instructions: dict[str, InstrSpec]
+    machine_name: str = ""
+
+    def get(self, mnemonic: str) -> InstrSpec | None:
+        """Look up by mnemonic: case-insensitive, with or without ``pto.`` (``TROWSUM``,
+        ``pto.tmatmul.acc``, ``tadd``)."""
+        key = mnemonic.strip().lower()
+        if key.startswith("pto."):
+            key = key[4:]
+        return self.instructions.get(key)
+
+    def __getitem__(self, mnemonic: str) -> InstrSpec:
+        spec = self.get(mnemonic)
+        if spec is None:
+            raise KeyError(mnemonic)
+        return spec
+
+    def __contains__(self, mnemonic: object) -> bool:
+        return isinstance(mnemonic, str) and self.get(mnemonic) is not None
+
+    def __len__(self) -> int:
+        return len(self.instructions)
+
+    def families(self) -> dict[str, list[InstrSpec]]:
+        out: dict[str, list[InstrSpec]] = {}
+        for spec in self.instructions.values():
+            out.setdefault(spec.family, []).append(spec)
+        return out

@@ -1,0 +1,113 @@
+"""Read YAML into plain Python values that remember where they came from.
+
+Mappings become :class:`YMap` (a dict with ``loc`` and per-key ``key_locs``), sequences :class:`YSeq`
+(a list with ``loc`` and ``item_locs``); scalars are constructed by PyYAML's safe rules. Anchors
+and aliases work, and so does the merge key ``<<: *anchor`` (explicit keys win). Every
+:class:`SpecError` raised while checking a document can therefore name the file, line and column.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pyptoemu.errors import Loc, SpecError
+
+
+class YMap(dict):
+    """A YAML mapping: a dict plus the location of the mapping and of each key."""
+
+    loc: Loc
+    key_locs: dict[str, Loc]
+
+    def loc_of(self, key: str) -> Loc:
+        return self.key_locs.get(key, self.loc)
+
+
+class YSeq(list):
+    """A YAML sequence: a list plus the location of the sequence and of each item."""
+
+    loc: Loc
+    item_locs: list[Loc]
+
+
+def _loc(file: str, node: yaml.Node) -> Loc:
+    mark = node.start_mark
+    return Loc(file, mark.line + 1, mark.column + 1)
+
+
+def _convert(node: yaml.Node, file: str, ctor: yaml.constructor.SafeConstructor) -> Any:
+    if isinstance(node, yaml.MappingNode):
+        out = YMap()
+        out.loc = _loc(file, node)
+        out.key_locs = {}
+        merged: list[tuple[yaml.Node, yaml.Node]] = []
+        explicit: list[tuple[yaml.Node, yaml.Node]] = []
+        for knode, vnode in node.value:
+            if knode.tag == "tag:yaml.org,2002:merge":
+                sources = vnode.value if isinstance(vnode, yaml.SequenceNode) else [vnode]
+                for src in sources:
+                    if not isinstance(src, yaml.MappingNode):
+                        raise SpecError("'<<' merge needs a mapping", _loc(file, src))
+                    merged.extend(src.value)
+            else:
+                explicit.append((knode, vnode))
+        for knode, vnode in merged + explicit:
+            key = ctor.construct_object(knode, deep=True)
+            if not isinstance(key, (str, int, float, bool)):
+                raise SpecError("mapping keys must be plain scalars", _loc(file, knode))
+            key = str(key) if not isinstance(key, str) else key
+            out[key] = _convert(vnode, file, ctor)
+            out.key_locs[key] = _loc(file, knode)
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        seq = YSeq(_convert(item, file, ctor) for item in node.value)
+        seq.loc = _loc(file, node)
+        seq.item_locs = [_loc(file, item) for item in node.value]
+        return seq
+    return ctor.construct_object(node, deep=True)
+
+
+def load_yaml(path: Path | str, text: str | None = None) -> Any:
+    """Parse one YAML file (or ``text`` attributed to ``path``) into YMap/YSeq/scalars."""
+    file = str(path)
+    if text is None:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise SpecError(f"cannot read spec file: {exc.strerror}", Loc(file, 0, 0)) from None
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        loc = Loc(file, mark.line + 1, mark.column + 1) if mark is not None else Loc(file, 0, 0)
+        raise SpecError(f"invalid YAML: {exc.problem or exc.context}", loc) from None
+    if node is None:
+        raise SpecError("empty spec file", Loc(file, 1, 1))
+    ctor = yaml.SafeLoader("")
+    return _convert(node, file, ctor)
+
+
+def expect_map(value: Any, what: str, loc: Loc) -> YMap:
+    if not isinstance(value, YMap):
+        raise SpecError(f"{what} must be a mapping", getattr(value, "loc", loc))
+    return value
+
+
+def check_keys(m: YMap, what: str, required: frozenset[str] | set[str], optional: frozenset[str] | set[str]) -> None:
+    """Raise SpecError for a missing required key or an unknown key of mapping ``m``."""
+    for key in m:
+        if key not in required and key not in optional:
+            allowed = ", ".join(sorted(set(required) | set(optional)))
+            raise SpecError(f"{what}: unknown key '{key}' (allowed: {allowed})", m.loc_of(key))
+    for key in sorted(required):
+        if key not in m:
+            raise SpecError(f"{what}: missing field '{key}'", m.loc)
+
+
+def number(value: Any, what: str, loc: Loc) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise SpecError(f"{what} must be a number, got {value!r}", loc)
+    return value

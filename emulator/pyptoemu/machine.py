@@ -1,0 +1,180 @@
+"""The machine model: clock, pipes, on-chip buffers, event ids and every timing number.
+
+Read from ``isa_specs/machines/NAME.yaml`` once, validated, cached. Code holds no machine numbers:
+timing formulas in the instruction specs reference ``Machine.params`` by name, and the core's
+own costs are in ``Machine.costs`` (keys :data:`COST_KEYS`).
+
+``load_machine("a2a3:cann_platform")`` applies the named set under ``alternatives:`` of the file.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from pathlib import Path
+
+from pyptoemu.errors import Loc, SpecError
+from pyptoemu.isa.yamldoc import YMap, check_keys, expect_map, load_yaml, number
+
+TILE_LOCS = ("vec", "mat", "left", "right", "acc", "bias", "scaling")
+COST_KEYS = ("scalar_issue", "scalar_arith", "set_flag", "wait_flag", "barrier", "barrier_v", "barrier_all")
+KNOWN_PIPES = ("S", "MTE1", "MTE2", "MTE3", "V", "M", "FIX")
+
+
+@dataclass(frozen=True, slots=True)
+class Buffer:
+    """One on-chip memory: ``loc`` is the tile location name, ``name`` the hardware name."""
+
+    name: str
+    loc: str
+    size: int
+    align: int
+
+
+@dataclass(frozen=True, slots=True)
+class Machine:
+    name: str
+    clock_ghz: float
+    pipes: tuple[str, ...]
+    in_order: dict[str, bool]
+    buffers: dict[str, Buffer]
+    event_ids: int
+    costs: dict[str, float]
+    params: dict[str, float]
+    file: str
+    description: str = ""
+    alternatives: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    def with_alternative(self, option: str) -> Machine:
+        """A copy with the named ``alternatives:`` set applied."""
+        if option not in self.alternatives:
+            known = ", ".join(sorted(self.alternatives)) or "none"
+            raise SpecError(f"machine '{self.name}' has no alternative '{option}' (known: {known})",
+                            Loc(self.file, 0, 0))
+        over = self.alternatives[option]
+        clock = float(over.get("clock_ghz", self.clock_ghz))
+        costs = {k: over.get(k, v) for k, v in self.costs.items()}
+        params = {k: over.get(k, v) for k, v in self.params.items()}
+        return replace(self, name=f"{self.name}:{option}", clock_ghz=clock, costs=costs, params=params)
+
+    def cycles_to_us(self, cycles: float) -> float:
+        return cycles / (self.clock_ghz * 1e3)
+
+
+def isa_dir() -> Path:
+    """The ``isa_specs`` directory (env ``PYPTOEMU_ISA_DIR`` overrides)."""
+    env = os.environ.get("PYPTOEMU_ISA_DIR")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[2] / "isa_specs"
+
+
+_TOP_REQUIRED = frozenset({"name", "clock_ghz", "pipes", "buffers", "event_ids", "costs", "params"})
+_TOP_OPTIONAL = frozenset({"description", "alternatives"})
+
+
+def _parse(path: Path) -> Machine:
+    file = str(path)
+    doc = expect_map(load_yaml(path), "machine file", Loc(file, 1, 1))
+    check_keys(doc, "machine", _TOP_REQUIRED, _TOP_OPTIONAL)
+    name = doc["name"]
+    if not isinstance(name, str):
+        raise SpecError("machine name must be a string", doc.loc_of("name"))
+    what = f"machine '{name}'"
+    clock = number(doc["clock_ghz"], f"{what}: clock_ghz", doc.loc_of("clock_ghz"))
+    if clock <= 0:
+        raise SpecError(f"{what}: clock_ghz must be positive", doc.loc_of("clock_ghz"))
+
+    pipes_map = expect_map(doc["pipes"], f"{what}: pipes", doc.loc_of("pipes"))
+    in_order: dict[str, bool] = {}
+    for pipe, spec in pipes_map.items():
+        if pipe not in KNOWN_PIPES:
+            raise SpecError(f"{what}: unknown pipe '{pipe}' (known: {', '.join(KNOWN_PIPES)})",
+                            pipes_map.loc_of(pipe))
+        spec = expect_map(spec, f"{what}: pipe {pipe}", pipes_map.loc_of(pipe))
+        check_keys(spec, f"{what}: pipe {pipe}", {"in_order"}, set())
+        if not isinstance(spec["in_order"], bool):
+            raise SpecError(f"{what}: pipe {pipe}: in_order must be true or false", spec.loc_of("in_order"))
+        in_order[pipe] = spec["in_order"]
+
+    buf_map = expect_map(doc["buffers"], f"{what}: buffers", doc.loc_of("buffers"))
+    buffers: dict[str, Buffer] = {}
+    for loc, spec in buf_map.items():
+        if loc not in TILE_LOCS:
+            raise SpecError(f"{what}: unknown buffer loc '{loc}' (known: {', '.join(TILE_LOCS)})",
+                            buf_map.loc_of(loc))
+        bwhat = f"{what}: buffer {loc}"
+        spec = expect_map(spec, bwhat, buf_map.loc_of(loc))
+        check_keys(spec, bwhat, {"name", "size", "align"}, set())
+        size = number(spec["size"], f"{bwhat}: size", spec.loc_of("size"))
+        align = number(spec["align"], f"{bwhat}: align", spec.loc_of("align"))
+        if int(size) != size or size <= 0 or int(align) != align or align <= 0:
+            raise SpecError(f"{bwhat}: size and align must be positive integers", spec.loc)
+        buffers[loc] = Buffer(str(spec["name"]), loc, int(size), int(align))
+
+    event_ids = number(doc["event_ids"], f"{what}: event_ids", doc.loc_of("event_ids"))
+    costs_map = expect_map(doc["costs"], f"{what}: costs", doc.loc_of("costs"))
+    check_keys(costs_map, f"{what}: costs", frozenset(COST_KEYS), set())
+    costs = {k: number(v, f"{what}: costs.{k}", costs_map.loc_of(k)) for k, v in costs_map.items()}
+    params = _numbers(doc["params"], f"{what}: params", doc.loc_of("params"))
+
+    alternatives: dict[str, dict[str, float]] = {}
+    if "alternatives" in doc:
+        alt_map = expect_map(doc["alternatives"], f"{what}: alternatives", doc.loc_of("alternatives"))
+        for opt, over in alt_map.items():
+            owhat = f"{what}: alternative '{opt}'"
+            values = _numbers(over, owhat, alt_map.loc_of(opt))
+            for key in values:
+                if key != "clock_ghz" and key not in params and key not in costs:
+                    raise SpecError(f"{owhat}: unknown key '{key}' (not clock_ghz, a param or a cost)",
+                                    over.loc_of(key))
+            alternatives[str(opt)] = values
+
+    return Machine(
+        name=name,
+        clock_ghz=float(clock),
+        pipes=tuple(in_order),
+        in_order=in_order,
+        buffers=buffers,
+        event_ids=int(event_ids),
+        costs=costs,
+        params=params,
+        file=file,
+        description=str(doc.get("description", "")),
+        alternatives=alternatives,
+    )
+
+
+def _numbers(value: object, what: str, loc: Loc) -> dict[str, float]:
+    m: YMap = expect_map(value, what, loc)
+    out: dict[str, float] = {}
+    for key, v in m.items():
+        if not key.isidentifier():
+            raise SpecError(f"{what}: key '{key}' is not a valid identifier", m.loc_of(key))
+        out[key] = number(v, f"{what}.{key}", m.loc_of(key))
+    return out
+
+
+@lru_cache(maxsize=None)
+def _load_path(path: str, option: str | None) -> Machine:
+    machine = _parse(Path(path))
+    return machine.with_alternative(option) if option else machine
+
+
+def load_machine(name_or_path: str = "a2a3") -> Machine:
+    """Load a machine by name (``isa_specs/machines/NAME.yaml``) or by file path.
+
+    ``"NAME:OPTION"`` applies the alternative ``OPTION`` of that machine file.
+    """
+    option = None
+    base = name_or_path
+    if ":" in name_or_path and not Path(name_or_path).exists():
+        base, option = name_or_path.rsplit(":", 1)
+    if base.endswith((".yaml", ".yml")) or os.sep in base or "/" in base:
+        path = Path(base)
+    else:
+        path = isa_dir() / "machines" / f"{base}.yaml"
+    if not path.exists():
+        raise SpecError(f"no machine file for '{base}' (looked for {path})", Loc(str(path), 0, 0))
+    return _load_path(str(path.resolve()), option)

@@ -1,0 +1,1 @@
+"""The `.pto` text format: lexer, parser and typed AST."""

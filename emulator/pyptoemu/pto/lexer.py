@@ -1,0 +1,96 @@
+"""Tokenizer for the `.pto` text format (MLIR textual IR subset).
+
+One compiled regex walks the text once. Tokens carry only their kind, text and start offset: line and
+column are computed from the offset when something needs them (an error, or an op's ``Loc``), so the
+common path does no line bookkeeping.
+
+Token kinds: ``ssa`` (``%x``, ``%r#1``), ``sym`` (``@f``), ``caret`` (``^bb0``), ``hash`` (``#pto.pipe``),
+``bang`` (``!pto.tile_buf``), ``shape`` (``16x64xf32``: dims glued to an element type), ``int``,
+``hex``, ``float``, ``str``, ``bare`` (identifiers and keywords, dots allowed: ``pto.tadd``), ``eof``,
+and punctuation whose kind is its own text (``(``, ``->``, ``=``, ...).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+from pyptoemu.errors import Loc, ParseError
+
+_TOKEN_RE = re.compile(
+    r"""
+    (?P<ws>(?:\s+|//[^\n]*)+)
+  | (?P<str>"(?:[^"\\\n]|\\.)*")
+  | (?P<badstr>")
+  | (?P<ssa>%(?:\d+|[A-Za-z_$.][\w$.\-]*)(?:\#\d+)?)
+  | (?P<sym>@(?:[A-Za-z_$.][\w$.\-]*|"[^"\n]*"))
+  | (?P<caret>\^[\w$.\-]+)
+  | (?P<hash>\#[A-Za-z_][\w$.]*)
+  | (?P<bang>![A-Za-z_][\w$.]*)
+  | (?P<hex>-?0x[0-9a-fA-F]+(?![\w.]))
+  | (?P<shape>(?:(?:\d+|\?)x)+[A-Za-z_][\w$.]*)
+  | (?P<float>-?(?:\d+\.\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+))
+  | (?P<int>-?\d+)
+  | (?P<bare>[A-Za-z_][\w$.]*)
+  | (?P<arrow>->)
+  | (?P<punct>[()\[\]{}<>,:=?*+|])
+  | (?P<bad>.)
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+
+
+class Token:
+    """One token: ``kind`` (see module docstring), its source ``text`` and ``start`` offset."""
+
+    __slots__ = ("kind", "text", "start")
+
+    def __init__(self, kind: str, text: str, start: int):
+        self.kind = kind
+        self.text = text
+        self.start = start
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.text)
+
+    def __repr__(self) -> str:
+        return f"Token({self.kind!r}, {self.text!r}, {self.start})"
+
+
+class SourceMap:
+    """Turns offsets into 1-based (line, col); built once per file, queried with a bisect."""
+
+    def __init__(self, text: str, file: str):
+        self.file = file
+        self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def loc(self, offset: int) -> Loc:
+        line = bisect.bisect_right(self._line_starts, offset)
+        return Loc(self.file, line, offset - self._line_starts[line - 1] + 1)
+
+
+def tokenize(text: str, file: str = "<string>") -> list[Token]:
+    """Split ``text`` into tokens (whitespace and ``//`` comments dropped), ending with an ``eof`` token.
+
+    Raises ParseError at the first character that cannot start a token and at unterminated strings.
+    """
+    tokens: list[Token] = []
+    append = tokens.append
+    for m in _TOKEN_RE.finditer(text):
+        kind = m.lastgroup
+        if kind == "ws":
+            continue
+        start = m.start()
+        if kind == "punct" or kind == "arrow":
+            s = m.group()
+            append(Token(s, s, start))
+        elif kind == "badstr":
+            raise ParseError("unterminated string literal", SourceMap(text, file).loc(start))
+        elif kind == "bad":
+            ch = m.group()
+            raise ParseError(f"unexpected character {ch!r}", SourceMap(text, file).loc(start))
+        else:
+            append(Token(kind, m.group(), start))  # type: ignore[arg-type]
+    tokens.append(Token("eof", "", len(text)))
+    return tokens

@@ -1,0 +1,119 @@
+"""Chrome trace (Perfetto / chrome://tracing) of one run.
+
+Process per core, one thread per pipe (named, in pipe order); an ``X`` event per instruction whose
+duration is the time it held its pipe (its completion cycle is in ``args``); flow arrows from each
+``set_flag`` to the ``wait_flag`` it released; counters of bytes allocated per on-chip buffer;
+findings as instant events on the pipes involved. Times are microseconds from cycles and clock.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from pyptoemu.core.pipe import BARRIER, OP, SET, WAIT
+
+PIPE_ORDER = ("S", "MTE1", "MTE2", "MTE3", "V", "M", "FIX")
+KIND_NAME = {SET: "set_flag", WAIT: "wait_flag", BARRIER: "barrier"}
+
+
+def build_trace(core, result) -> dict:
+    us = core.machine.cycles_to_us
+    pid = 0
+    tid = {p: i for i, p in enumerate(PIPE_ORDER)}
+    events: list[dict] = [
+        {"ph": "M", "pid": pid, "name": "process_name",
+         "args": {"name": f"AI core 0 ({core.machine.name}) @{result.entry}"}},
+        {"ph": "M", "pid": pid, "name": "process_sort_index", "args": {"sort_index": 0}},
+    ]
+    for p, t in tid.items():
+        events.append({"ph": "M", "pid": pid, "tid": t, "name": "thread_name", "args": {"name": f"PIPE_{p}"}})
+        events.append({"ph": "M", "pid": pid, "tid": t, "name": "thread_sort_index", "args": {"sort_index": t}})
+
+    spans: dict[int, list[dict]] = {t: [] for t in tid.values()}
+    for a, b in core.scalar.s_spans:
+        spans[tid["S"]].append({"ph": "X", "pid": pid, "tid": tid["S"], "name": "scalar", "ts": us(a),
+                                "dur": us(b - a), "args": {"cycles": b - a}})
+    flow_id = 0
+    flows: list[dict] = []
+    for ins in core.trace_log:
+        if ins.start < 0:
+            continue
+        t = tid.get(ins.pipe, 0)
+        args = {"line": str(ins.loc), "start_cycle": ins.start}
+        if ins.kind == OP:
+            args.update({
+                "operands": [f"{n} @ {buf}+{addr} ({size} B)" if buf != "scalar" else f"{n} = {addr}"
+                             for n, buf, addr, size in ins.operands],
+                "bytes": ins.nbytes, "cycles": ins.occupancy, "latency": ins.latency,
+                "completion_cycle": ins.done,
+            })
+            name, ts, end = ins.name, ins.start, ins.end
+        else:
+            name = KIND_NAME.get(ins.kind, ins.name)
+            if ins.flag is not None:
+                src, dst, eid = ins.flag
+                name = f"{name} {src}->{dst} #{eid}"
+                args["flag"] = f"{src}->{dst} EVENT_ID{eid}"
+            ts = ins.wait_start if ins.kind == WAIT and ins.wait_start >= 0 else ins.start
+            end = max(ins.end, ts)
+            if ins.kind == WAIT:
+                args["blocked_cycles"] = ins.start - ts
+            if ins.kind == OP or not ins.flag:
+                args["cycles"] = end - ts
+        spans[t].append({"ph": "X", "pid": pid, "tid": t, "name": name, "ts": us(ts), "dur": us(end - ts),
+                         "args": args})
+        if ins.kind == WAIT and ins.released_by is not None and ins.released_by.start >= 0:
+            s = ins.released_by
+            flow_id += 1
+            flows.append({"ph": "s", "pid": pid, "tid": tid.get(s.pipe, 0), "id": flow_id, "name": "flag",
+                          "cat": "flag", "ts": us(s.start)})
+            flows.append({"ph": "f", "bp": "e", "pid": pid, "tid": t, "id": flow_id, "name": "flag",
+                          "cat": "flag", "ts": us(ins.start)})
+    for t, evs in spans.items():
+        events.extend(_no_partial_overlap(evs))
+    events.extend(flows)
+
+    buffers = sorted({name for _, name, _ in core.alloc_log})
+    used = {b: 0 for b in buffers} or {spec.name: 0 for spec in core.machine.buffers.values()}
+    events.append({"ph": "C", "pid": pid, "name": "bytes allocated", "ts": 0, "args": dict(used)})
+    for cycle, name, nbytes in core.alloc_log:
+        used[name] = nbytes
+        events.append({"ph": "C", "pid": pid, "name": "bytes allocated", "ts": us(cycle), "args": dict(used)})
+
+    for f in result.findings:
+        for p in f.pipes or ["S"]:
+            events.append({"ph": "i", "pid": pid, "tid": tid.get(p, 0), "s": "t", "name": f"{f.kind}",
+                           "ts": us(f.cycle), "args": {"message": f.message,
+                                                       "locations": [str(x) for x in f.locations]}})
+    return {"traceEvents": events, "displayTimeUnit": "ns",
+            "otherData": {"cycles": result.cycles, "clock_ghz": core.machine.clock_ghz,
+                          "machine": core.machine.name}}
+
+
+def _no_partial_overlap(evs: list[dict]) -> list[dict]:
+    """Trim a span that a later span on the same thread would partially overlap (nesting is fine)."""
+    evs.sort(key=lambda e: (e["ts"], -e["dur"]))
+    out: list[dict] = []
+    for e in evs:
+        if out:
+            prev = out[-1]
+            prev_end = prev["ts"] + prev["dur"]
+            if e["ts"] < prev_end < e["ts"] + e["dur"]:
+                prev["dur"] = max(0.0, e["ts"] - prev["ts"])
+        out.append(e)
+    return out
+
+
+def default_trace_path(kernel_path: str | None) -> Path:
+    stem = Path(kernel_path).stem if kernel_path else "kernel"
+    return Path("traces") / f"{stem}.json"
+
+
+def write_trace(core, path: str | os.PathLike, result) -> Path:
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with open(p, "w") as f:
+        json.dump(build_trace(core, result), f, separators=(",", ":"))
+    return p
