@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -276,4 +277,4 @@ def save_outputs(result: RunResult, output_dir: str | os.PathLike) -> dict[str, 
     return paths
 
 
-__all__ = ["run", "RunResult", "PipeStats", "PtoError", "load_kernel", "choose_entry"]
+__all__ = ["PipeStats", "PtoError", "RunResult", "choose_entry", "load_kernel", "run"]

@@ -109,7 +109,7 @@ def format_summary(res, paths: dict[str, str]) -> str:
     lines.append("pipes      busy   share  instrs")
     for p in PIPE_ORDER:
         st = res.pipes[p]
-        bar = "#" * int(round(20 * st.busy_cycles / total))
+        bar = "#" * round(20 * st.busy_cycles / total)
         lines.append(f"  {p:<5} {st.busy_cycles:>9} {100 * st.busy_cycles / total:6.1f}% {st.instructions:>7}  "
                      f"{bar}")
     lines.append(f"bound by   {res.bound_pipe}")

@@ -73,7 +73,9 @@ def random_data(dtype_name: str, dtype: np.dtype, n: int, rng: np.random.Generat
     if dtype.kind in "iu":
         lo = 0 if dtype.kind == "u" else -8
         return rng.integers(lo, 8, n).astype(dtype)
-    return rng.standard_normal(n).astype(np.float32).astype(dtype)
+    if dtype == np.float32:
+        return rng.standard_normal(n, dtype=np.float32)
+    return rng.standard_normal(n, dtype=np.float32).astype(dtype)
 
 
 class AICore:
@@ -119,6 +121,11 @@ class AICore:
             instr.writes = rng
             self.memory.note_writes(rng)
         instr.start = instr.end = instr.done = int(self.env.now)
+        su = self.scalar
+        instr.pidx = su.s_accesses
+        instr.sepoch = len(su.epochs)
+        su.s_accesses += 1
+        su.epochs.append(("s", su.s_accesses))
         self.record(instr)
 
     def note_alloc(self, buf: OnChipBuffer) -> None:

@@ -7,7 +7,7 @@ are rounded to their type through NumPy scalars, so ``arith.addf`` on ``f16`` ro
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -114,8 +114,19 @@ class Tile:
     """
 
     __slots__ = (
-        "buffer", "addr", "type", "dtype", "rows", "cols", "vrow", "vcol", "nbytes", "esize",
-        "name", "_offs", "_nd",
+        "_nd",
+        "_offs",
+        "addr",
+        "buffer",
+        "cols",
+        "dtype",
+        "esize",
+        "name",
+        "nbytes",
+        "rows",
+        "type",
+        "vcol",
+        "vrow",
     )
 
     def __init__(self, buffer: OnChipBuffer, addr: int, ttype, dtype: np.dtype, vrow: int, vcol: int,
@@ -171,7 +182,7 @@ class Tile:
     def byte_range(self) -> tuple[int, int]:
         return self.addr, self.addr + self.nbytes
 
-    def retyped(self, ttype, dtype: np.dtype, vrow: int, vcol: int, name: str) -> "Tile":
+    def retyped(self, ttype, dtype: np.dtype, vrow: int, vcol: int, name: str) -> Tile:
         return Tile(self.buffer, self.addr, ttype, dtype, vrow, vcol, name)
 
 
@@ -219,7 +230,7 @@ class TensorView:
 class PartitionView:
     """A window of a tensor view; tload/tstore see it as a 2-D (rows, cols) array."""
 
-    __slots__ = ("gm", "base", "sizes", "strides", "rows", "cols", "lo", "hi")
+    __slots__ = ("base", "cols", "gm", "hi", "lo", "rows", "sizes", "strides")
 
     def __init__(self, gm: GMBuffer, base: int, sizes: tuple[int, ...], strides: tuple[int, ...]):
         self.gm = gm

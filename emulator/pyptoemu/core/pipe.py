@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from typing import Callable
+from collections.abc import Callable
 
 import simpy
 
@@ -27,9 +27,28 @@ class Instr:
     """One issued instruction (or sync op) in a pipe queue."""
 
     __slots__ = (
-        "kind", "name", "loc", "pipe", "issue", "occupancy", "latency", "compute", "commit",
-        "reads", "writes", "flag", "start", "end", "done", "operands", "seq", "nbytes",
-        "released_by", "wait_start",
+        "commit",
+        "compute",
+        "done",
+        "end",
+        "flag",
+        "issue",
+        "kind",
+        "latency",
+        "loc",
+        "name",
+        "nbytes",
+        "occupancy",
+        "operands",
+        "pidx",
+        "pipe",
+        "reads",
+        "released_by",
+        "sepoch",
+        "seq",
+        "start",
+        "wait_start",
+        "writes",
     )
 
     def __init__(self, kind: int, name: str, loc: Loc, pipe: str, issue: int, occupancy: int = 0,
@@ -56,10 +75,16 @@ class Instr:
         self.seq = -1
         self.released_by = None  # for WAIT: the SET instruction that released it
         self.wait_start = -1
+        self.pidx = -1  # position in its pipe's issue order
+        self.sepoch = 0  # scalar-unit sync epoch at issue (happens-before from the scalar unit)
 
 
 class CommitQueue:
-    """Pending writes ordered by completion cycle (then issue order)."""
+    """Pending writes ordered by completion cycle (then issue order).
+
+    Entries are ``[when, seq, fn]`` lists; ``take`` runs one early (an in-order pipe forwarding its
+    own earlier results to a later instruction) and blanks it so ``flush`` skips it.
+    """
 
     __slots__ = ("heap", "seq")
 
@@ -67,20 +92,31 @@ class CommitQueue:
         self.heap: list = []
         self.seq = 0
 
-    def push(self, when: int, fn: Callable[[], None]) -> None:
+    def push(self, when: int, fn: Callable[[], None]) -> list:
         self.seq += 1
-        heapq.heappush(self.heap, (when, self.seq, fn))
+        entry = [when, self.seq, fn]
+        heapq.heappush(self.heap, entry)
+        return entry
+
+    @staticmethod
+    def take(entry: list) -> None:
+        fn = entry[2]
+        if fn is not None:
+            entry[2] = None
+            fn()
 
     def flush(self, upto: float) -> None:
         heap = self.heap
         while heap and heap[0][0] <= upto:
-            heapq.heappop(heap)[2]()
+            fn = heapq.heappop(heap)[2]
+            if fn is not None:
+                fn()
 
 
 class Flags:
     """Binary flags per (src pipe, dst pipe, event id); a set wakes the waiter if there is one."""
 
-    __slots__ = ("env", "state", "waiters", "observer")
+    __slots__ = ("env", "observer", "state", "waiters")
 
     def __init__(self, env: simpy.Environment, observer) -> None:
         self.env = env
@@ -118,6 +154,9 @@ class Pipe:
         self.idle_waiters: list[simpy.Event] = []
         self.current: Instr | None = None
         self.last_done = 0  # completion cycle of the latest instruction so far
+        # In-order pipes see their own earlier results (hardware forwards them along the pipe):
+        # the still-pending commits of this pipe, applied before the next instruction reads.
+        self.own_pending: deque[list] = deque()
         self.busy = 0
         self.count = 0
         self.set_cost = int(costs["set_flag"])
@@ -163,19 +202,24 @@ class Pipe:
             now = env.now
             kind = ins.kind
             if kind == OP:
-                start = ins.issue if ins.issue > now else now
+                start = max(now, ins.issue)
                 if start > now:
                     yield timeout(start - now)
                 commits.flush(start)
+                if self.in_order and self.own_pending:
+                    for entry in self.own_pending:
+                        commits.take(entry)
+                    self.own_pending.clear()
                 results = ins.compute()
                 done = start + ins.latency
                 if self.in_order and done < self.last_done:
                     done = self.last_done
-                if done > self.last_done:
-                    self.last_done = done
+                self.last_done = max(self.last_done, done)
                 ins.start, ins.end, ins.done = start, start + ins.occupancy, done
                 commit = ins.commit
-                commits.push(done, lambda c=commit, r=results: c(r))
+                entry = commits.push(done, lambda c=commit, r=results: c(r))
+                if self.in_order:
+                    self.own_pending.append(entry)
                 self.busy += ins.occupancy
                 self.count += 1
                 core.record(ins)
@@ -194,7 +238,7 @@ class Pipe:
                 flags.set(ins.flag, ins)
                 core.record(ins)
             elif kind == WAIT:
-                start = ins.issue if ins.issue > now else now
+                start = max(now, ins.issue)
                 if start > now:
                     yield timeout(start - now)
                 ins.wait_start = start
@@ -208,8 +252,7 @@ class Pipe:
                     yield timeout(self.wait_cost)
                 ins.end = ins.done = ins.start + self.wait_cost
                 self.busy += self.wait_cost
-                if ins.done > self.last_done:
-                    self.last_done = ins.done
+                self.last_done = max(self.last_done, ins.done)
                 core.record(ins)
             else:  # BARRIER: later instructions start after every earlier one completed
                 start = max(now, ins.issue, self.last_done)

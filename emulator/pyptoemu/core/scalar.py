@@ -13,15 +13,16 @@ scalar process only synchronises with SimPy time when it must observe pipe state
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from pyptoemu.core import arith
 from pyptoemu.core.memory import GMBuffer, PartitionView, Ptr, TensorView, Tile
-from pyptoemu.core.pipe import BARRIER, OP, SET, WAIT, Instr
+from pyptoemu.core.pipe import BARRIER, SET, WAIT, Instr
 from pyptoemu.dtypes import np_dtype
-from pyptoemu.errors import BoundsError, InputError, KernelFault, Loc, UnsupportedOpError, VerifyError
+from pyptoemu.errors import BoundsError, KernelFault, Loc, UnsupportedOpError, VerifyError
 from pyptoemu.isa.arg import Arg
 from pyptoemu.pto import ast as A
 
@@ -65,6 +66,11 @@ class ScalarUnit:
         self.max_steps = int(core.max_steps)
         self.step_count = 0
         self.s_spans: list[tuple[int, int]] = []  # scalar activity for the trace
+        self.issued: dict[str, int] = {}  # instructions issued per pipe so far
+        self.s_accesses = 0  # memory accesses made by the scalar unit itself
+        # Scalar sync points in program order: ("wait", instr) after a wait_flag on PIPE_S,
+        # ("all", issued counts) after a full barrier. Instructions record how many preceded them.
+        self.epochs: list[tuple] = []
         self._span_start = 0
 
     # ------------------------------------------------------------------------------- driver
@@ -177,6 +183,10 @@ class ScalarUnit:
     def issue(self, pipe: str, instr: Instr) -> None:
         self.charge(self.issue_cost)
         instr.issue = self.vclock
+        n = self.issued.get(pipe, 0)
+        instr.pidx = n
+        self.issued[pipe] = n + 1
+        instr.sepoch = len(self.epochs)
         self.count += 1
         self.core.pipes[pipe].push(instr)
 
@@ -770,6 +780,8 @@ def su_flag_on_scalar(su: ScalarUnit, instr: Instr):
     su.charge(su.issue_cost)
     yield from su.sync_time()
     instr.issue = instr.start = int(env.now)
+    instr.pidx = su.s_accesses
+    instr.sepoch = len(su.epochs)
     if instr.kind == SET:
         su.charge(su.set_cost)
         instr.end = instr.done = instr.start + su.set_cost
@@ -784,6 +796,7 @@ def su_flag_on_scalar(su: ScalarUnit, instr: Instr):
             setter = su.core.flags.try_consume(instr.flag)
             su.resume_at_now()
         instr.released_by = setter
+        su.epochs.append(("wait", instr))
         instr.start = int(env.now)
         su.charge(su.wait_cost)
         instr.end = instr.done = instr.start + su.wait_cost
@@ -815,6 +828,7 @@ def _barrier_all(su: ScalarUnit, op: A.Op):
     su.charge(su.issue_cost)
     start = su.vclock
     yield from su.drain_all()
+    su.epochs.append(("all", dict(su.issued)))
     su.charge(su.barrier_all_cost)
     instr = Instr(BARRIER, "barrier", op.loc, "S", start)
     instr.start, instr.end, instr.done = start, su.vclock, su.vclock
@@ -1021,4 +1035,4 @@ def ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
-__all__ = ["ScalarUnit", "GMBuffer", "math"]
+__all__ = ["GMBuffer", "ScalarUnit", "math"]

@@ -8,13 +8,24 @@ completion ``commit`` writes the results.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
 from pyptoemu.core.memory import PartitionView, Tile
 from pyptoemu.core.pipe import OP, Instr
-from pyptoemu.dtypes import itemsize, np_dtype
+from pyptoemu.dtypes import itemsize as _itemsize
+from pyptoemu.dtypes import np_dtype
+
+_ESIZE: dict[str, int] = {}
+
+
+def itemsize(name: str) -> int:
+    """Element size by dtype name, memoised: it is asked several times per issued instruction."""
+    v = _ESIZE.get(name)
+    if v is None:
+        v = _ESIZE[name] = _itemsize(name)
+    return v
 from pyptoemu.errors import BoundsError, KernelFault, UnsupportedOpError, VerifyError
 from pyptoemu.isa.arg import Arg
 from pyptoemu.pto import ast as A

@@ -868,7 +868,7 @@ class Parser:
         if tok.kind in ("int", "float", "hex"):
             self.advance()
         elif tok.kind == "bare" and tok.text == "dense":
-            op.attrs["value"] = self.parse_attr_value()
+            op.attrs["value"] = self.parse_dense(typed=False)
         else:
             raise self.error(f"expected a constant value{self._found()}")
         self.expect(":", "':' and the constant's type")
@@ -979,14 +979,15 @@ class Parser:
             tok.kind == "bare" and tok.text in ("memref", "vector", "tensor", "none")
         )
 
-    def parse_dense(self) -> DenseAttr:
+    def parse_dense(self, typed: bool = True) -> DenseAttr:
         """dense ::= 'dense' '<' (number | '[' ... ']') '>' (':' type)?"""
         self.advance()
         self.expect("<", "'<' after dense")
         values: list[int | float] = []
         self._parse_dense_values(values)
         self.close(">", "dense<...>")
-        self._optional_colon_type()
+        if typed:
+            self._optional_colon_type()
         return DenseAttr(tuple(values))
 
     def _parse_dense_values(self, values: list[int | float]) -> None:

@@ -1,0 +1,53 @@
+"""DSL helpers that also behave sensibly when the decorated source runs as plain Python."""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+
+def range(*args: Any, init_values: Any = None, chunk: Any = None, chunk_policy: str = "leading_full"):  # noqa: A001
+    """``pl.range(stop)``, ``pl.range(start, stop[, step], init_values=...)``: a DSL loop."""
+    it = builtins.range(*args)
+    if init_values is None:
+        return it
+    return ((i, tuple(init_values)) for i in it)
+
+
+parallel = range
+
+
+def unroll(*args: Any) -> Any:
+    return builtins.range(*args)
+
+
+def while_(*, init_values: Any) -> Any:
+    raise RuntimeError("pl.while_ only works inside a @pl.function body")
+
+
+def cond(condition: Any) -> Any:
+    return condition
+
+
+def yield_(*values: Any) -> Any:
+    return values[0] if len(values) == 1 else values
+
+
+def const(value: Any, dtype: Any) -> Any:
+    return value
+
+
+class _Scope:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+
+def incore() -> _Scope:
+    return _Scope()
+
+
+def auto_incore() -> _Scope:
+    return _Scope()

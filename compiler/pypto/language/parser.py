@@ -1,0 +1,708 @@
+"""The DSL parser: Python AST of a ``@pl.function`` -> IR ``Function``.
+
+One ``visit`` override attaches the current node's span to any error (non-project exceptions become
+``CompileError(span, msg)``), statements not in the whitelist are rejected by name, nested op calls are
+hoisted into temporaries (three-address form), and names resolve DSL scope first, then the Python
+scope captured at decoration time.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any
+
+from pypto.dtype import DataType
+from pypto.enums import ForKind, FunctionType, ParamDirection
+from pypto.errors import CompileError, ParseError, PyptoError, PyptoTypeError, Span
+from pypto.ir import expr as E
+from pypto.ir import scalar as S
+from pypto.ir import stmt as St
+from pypto.ir.types import ScalarType, TensorType, TileType, TupleType, UnknownType, type_str
+from pypto.language import dispatch
+from pypto.language.typing import DirectionAnnotation, DynVar, to_ir_type
+
+LOOP_HELPERS = {"range": ForKind.Sequential, "parallel": ForKind.Parallel, "unroll": ForKind.Unroll}
+
+
+@dataclass
+class Signature:
+    name: str
+    params: list
+    directions: list
+    return_types: tuple
+    dyn_vars: dict = field(default_factory=dict)
+
+
+@dataclass
+class ProgramContext:
+    """Callable functions of the program being parsed: name -> (GlobalVar, Signature)."""
+
+    signatures: dict
+    externals: dict = field(default_factory=dict)
+
+
+class SourceInfo:
+    def __init__(self, pyfunc: Any):
+        lines, first = inspect.getsourcelines(pyfunc)
+        raw = "".join(lines)
+        dedented = textwrap.dedent(raw)
+        self.indent = len(lines[0]) - len(lines[0].lstrip()) if lines else 0
+        self.first_line = first
+        self.filename = inspect.getsourcefile(pyfunc) or "<unknown>"
+        module = ast.parse(dedented)
+        node = module.body[0]
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            raise ParseError("@pl.function must decorate a function definition")
+        self.node = node
+
+    def span(self, node: ast.AST) -> Span:
+        line = getattr(node, "lineno", 1) + self.first_line - 1
+        col = getattr(node, "col_offset", 0) + self.indent + 1
+        end_line = (getattr(node, "end_lineno", None) or getattr(node, "lineno", 1)) + self.first_line - 1
+        end_col = (getattr(node, "end_col_offset", None) or 0) + self.indent + 1
+        return Span(self.filename, line, col, end_line, end_col)
+
+
+class Namespace:
+    """Python names visible to the DSL: closure cells, captured frame locals, globals, builtins."""
+
+    def __init__(self, pyfunc: Any, frames: list[dict]):
+        self.layers: list[dict] = []
+        if pyfunc.__closure__:
+            cells = {}
+            for name, cell in zip(pyfunc.__code__.co_freevars, pyfunc.__closure__):
+                try:
+                    cells[name] = cell.cell_contents
+                except ValueError:
+                    continue
+            self.layers.append(cells)
+        self.layers.extend(frames)
+        self.layers.append(pyfunc.__globals__)
+        self.layers.append(vars(builtins))
+
+    def lookup(self, name: str) -> tuple[bool, Any]:
+        for layer in self.layers:
+            if name in layer:
+                return True, layer[name]
+        return False, None
+
+    def as_dict(self) -> dict:
+        merged: dict = {}
+        for layer in reversed(self.layers):
+            merged.update(layer)
+        return merged
+
+
+def _is_pl_module(obj: Any) -> bool:
+    import pypto.language as pl
+
+    return obj is pl
+
+
+def signature_of(src: SourceInfo, ns: Namespace, is_method: bool) -> Signature:
+    fn = src.node
+    args = fn.args
+    if args.vararg or args.kwarg or args.kwonlyargs:
+        raise ParseError("*args, **kwargs and keyword-only parameters are not supported", src.span(fn))
+    params = list(args.args)
+    if is_method:
+        if not params or params[0].arg != "self":
+            raise ParseError(f"method '{fn.name}' must take 'self' first", src.span(fn))
+        params = params[1:]
+    dyn: dict = {}
+    out_params, dirs = [], []
+    env = ns.as_dict()
+    for p in params:
+        if p.annotation is None:
+            raise PyptoTypeError(f"parameter '{p.arg}' needs a type annotation", src.span(p))
+        ann = _eval_annotation(p.annotation, env, src)
+        direction = ParamDirection.In
+        if isinstance(ann, DirectionAnnotation):
+            direction, ann = ann.direction, ann.inner
+        try:
+            t = to_ir_type(ann, dyn, lambda n: E.Var(n, ScalarType(DataType.INDEX), src.span(p)))
+        except TypeError as e:
+            raise PyptoTypeError(f"parameter '{p.arg}': {e}", src.span(p.annotation)) from None
+        if isinstance(t, TileType):
+            raise PyptoTypeError(
+                f"parameter '{p.arg}' is a pl.Tile; tiles cannot be function parameters "
+                "(pass a pl.Tensor and pl.load it inside the function)",
+                src.span(p),
+            )
+        if isinstance(t, ScalarType) and direction is ParamDirection.InOut:
+            raise PyptoTypeError(f"parameter '{p.arg}': pl.InOut of a scalar is not allowed", src.span(p))
+        out_params.append(E.Var(p.arg, t, src.span(p)))
+        dirs.append(direction)
+    rets: tuple = ()
+    if fn.returns is not None:
+        ann = _eval_annotation(fn.returns, env, src)
+        items = ann.__args__ if getattr(ann, "__origin__", None) is tuple else (ann,)
+        try:
+            rets = tuple(to_ir_type(a, dyn, lambda n: E.Var(n, ScalarType(DataType.INDEX))) for a in items)
+        except TypeError as e:
+            raise PyptoTypeError(f"return annotation: {e}", src.span(fn.returns)) from None
+    return Signature(fn.name, out_params, dirs, rets, dyn)
+
+
+def _eval_annotation(node: ast.AST, env: dict, src: SourceInfo) -> Any:
+    try:
+        return eval(compile(ast.Expression(node), src.filename, "eval"), env)  # noqa: S307
+    except PyptoError:
+        raise
+    except Exception as e:  # annotation errors are user errors: report at the annotation
+        raise PyptoTypeError(f"invalid type annotation: {e}", src.span(node)) from None
+
+
+class FunctionParser:
+    """Walks one function body and builds its IR."""
+
+    def __init__(
+        self,
+        src: SourceInfo,
+        ns: Namespace,
+        sig: Signature,
+        func_type: FunctionType,
+        program: ProgramContext | None,
+        strict_ssa: bool = False,
+    ):
+        self.src = src
+        self.ns = ns
+        self.sig = sig
+        self.func_type = func_type
+        self.program = program
+        self.strict_ssa = strict_ssa
+        self.env: dict[str, Any] = {}
+        self.blocks: list[list] = []
+        self.yields: list[list] = []
+        self.tmp_counter = 0
+        self.cur_node: ast.AST | None = None
+        self.assigned_once: set[str] = set()
+
+    # ------------------------------------------------------------------ infrastructure
+    def span(self, node: ast.AST | None = None) -> Span:
+        return self.src.span(node if node is not None else self.cur_node or self.src.node)
+
+    def emit(self, stmt: St.Stmt) -> None:
+        self.blocks[-1].append(stmt)
+
+    def error(self, msg: str, node: ast.AST | None = None, cls: type = ParseError) -> PyptoError:
+        return cls(msg, self.span(node))
+
+    def guarded(self, node: ast.AST, fn: Any, *args: Any) -> Any:
+        prev = self.cur_node
+        self.cur_node = node
+        try:
+            return fn(*args)
+        except PyptoError as e:
+            if e.span is None or not e.span.is_known():
+                e.span = self.span(node)
+            raise
+        except RecursionError:
+            raise
+        except Exception as e:  # any internal failure is reported at the user's line
+            raise CompileError(f"{type(e).__name__}: {e}", self.span(node)) from None
+        finally:
+            self.cur_node = prev
+
+    # ------------------------------------------------------------------ entry
+    def parse(self) -> St.Function:
+        for p in self.sig.params:
+            self.env[p.name] = p
+        for name, v in self.sig.dyn_vars.items():
+            self.env.setdefault(name, v)
+        body = self.block(self._body_statements(self.src.node.body))
+        return St.Function(
+            self.sig.name,
+            tuple(zip(self.sig.params, self.sig.directions)),
+            self.sig.return_types,
+            body,
+            self.span(self.src.node),
+            self.func_type,
+        )
+
+    @staticmethod
+    def _body_statements(body: list) -> list:
+        if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
+            if isinstance(body[0].value.value, str):
+                return body[1:]
+        return body
+
+    def block(self, stmts: list) -> St.SeqStmts:
+        self.blocks.append([])
+        for s in stmts:
+            self.guarded(s, self.stmt, s)
+        out = self.blocks.pop()
+        span = self.span(stmts[0]) if stmts else self.span()
+        return St.SeqStmts(tuple(out), span)
+
+    # ------------------------------------------------------------------ statements
+    def stmt(self, node: ast.stmt) -> None:
+        meth = getattr(self, "stmt_" + type(node).__name__, None)
+        if meth is None:
+            what = {
+                "AugAssign": "augmented assignment (x += ...); write x = x + ...",
+                "Break": "'break'",
+                "Continue": "'continue'",
+                "FunctionDef": "nested function definitions",
+                "Try": "'try'",
+                "While": "natural 'while' loops; use pl.while_",
+                "Pass": "'pass'",
+            }.get(type(node).__name__, f"'{type(node).__name__}' statements")
+            raise self.error(f"unsupported syntax: {what} inside a @pl.function body", node)
+        meth(node)
+
+    def stmt_Expr(self, node: ast.Expr) -> None:
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return
+        value = self.expr(node.value, top=True)
+        if not isinstance(value, E.Call):
+            raise self.error("an expression statement must be an op call", node)
+        self.emit(St.EvalStmt(value, self.span(node)))
+
+    def stmt_Assign(self, node: ast.Assign) -> None:
+        if len(node.targets) != 1:
+            raise self.error("chained assignment (a = b = ...) is not supported", node)
+        self.assign(node.targets[0], node.value, None, node)
+
+    def stmt_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is None:
+            raise self.error("a declaration without a value is not supported", node)
+        self.assign(node.target, node.value, node.annotation, node)
+
+    def _is_helper_call(self, node: ast.AST, name: str) -> bool:
+        if not isinstance(node, ast.Call):
+            return False
+        f = node.func
+        return isinstance(f, ast.Attribute) and f.attr == name and self._static_is_pl(f.value)
+
+    def _static_is_pl(self, node: ast.AST) -> bool:
+        if isinstance(node, ast.Name) and node.id not in self.env:
+            found, obj = self.ns.lookup(node.id)
+            return found and _is_pl_module(obj)
+        return False
+
+    def assign(self, target: ast.AST, value_node: ast.AST, ann: ast.AST | None, node: ast.AST) -> None:
+        if self._is_helper_call(value_node, "yield_"):
+            self.yield_stmt(target, value_node, ann, node)
+            return
+        if isinstance(target, (ast.Tuple, ast.List)):
+            names = [self._target_name(t) for t in target.elts]
+            value = self.expr(value_node, top=True)
+            if not isinstance(getattr(value, "type", None), TupleType):
+                raise self.error("tuple unpacking needs a call that returns several values", node)
+            if len(value.type.types) != len(names):
+                raise self.error(
+                    f"cannot unpack {len(value.type.types)} values into {len(names)} names", node
+                )
+            tmp = E.Var("_tuple_tmp", value.type, self.span(node))
+            self.emit(St.AssignStmt(tmp, value, self.span(node)))
+            for i, name in enumerate(names):
+                self.bind(name, E.TupleGetItemExpr(tmp, i, self.span(node)), node)
+            return
+        name = self._target_name(target)
+        value = self.expr(value_node, top=True)
+        if ann is not None:
+            self._check_annotation(name, ann, value, node)
+        if not isinstance(value, E.Expr):
+            if isinstance(value, (bool, int, float)):
+                value = S.as_expr(value, self.span(value_node))
+            else:
+                self.env[name] = value
+                return
+        self.bind(name, value, node)
+
+    def _check_annotation(self, name: str, ann: ast.AST, value: Any, node: ast.AST) -> None:
+        ev = _eval_annotation(ann, self.ns.as_dict(), self.src)
+        if isinstance(ev, DirectionAnnotation):
+            ev = ev.inner
+        try:
+            want = to_ir_type(ev, {}, lambda n: E.Var(n, ScalarType(DataType.INDEX)))
+        except TypeError as e:
+            raise self.error(f"invalid annotation for '{name}': {e}", ann, PyptoTypeError) from None
+        got = getattr(value, "type", None)
+        if got is not None and type(want) is not type(got) and not isinstance(got, UnknownType):
+            raise self.error(
+                f"'{name}' is annotated as {type_str(want)} but the value is {type_str(got)}", node, PyptoTypeError
+            )
+
+    def _target_name(self, t: ast.AST) -> str:
+        if not isinstance(t, ast.Name):
+            raise self.error("assignment targets must be plain names", t)
+        return t.id
+
+    def bind(self, name: str, value: E.Expr, node: ast.AST) -> E.Var:
+        if self.strict_ssa and name in self.assigned_once:
+            raise self.error(f"'{name}' is assigned twice (strict_ssa=True)", node)
+        self.assigned_once.add(name)
+        t = value.type
+        if t is None:
+            raise self.error(f"cannot infer the type of '{name}'", node, PyptoTypeError)
+        var = E.Var(name, t, self.span(node))
+        self.emit(St.AssignStmt(var, value, self.span(node)))
+        self.env[name] = var
+        return var
+
+    def yield_stmt(self, target: ast.AST | None, call: ast.Call, ann: ast.AST | None, node: ast.AST) -> None:
+        if not self.yields:
+            raise self.error("pl.yield_ is only allowed at the end of a loop or if body", node)
+        if call.keywords:
+            raise self.error("pl.yield_ takes no keyword arguments", node)
+        values = [self.to_ir(self.expr(a), a) for a in call.args]
+        if target is None:
+            names = []
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            names = [self._target_name(t) for t in target.elts]
+        else:
+            names = [self._target_name(target)]
+        if names and len(names) != len(values):
+            raise self.error(f"pl.yield_ yields {len(values)} values into {len(names)} names", node)
+        ann_type = None
+        if ann is not None:
+            ev = _eval_annotation(ann, self.ns.as_dict(), self.src)
+            ann_type = to_ir_type(ev, {}, lambda n: E.Var(n, ScalarType(DataType.INDEX)))
+        self.emit(St.YieldStmt(tuple(values), self.span(node)))
+        self.yields[-1].append((names, values, ann_type, node))
+
+    def stmt_Return(self, node: ast.Return) -> None:
+        if node.value is None:
+            values: list = []
+        elif isinstance(node.value, ast.Tuple):
+            values = [self.to_ir(self.expr(v), v) for v in node.value.elts]
+        else:
+            values = [self.to_ir(self.expr(node.value), node.value)]
+        rets = self.sig.return_types
+        if rets and len(values) != len(rets):
+            raise self.error(f"function returns {len(values)} values but its annotation has {len(rets)}", node)
+        for v, t in zip(values, rets):
+            if type(v.type) is not type(t):
+                raise self.error(
+                    f"returned value is {type_str(v.type)} but the annotation says {type_str(t)}",
+                    node,
+                    PyptoTypeError,
+                )
+        self.emit(St.ReturnStmt(tuple(values), self.span(node)))
+
+    def stmt_With(self, node: ast.With) -> None:
+        if len(node.items) != 1:
+            raise self.error("only one context manager per 'with' is supported", node)
+        ctx = node.items[0].context_expr
+        from pypto.enums import ScopeKind
+
+        for name, kind in (("incore", ScopeKind.InCore), ("auto_incore", ScopeKind.AutoInCore)):
+            if self._is_helper_call(ctx, name):
+                body = self.block(node.body)
+                self.emit(St.ScopeStmt(kind, body, self.span(node)))
+                return
+        raise self.error("only 'with pl.incore()' and 'with pl.auto_incore()' are supported", node)
+
+    # ------------------------------------------------------------------ control flow
+    def stmt_If(self, node: ast.If) -> None:
+        cond = self.expr(node.test)
+        if not isinstance(cond, E.Expr):
+            taken = node.body if cond else node.orelse
+            for s in taken:
+                self.guarded(s, self.stmt, s)
+            return
+        cond = self.to_ir(cond, node.test)
+        if not isinstance(cond.type, ScalarType):
+            raise self.error(f"an if condition must be a scalar, got {type_str(cond.type)}", node.test, PyptoTypeError)
+        self.yields.append([])
+        then_body = self.block(node.body)
+        then_y = self.yields.pop()
+        self.yields.append([])
+        else_body = self.block(node.orelse) if node.orelse else None
+        else_y = self.yields.pop()
+        return_vars: list = []
+        if then_y or else_y:
+            if not then_y or not else_y:
+                raise self.error("if one branch yields values, the other branch must yield too", node)
+            (tn, tv, tann, _), (en, ev, eann, _) = then_y[-1], else_y[-1]
+            names = tn or en
+            if len(tv) != len(ev) or (tn and en and tn != en):
+                raise self.error("both branches must yield the same names in the same order", node)
+            for i, name in enumerate(names):
+                t = tann or eann or tv[i].type
+                if type(tv[i].type) is not type(ev[i].type):
+                    raise self.error(
+                        f"branches yield different kinds for '{name}': {type_str(tv[i].type)} vs "
+                        f"{type_str(ev[i].type)}",
+                        node,
+                        PyptoTypeError,
+                    )
+                return_vars.append(E.Var(name, t, self.span(node)))
+        self.emit(St.IfStmt(cond, then_body, else_body, tuple(return_vars), self.span(node)))
+        for rv in return_vars:
+            self.env[rv.name] = rv
+
+    def stmt_For(self, node: ast.For) -> None:
+        it = node.iter
+        helper = None
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and self._static_is_pl(it.func.value):
+            helper = it.func.attr
+        if helper == "while_":
+            self.while_loop(node)
+            return
+        if helper not in LOOP_HELPERS:
+            raise self.error("a for loop must iterate over pl.range, pl.parallel, pl.unroll or pl.while_", it)
+        kind = LOOP_HELPERS[helper]
+        kw = {k.arg: k.value for k in it.keywords}
+        for k in kw:
+            if k not in ("init_values", "chunk", "chunk_policy"):
+                raise self.error(f"pl.{helper}: unknown keyword '{k}'", it)
+        bounds = [self.to_index(self.expr(a), a) for a in it.args]
+        if not 1 <= len(bounds) <= 3:
+            raise self.error(f"pl.{helper} takes 1 to 3 positional arguments, got {len(bounds)}", it)
+        zero, one = E.ConstInt(0, DataType.INDEX), E.ConstInt(1, DataType.INDEX)
+        start, stop, step = (
+            (zero, bounds[0], one) if len(bounds) == 1 else (bounds[0], bounds[1], bounds[2] if len(bounds) > 2 else one)
+        )
+        if E.static_int(step) == 0:
+            raise self.error(f"pl.{helper}: step must not be zero", it)
+        inits: list = []
+        if "init_values" in kw:
+            if kind is ForKind.Unroll:
+                raise self.error("pl.unroll does not take init_values", it)
+            iv = kw["init_values"]
+            elts = iv.elts if isinstance(iv, (ast.Tuple, ast.List)) else [iv]
+            inits = [self.to_ir(self.expr(e), e) for e in elts]
+        chunk = None
+        if "chunk" in kw:
+            c = self.expr(kw["chunk"])
+            if not isinstance(c, int) or c <= 0:
+                raise self.error("chunk must be a positive integer literal", kw["chunk"])
+            if inits:
+                raise self.error("chunk cannot be combined with init_values", it)
+            chunk = E.ConstInt(c, DataType.INDEX)
+        tgt = node.target
+        if inits:
+            if not (isinstance(tgt, ast.Tuple) and len(tgt.elts) == 2):
+                raise self.error("a loop with init_values is written 'for i, (a, b) in pl.range(...)'", tgt)
+            loop_name = self._target_name(tgt.elts[0])
+            carried = tgt.elts[1]
+            names = [self._target_name(t) for t in (carried.elts if isinstance(carried, ast.Tuple) else [carried])]
+            if len(names) != len(inits):
+                raise self.error(f"{len(names)} loop-carried names but {len(inits)} init_values", tgt)
+        else:
+            loop_name = self._target_name(tgt)
+            names = []
+        loop_var = E.Var(loop_name, ScalarType(DataType.INDEX), self.span(tgt))
+        iter_args = [E.IterArg(n, v.type, self.span(tgt), v) for n, v in zip(names, inits)]
+        saved = {n: self.env.get(n) for n in [loop_name, *names]}
+        self.env[loop_name] = loop_var
+        for ia in iter_args:
+            self.env[ia.name] = ia
+        self.yields.append([])
+        body = self.block(node.body)
+        ys = self.yields.pop()
+        if node.orelse:
+            raise self.error("for ... else is not supported", node)
+        return_vars: list = []
+        if iter_args:
+            if not ys or not body.stmts or not isinstance(body.stmts[-1], St.YieldStmt):
+                raise self.error("a loop with init_values must end with '... = pl.yield_(...)'", node)
+            ynames, yvals, yann, ynode = ys[-1]
+            if len(yvals) != len(iter_args):
+                raise self.error(
+                    f"pl.yield_ yields {len(yvals)} values but the loop carries {len(iter_args)}", ynode
+                )
+            for ia, v in zip(iter_args, yvals):
+                if type(ia.type) is not type(v.type):
+                    raise self.error(
+                        f"loop-carried '{ia.name}' starts as {type_str(ia.type)} but is yielded as "
+                        f"{type_str(v.type)}",
+                        ynode,
+                        PyptoTypeError,
+                    )
+            return_vars = [E.Var(f"{ia.name}_out", ia.type, self.span(node)) for ia in iter_args]
+        elif ys:
+            raise self.error("pl.yield_ in a loop needs init_values", ys[-1][3])
+        for n, v in saved.items():
+            if v is None:
+                self.env.pop(n, None)
+            else:
+                self.env[n] = v
+        self.emit(
+            St.ForStmt(
+                loop_var, start, stop, step, tuple(iter_args), body, tuple(return_vars), self.span(node),
+                kind, chunk,
+            )
+        )
+        if return_vars:
+            for name, rv in zip(ys[-1][0] or [ia.name for ia in iter_args], return_vars):
+                self.env[name] = rv
+
+    def while_loop(self, node: ast.For) -> None:
+        it = node.iter
+        kw = {k.arg: k.value for k in it.keywords}
+        if it.args or set(kw) != {"init_values"}:
+            raise self.error("pl.while_ takes only init_values=(...)", it)
+        iv = kw["init_values"]
+        elts = iv.elts if isinstance(iv, (ast.Tuple, ast.List)) else [iv]
+        inits = [self.to_ir(self.expr(e), e) for e in elts]
+        tgt = node.target
+        names = [self._target_name(t) for t in (tgt.elts if isinstance(tgt, ast.Tuple) else [tgt])]
+        if len(names) != len(inits):
+            raise self.error(f"{len(names)} loop-carried names but {len(inits)} init_values", tgt)
+        if not node.body or not self._is_helper_call(getattr(node.body[0], "value", None), "cond"):
+            raise self.error("the first statement of a pl.while_ loop must be pl.cond(...)", node)
+        iter_args = [E.IterArg(n, v.type, self.span(tgt), v) for n, v in zip(names, inits)]
+        saved = {n: self.env.get(n) for n in names}
+        for ia in iter_args:
+            self.env[ia.name] = ia
+        cond_call = node.body[0].value
+        cond = self.to_ir(self.expr(cond_call.args[0]), cond_call)
+        self.yields.append([])
+        body = self.block(node.body[1:])
+        ys = self.yields.pop()
+        if not ys:
+            raise self.error("a pl.while_ loop must end with '... = pl.yield_(...)'", node)
+        for n, v in saved.items():
+            if v is None:
+                self.env.pop(n, None)
+            else:
+                self.env[n] = v
+        return_vars = [E.Var(f"{ia.name}_out", ia.type, self.span(node)) for ia in iter_args]
+        self.emit(St.WhileStmt(cond, tuple(iter_args), body, tuple(return_vars), self.span(node)))
+        for name, rv in zip(ys[-1][0] or names, return_vars):
+            self.env[name] = rv
+
+    # ------------------------------------------------------------------ expressions
+    def expr(self, node: ast.AST, top: bool = False) -> Any:
+        return self.guarded(node, self._expr, node, top)
+
+    def _expr(self, node: ast.AST, top: bool) -> Any:
+        meth = getattr(self, "expr_" + type(node).__name__, None)
+        if meth is None:
+            raise self.error(f"unsupported expression: {type(node).__name__}", node)
+        value = meth(node)
+        if isinstance(value, E.Call) and not top:
+            self.tmp_counter += 1
+            tmp = E.Var(f"_t{self.tmp_counter - 1}", value.type, self.span(node))
+            self.emit(St.AssignStmt(tmp, value, self.span(node)))
+            return tmp
+        return value
+
+    def expr_Constant(self, node: ast.Constant) -> Any:
+        return node.value
+
+    def expr_Name(self, node: ast.Name) -> Any:
+        if node.id in self.env:
+            return self.env[node.id]
+        found, value = self.ns.lookup(node.id)
+        if not found:
+            raise self.error(f"name '{node.id}' is not defined", node)
+        if isinstance(value, DynVar):
+            if value.name in self.sig.dyn_vars:
+                return self.sig.dyn_vars[value.name]
+            raise self.error(f"dynamic dim '{value.name}' is not used by any parameter", node)
+        return value
+
+    def expr_Attribute(self, node: ast.Attribute) -> Any:
+        base = self.expr(node.value)
+        if isinstance(base, E.Expr):
+            raise self.error(f"attribute access '.{node.attr}' on IR values is not supported", node)
+        try:
+            return getattr(base, node.attr)
+        except AttributeError:
+            raise self.error(f"'{ast.unparse(node.value)}' has no attribute '{node.attr}'", node) from None
+
+    def expr_List(self, node: ast.List) -> list:
+        return [self.expr(e) for e in node.elts]
+
+    def expr_Tuple(self, node: ast.Tuple) -> list:
+        return [self.expr(e) for e in node.elts]
+
+    def expr_BinOp(self, node: ast.BinOp) -> Any:
+        lhs, rhs = self.expr(node.left), self.expr(node.right)
+        op = type(node.op).__name__
+        if not isinstance(lhs, E.Expr) and not isinstance(rhs, E.Expr):
+            return _static_binop(op, lhs, rhs)
+        for v, n in ((lhs, node.left), (rhs, node.right)):
+            if isinstance(getattr(v, "type", None), (TileType, TensorType)):
+                raise self.error(
+                    "Python operators on tiles/tensors are not supported; use pl.add, pl.mul, ...", n, PyptoTypeError
+                )
+        builder = S.BINARY_BUILDERS.get(op)
+        if builder is None:
+            raise self.error(f"operator {op} is not supported on scalars", node)
+        return builder(self.to_ir(lhs, node.left), self.to_ir(rhs, node.right), self.span(node))
+
+    def expr_UnaryOp(self, node: ast.UnaryOp) -> Any:
+        v = self.expr(node.operand)
+        if not isinstance(v, E.Expr):
+            return {"USub": lambda x: -x, "UAdd": lambda x: +x, "Not": lambda x: not x}.get(
+                type(node.op).__name__, lambda x: ~x
+            )(v)
+        if isinstance(node.op, ast.USub):
+            return S.neg(v, self.span(node))
+        if isinstance(node.op, ast.UAdd):
+            return v
+        return S.bit_not(v, self.span(node))
+
+    def expr_Compare(self, node: ast.Compare) -> Any:
+        if len(node.ops) != 1:
+            raise self.error("chained comparisons are not supported", node)
+        lhs, rhs = self.expr(node.left), self.expr(node.comparators[0])
+        op = type(node.ops[0]).__name__
+        if not isinstance(lhs, E.Expr) and not isinstance(rhs, E.Expr):
+            return _static_binop(op, lhs, rhs)
+        builder = S.BINARY_BUILDERS.get(op)
+        if builder is None:
+            raise self.error(f"comparison {op} is not supported", node)
+        return builder(self.to_ir(lhs, node.left), self.to_ir(rhs, node.comparators[0]), self.span(node))
+
+    def expr_BoolOp(self, node: ast.BoolOp) -> Any:
+        vals = [self.to_ir(self.expr(v), v) for v in node.values]
+        out = vals[0]
+        build = S.and_ if isinstance(node.op, ast.And) else S.or_
+        for v in vals[1:]:
+            out = build(out, v, self.span(node))
+        return out
+
+    def expr_Subscript(self, node: ast.Subscript) -> Any:
+        base = self.expr(node.value)
+        idx = self.expr(node.slice)
+        if isinstance(getattr(base, "type", None), TupleType):
+            if not isinstance(idx, int):
+                raise self.error("tuple results are indexed with a constant integer", node.slice)
+            if not 0 <= idx < len(base.type.types):
+                raise self.error(f"index {idx} out of range for {len(base.type.types)} results", node.slice)
+            return E.TupleGetItemExpr(base, idx, self.span(node))
+        if isinstance(base, E.Expr):
+            raise self.error("subscripts on IR values are not supported", node)
+        return base[idx]
+
+    def expr_Call(self, node: ast.Call) -> Any:
+        return dispatch.call(self, node)
+
+    # ------------------------------------------------------------------ conversions
+    def to_ir(self, v: Any, node: ast.AST | None = None) -> E.Expr:
+        if isinstance(v, E.Expr):
+            return v
+        if isinstance(v, (bool, int, float)):
+            return S.as_expr(v, self.span(node))
+        raise self.error(f"expected an IR value, got Python {type(v).__name__}", node, PyptoTypeError)
+
+    def to_index(self, v: Any, node: ast.AST) -> E.Expr:
+        e = self.to_ir(v, node)
+        t = e.type
+        if not isinstance(t, ScalarType) or not (t.dtype.is_int() or t.dtype is DataType.INDEX):
+            raise self.error(f"expected an integer, got {type_str(t)}", node, PyptoTypeError)
+        return e
+
+
+def _static_binop(op: str, a: Any, b: Any) -> Any:
+    import operator
+
+    table = {
+        "Add": operator.add, "Sub": operator.sub, "Mult": operator.mul, "Div": operator.truediv,
+        "FloorDiv": operator.floordiv, "Mod": operator.mod, "Pow": operator.pow, "Eq": operator.eq,
+        "NotEq": operator.ne, "Lt": operator.lt, "LtE": operator.le, "Gt": operator.gt, "GtE": operator.ge,
+        "BitAnd": operator.and_, "BitOr": operator.or_, "BitXor": operator.xor, "LShift": operator.lshift,
+        "RShift": operator.rshift,
+    }
+    return table[op](a, b)

@@ -1,0 +1,162 @@
+"""Annotation objects of the DSL: ``pl.Tensor[...]``, ``pl.Tile[...]``, ``pl.Scalar[...]``, ``pl.Out``.
+
+They are evaluated (never executed as code) when the parser reads a signature; each turns into an IR
+type through :func:`to_ir_type`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pypto.dtype import DataType
+from pypto.enums import MemorySpace, ParamDirection, TensorLayout
+from pypto.ir.types import MemRef, ScalarType, TensorType, TensorView, TileType
+
+
+@dataclass(frozen=True)
+class DynVar:
+    """A named dynamic dimension (``pl.dynamic("M")``)."""
+
+    name: str
+
+    def __post_init__(self) -> None:
+        if not self.name.isidentifier():
+            raise ValueError(f"dynamic dim name must be an identifier, got {self.name!r}")
+
+
+def dynamic(name: str) -> DynVar:
+    return DynVar(name)
+
+
+@dataclass(frozen=True)
+class MemRefSpec:
+    memory_space: MemorySpace
+    addr: int
+    size: int
+    id: int
+
+
+def MemRef_(memory_space: MemorySpace, addr: int, size: int, id: int) -> MemRefSpec:  # noqa: N802, A002
+    return MemRefSpec(memory_space, addr, size, id)
+
+
+@dataclass(frozen=True)
+class ShapedAnnotation:
+    kind: str  # "Tensor" | "Tile"
+    shape: tuple
+    dtype: DataType
+    layout: TensorLayout | None = None
+    memref: MemRefSpec | None = None
+
+
+@dataclass(frozen=True)
+class ScalarAnnotation:
+    dtype: DataType
+
+
+@dataclass(frozen=True)
+class DirectionAnnotation:
+    direction: ParamDirection
+    inner: Any
+
+
+def _shaped(kind: str, item: Any) -> ShapedAnnotation:
+    if not isinstance(item, tuple) or len(item) < 2:
+        raise TypeError(f"pl.{kind}[shape, dtype] expects a shape and a dtype")
+    shape, dtype, *rest = item
+    if isinstance(shape, (int, DynVar)):
+        shape = [shape]
+    if not isinstance(shape, (list, tuple)):
+        raise TypeError(f"pl.{kind}: shape must be a list, got {type(shape).__name__}")
+    if not isinstance(dtype, DataType):
+        raise TypeError(f"pl.{kind}: dtype must be a pl dtype such as pl.FP32, got {dtype!r}")
+    layout, memref = None, None
+    for r in rest:
+        if isinstance(r, MemRefSpec):
+            memref = r
+        elif isinstance(r, TensorLayout):
+            layout = r
+        else:
+            raise TypeError(f"pl.{kind}: unexpected annotation argument {r!r}")
+    return ShapedAnnotation(kind, tuple(shape), dtype, layout, memref)
+
+
+class _ShapedMeta(type):
+    def __getitem__(cls, item: Any) -> ShapedAnnotation:
+        return _shaped(cls.__name__, item)
+
+
+class Tensor(metaclass=_ShapedMeta):
+    """``pl.Tensor[[d0, d1], dtype]``: a DDR tensor. ``pl.Tensor((d0, d1), dtype)`` also works."""
+
+    def __new__(cls, shape: Any, dtype: DataType, *rest: Any) -> ShapedAnnotation:  # type: ignore[misc]
+        return _shaped("Tensor", (shape, dtype, *rest))
+
+
+class Tile(metaclass=_ShapedMeta):
+    """``pl.Tile[[r, c], dtype]``: an on-chip tile."""
+
+    def __new__(cls, shape: Any, dtype: DataType, *rest: Any) -> ShapedAnnotation:  # type: ignore[misc]
+        return _shaped("Tile", (shape, dtype, *rest))
+
+
+class _ScalarMeta(type):
+    def __getitem__(cls, dtype: Any) -> ScalarAnnotation:
+        if not isinstance(dtype, DataType):
+            raise TypeError(f"pl.Scalar[dtype] expects a dtype, got {dtype!r}")
+        return ScalarAnnotation(dtype)
+
+
+class Scalar(metaclass=_ScalarMeta):
+    """``pl.Scalar[dtype]``."""
+
+    def __new__(cls, dtype: DataType) -> ScalarAnnotation:  # type: ignore[misc]
+        return ScalarAnnotation(dtype)
+
+
+class _DirMeta(type):
+    def __getitem__(cls, inner: Any) -> DirectionAnnotation:
+        return DirectionAnnotation(cls._direction, inner)
+
+
+class Out(metaclass=_DirMeta):
+    """``pl.Out[T]``: a write-only output parameter."""
+
+    _direction = ParamDirection.Out
+
+
+class InOut(metaclass=_DirMeta):
+    """``pl.InOut[T]``: a read-write parameter."""
+
+    _direction = ParamDirection.InOut
+
+
+def to_ir_type(ann: Any, dyn_vars: dict, make_dyn: Any) -> Any:
+    """IR type of an evaluated annotation; ``make_dyn(name)`` creates the Var of a dynamic dim."""
+    if isinstance(ann, DataType):
+        return ScalarType(ann)
+    if isinstance(ann, ScalarAnnotation):
+        return ScalarType(ann.dtype)
+    if isinstance(ann, ShapedAnnotation):
+        dims = []
+        for d in ann.shape:
+            if isinstance(d, DynVar):
+                if d.name not in dyn_vars:
+                    dyn_vars[d.name] = make_dyn(d.name)
+                dims.append(dyn_vars[d.name])
+            elif isinstance(d, int) and not isinstance(d, bool):
+                dims.append(d)
+            elif hasattr(d, "type"):
+                dims.append(d)
+            else:
+                raise TypeError(f"shape entries must be ints or pl.dynamic(...), got {d!r}")
+        memref = None
+        if ann.memref is not None:
+            m = ann.memref
+            memref = MemRef(m.memory_space, m.addr, m.size, m.id)
+        if ann.kind == "Tensor":
+            view = TensorView((), ann.layout) if ann.layout is not None else None
+            return TensorType(tuple(dims), ann.dtype, memref, view)
+        return TileType(tuple(dims), ann.dtype, memref)
+    raise TypeError(f"not a type annotation: {ann!r}")

@@ -1,0 +1,624 @@
+"""Block (tile) ops: registration with type deduction, plus the IR builder functions (spec §4)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pypto.dtype import DataType, promote
+from pypto.enums import ROUND_MODES, CmpType, MemorySpace, PipeType
+from pypto.errors import PyptoTypeError, Span
+from pypto.ir.expr import Call, ConstInt, Expr, static_int
+from pypto.ir.registry import create_op_call, register_op
+from pypto.ir.scalar import as_expr
+from pypto.ir.type_rules import broadcast_shapes, int_list, scalar, tensor, tile, vec_view, view_for_space
+from pypto.ir.types import ScalarType, TensorType, TileType, TileView, dims_equal, shape_str
+from pypto.ops.common import dtype_of, scalar_arg, to_tuple
+
+BLOCK = "BlockOp"
+
+# ----------------------------------------------------------------------------- elementwise
+
+
+def _tt(name: str, int_only: bool = False):
+    names = ("lhs", "rhs")
+
+    def deduce(args: list, kw: dict, span: Span) -> TileType:
+        a, b = tile(name, args, 0, names, span), tile(name, args, 1, names, span)
+        shape = broadcast_shapes(a.shape, b.shape, name, span)
+        dt = promote(a.dtype, b.dtype)
+        if int_only and not dt.is_int():
+            raise PyptoTypeError(f"{name}: needs integer tiles, got {dt.name}", span)
+        valid = a.valid_shape if len(a.shape) == len(shape) else shape
+        return TileType(shape, dt, tile_view=vec_view(shape, valid))
+
+    register_op(name, BLOCK, names, pipe=PipeType.V)(deduce)
+
+
+def _ts(name: str, int_only: bool = False):
+    names = ("lhs", "rhs")
+
+    def deduce(args: list, kw: dict, span: Span) -> TileType:
+        a, s = tile(name, args, 0, names, span), scalar(name, args, 1, names, span)
+        dt = promote(a.dtype, s.dtype)
+        if int_only and not dt.is_int():
+            raise PyptoTypeError(f"{name}: needs an integer tile and scalar, got {dt.name}", span)
+        return TileType(a.shape, dt, tile_view=vec_view(a.shape, a.valid_shape))
+
+    register_op(name, BLOCK, names, pipe=PipeType.V)(deduce)
+
+
+def _three(name: str, kinds: str, names: tuple):
+    """Three-operand ops; kinds is a string of 't' (tile) / 's' (scalar) per operand."""
+
+    def deduce(args: list, kw: dict, span: Span) -> TileType:
+        shape, dt = None, None
+        for i, k in enumerate(kinds):
+            t = tile(name, args, i, names, span) if k == "t" else scalar(name, args, i, names, span)
+            dt = t.dtype if dt is None else promote(dt, t.dtype)
+            if k == "t" and names[i] != "tmp":
+                shape = t.shape if shape is None else broadcast_shapes(shape, t.shape, name, span)
+        first = args[0].type
+        return TileType(shape, dt, tile_view=vec_view(shape, first.valid_shape))
+
+    register_op(name, BLOCK, names, pipe=PipeType.V)(deduce)
+
+
+for _n in ("add", "sub", "mul", "div", "maximum", "minimum", "rem"):
+    _tt("block." + _n)
+for _n in ("and", "or", "shl", "shr"):
+    _tt("block." + _n, int_only=True)
+for _n in ("adds", "subs", "muls", "divs", "maxs", "mins", "rems", "lrelu"):
+    _ts("block." + _n)
+for _n in ("ands", "ors", "shls", "shrs"):
+    _ts("block." + _n, int_only=True)
+_three("block.addc", "ttt", ("lhs", "rhs", "rhs2"))
+_three("block.subc", "ttt", ("lhs", "rhs", "rhs2"))
+_three("block.addsc", "tst", ("lhs", "rhs", "rhs2"))
+_three("block.subsc", "tst", ("lhs", "rhs", "rhs2"))
+_three("block.xor", "ttt", ("lhs", "rhs", "tmp"))
+_three("block.xors", "tst", ("lhs", "rhs", "tmp"))
+_three("block.prelu", "ttt", ("tile", "slope", "tmp"))
+
+
+def _unary(name: str, dtypes: tuple | None = None):
+    names = ("tile",)
+
+    def deduce(args: list, kw: dict, span: Span) -> TileType:
+        t = tile(name, args, 0, names, span)
+        if dtypes is not None and t.dtype not in dtypes:
+            allowed = ", ".join(d.name for d in dtypes)
+            raise PyptoTypeError(f"{name}: dtype must be one of {allowed}, got {t.dtype.name}", span)
+        return TileType(t.shape, t.dtype, tile_view=vec_view(t.shape))
+
+    register_op(name, BLOCK, names, pipe=PipeType.V)(deduce)
+
+
+for _n in ("exp", "neg", "sqrt", "rsqrt", "recip", "log", "abs", "relu", "row_expand"):
+    _unary("block." + _n)
+_unary("block.not", (DataType.INT16, DataType.UINT16))
+
+
+@register_op("block.fillpad", BLOCK, ("tile",), pipe=PipeType.V)
+def _fillpad(args: list, kw: dict, span: Span) -> TileType:
+    t = tile("block.fillpad", args, 0, ("tile",), span)
+    return TileType(t.shape, t.dtype, tile_view=t.tile_view)
+
+
+# ----------------------------------------------------------------------------- reductions
+
+
+def _row_reduce(name: str):
+    names = ("tile", "tmp_tile")
+
+    def deduce(args: list, kw: dict, span: Span) -> TileType:
+        t = tile(name, args, 0, names, span)
+        tile(name, args, 1, names, span)
+        if len(t.shape) < 2:
+            raise PyptoTypeError(f"{name}: needs a tile of rank >= 2, got {shape_str(t.shape)}", span)
+        shape = t.shape[:-1] + (ConstInt(1, DataType.INDEX),)
+        return TileType(shape, t.dtype, tile_view=vec_view(shape))
+
+    register_op(name, BLOCK, names, pipe=PipeType.V)(deduce)
+
+
+for _n in ("row_sum", "row_max", "row_min"):
+    _row_reduce("block." + _n)
+
+
+def _axis_reduce(name: str):
+    names = ("tile",)
+
+    def deduce(args: list, kw: dict, span: Span) -> Any:
+        t = tile(name, args, 0, names, span)
+        rank = len(t.shape)
+        axis = kw.get("axis", 0)
+        if not -rank <= axis < rank:
+            raise PyptoTypeError(f"{name}: axis {axis} out of range for a rank-{rank} tile", span)
+        axis %= rank
+        if kw.get("keepdim", False):
+            shape = t.shape[:axis] + (ConstInt(1, DataType.INDEX),) + t.shape[axis + 1 :]
+        else:
+            shape = t.shape[:axis] + t.shape[axis + 1 :]
+        if not shape:
+            return ScalarType(t.dtype)
+        return TileType(shape, t.dtype, tile_view=vec_view(shape))
+
+    register_op(name, BLOCK, names, attrs={"axis": int, "keepdim": bool}, pipe=PipeType.V)(deduce)
+
+
+for _n in ("sum", "max", "min"):
+    _axis_reduce("block." + _n)
+
+# ----------------------------------------------------------------------------- expand
+
+
+def _expand(name: str, vec_kind: str):
+    names = ("tile", "row_vec" if vec_kind == "row" else "col_vec")
+
+    def deduce(args: list, kw: dict, span: Span) -> TileType:
+        t, v = tile(name, args, 0, names, span), tile(name, args, 1, names, span)
+        if len(t.shape) != 2 or len(v.shape) != 2:
+            raise PyptoTypeError(f"{name}: needs 2-D tiles", span)
+        if vec_kind == "row":
+            ok = static_int(v.shape[1]) == 1 and (
+                dims_equal(v.shape[0], t.shape[0]) or None in (static_int(v.shape[0]), static_int(t.shape[0]))
+            )
+            want = f"[{shape_str(t.shape[:1])[1:-1]}, 1]"
+        else:
+            ok = static_int(v.shape[0]) == 1 and dims_equal(v.shape[1], t.shape[1])
+            want = f"[1, {shape_str(t.shape[1:])[1:-1]}]"
+        if not ok:
+            raise PyptoTypeError(
+                f"{name}: '{names[1]}' must have shape {want}, got {shape_str(v.shape)}", span
+            )
+        return TileType(t.shape, promote(t.dtype, v.dtype), tile_view=vec_view(t.shape))
+
+    register_op(name, BLOCK, names, pipe=PipeType.V)(deduce)
+
+
+for _n in ("add", "sub", "mul", "div"):
+    _expand(f"block.row_expand_{_n}", "row")
+for _n in ("mul", "div", "sub"):
+    _expand(f"block.col_expand_{_n}", "col")
+_expand("block.col_expand", "col")
+
+
+@register_op("block.expands", BLOCK, ("target", "scalar"), pipe=PipeType.V)
+def _expands(args: list, kw: dict, span: Span) -> TileType:
+    t = tile("block.expands", args, 0, ("target", "scalar"), span)
+    s = scalar("block.expands", args, 1, ("target", "scalar"), span)
+    return TileType(t.shape, promote(t.dtype, s.dtype), tile_view=vec_view(t.shape))
+
+
+# ----------------------------------------------------------------------------- matmul
+
+
+def _mm_dtype(name: str, a: TileType, b: TileType, span: Span) -> DataType:
+    if a.dtype is not b.dtype:
+        raise PyptoTypeError(f"{name}: operand dtypes differ ({a.dtype.name} vs {b.dtype.name})", span)
+    return DataType.FP32 if a.dtype.is_float() else DataType.INT32
+
+
+def _mm_check(name: str, a: TileType, b: TileType, span: Span) -> None:
+    if len(a.shape) != 2 or len(b.shape) != 2:
+        raise PyptoTypeError(f"{name}: operands must be 2-D tiles", span)
+    if not dims_equal(a.shape[1], b.shape[0]) and None not in (static_int(a.shape[1]), static_int(b.shape[0])):
+        raise PyptoTypeError(
+            f"{name}: K dims differ: lhs is {shape_str(a.shape)}, rhs is {shape_str(b.shape)}", span
+        )
+
+
+def _acc_tile(shape: tuple, dtype: DataType) -> TileType:
+    return TileType(shape, dtype, tile_view=view_for_space(MemorySpace.Acc, shape))
+
+
+def _register_mm(kind: str) -> None:
+    base = "block." + kind
+
+    @register_op(base, BLOCK, ("lhs", "rhs"), pipe=PipeType.M)
+    def _mm(args: list, kw: dict, span: Span) -> TileType:
+        a, b = tile(base, args, 0, ("lhs", "rhs"), span), tile(base, args, 1, ("lhs", "rhs"), span)
+        _mm_check(base, a, b, span)
+        return _acc_tile((a.shape[0], b.shape[1]), _mm_dtype(base, a, b, span))
+
+    names = ("acc", "lhs", "rhs")
+
+    @register_op(base + "_acc", BLOCK, names, pipe=PipeType.M)
+    def _mm_acc(args: list, kw: dict, span: Span) -> TileType:
+        c = tile(base + "_acc", args, 0, names, span)
+        a, b = tile(base + "_acc", args, 1, names, span), tile(base + "_acc", args, 2, names, span)
+        _mm_check(base + "_acc", a, b, span)
+        if not (dims_equal(c.shape[0], a.shape[0]) and dims_equal(c.shape[1], b.shape[1])):
+            raise PyptoTypeError(
+                f"{base}_acc: acc shape {shape_str(c.shape)} does not match "
+                f"[{shape_str(a.shape[:1])[1:-1]}, {shape_str(b.shape[1:])[1:-1]}]",
+                span,
+            )
+        return _acc_tile(c.shape, _mm_dtype(base + "_acc", a, b, span))
+
+    bnames = ("lhs", "rhs", "bias")
+
+    @register_op(base + "_bias", BLOCK, bnames, pipe=PipeType.M)
+    def _mm_bias(args: list, kw: dict, span: Span) -> TileType:
+        a, b = tile(base + "_bias", args, 0, bnames, span), tile(base + "_bias", args, 1, bnames, span)
+        bias = tile(base + "_bias", args, 2, bnames, span)
+        _mm_check(base + "_bias", a, b, span)
+        return _acc_tile((a.shape[0], b.shape[1]), promote(promote(a.dtype, b.dtype), bias.dtype))
+
+
+_register_mm("matmul")
+_register_mm("gemv")
+
+# ----------------------------------------------------------------------------- cast, compare, select
+
+
+@register_op("block.cast", BLOCK, ("tile",), attrs={"target_type": DataType, "mode": int}, pipe=PipeType.V)
+def _cast(args: list, kw: dict, span: Span) -> TileType:
+    t = tile("block.cast", args, 0, ("tile",), span)
+    if "target_type" not in kw:
+        raise PyptoTypeError("block.cast requires 'target_type'", span)
+    return TileType(t.shape, kw["target_type"], tile_view=vec_view(t.shape, t.valid_shape))
+
+
+@register_op("block.cmp", BLOCK, ("lhs", "rhs"), attrs={"cmp_type": int}, pipe=PipeType.V)
+def _cmp(args: list, kw: dict, span: Span) -> TileType:
+    a, b = tile("block.cmp", args, 0, ("lhs", "rhs"), span), tile("block.cmp", args, 1, ("lhs", "rhs"), span)
+    shape = broadcast_shapes(a.shape, b.shape, "block.cmp", span)
+    return TileType(shape, promote(a.dtype, b.dtype), tile_view=vec_view(shape, a.valid_shape))
+
+
+@register_op("block.cmps", BLOCK, ("lhs", "rhs"), attrs={"cmp_type": int}, pipe=PipeType.V)
+def _cmps(args: list, kw: dict, span: Span) -> TileType:
+    a = tile("block.cmps", args, 0, ("lhs", "rhs"), span)
+    s = scalar("block.cmps", args, 1, ("lhs", "rhs"), span)
+    return TileType(a.shape, promote(a.dtype, s.dtype), tile_view=vec_view(a.shape))
+
+
+@register_op("block.sel", BLOCK, ("mask", "lhs", "rhs"), pipe=PipeType.V)
+def _sel(args: list, kw: dict, span: Span) -> TileType:
+    names = ("mask", "lhs", "rhs")
+    tile("block.sel", args, 0, names, span)
+    a, b = tile("block.sel", args, 1, names, span), tile("block.sel", args, 2, names, span)
+    shape = broadcast_shapes(a.shape, b.shape, "block.sel", span)
+    return TileType(shape, promote(a.dtype, b.dtype), tile_view=vec_view(shape))
+
+
+@register_op("block.sels", BLOCK, ("lhs", "rhs", "select_mode"), pipe=PipeType.V)
+def _sels(args: list, kw: dict, span: Span) -> TileType:
+    names = ("lhs", "rhs", "select_mode")
+    a, b = tile("block.sels", args, 0, names, span), tile("block.sels", args, 1, names, span)
+    return TileType(a.shape, promote(a.dtype, b.dtype), tile_view=vec_view(a.shape))
+
+
+# ----------------------------------------------------------------------------- memory
+
+
+@register_op(
+    "block.load",
+    BLOCK,
+    ("tensor", "offsets", "shapes", "valid_shapes"),
+    attrs={"target_memory": MemorySpace},
+    pipe=PipeType.MTE2,
+    min_args=3,
+)
+def _load(args: list, kw: dict, span: Span) -> TileType:
+    t = tensor("block.load", args, 0, ("tensor",), span)
+    offs = int_list("block.load", args[1], "offsets", span)
+    shapes = int_list("block.load", args[2], "shapes", span)
+    valid = int_list("block.load", args[3], "valid_shapes", span) if len(args) > 3 else shapes
+    if not offs or not len(offs) == len(shapes) == len(valid):
+        raise PyptoTypeError(
+            f"block.load: offsets, shapes and valid_shapes need the same non-zero length, got "
+            f"{len(offs)}, {len(shapes)} and {len(valid)}",
+            span,
+        )
+    if len(offs) != len(t.shape):
+        raise PyptoTypeError(
+            f"block.load: tensor has rank {len(t.shape)} but {len(offs)} offsets were given", span
+        )
+    for i, (o, s, d) in enumerate(zip(offs, shapes, t.shape)):
+        so, ss, sd = static_int(o), static_int(s), static_int(d)
+        if ss is not None and sd is not None and so is not None and so + ss > sd:
+            raise PyptoTypeError(
+                f"block.load: window [{so}, {so + ss}) exceeds dim {i} of size {sd} of the tensor", span
+            )
+    space = kw.get("target_memory", MemorySpace.Vec)
+    if space not in (MemorySpace.Vec, MemorySpace.Mat):
+        raise PyptoTypeError(f"block.load: target_memory must be Vec or Mat, got {space.name}", span)
+    return TileType(shapes, t.dtype, tile_view=view_for_space(space, shapes, valid))
+
+
+@register_op("block.store", BLOCK, ("tile", "offsets", "output_tensor"))
+def _store(args: list, kw: dict, span: Span) -> TensorType:
+    names = ("tile", "offsets", "output_tensor")
+    t = tile("block.store", args, 0, names, span)
+    offs = int_list("block.store", args[1], "offsets", span)
+    out = tensor("block.store", args, 2, names, span)
+    if len(offs) != len(out.shape):
+        raise PyptoTypeError(
+            f"block.store: output tensor has rank {len(out.shape)} but {len(offs)} offsets were given", span
+        )
+    for i, (o, s, d) in enumerate(zip(offs, _padded(t.shape, len(offs)), out.shape)):
+        so, ss, sd = static_int(o), static_int(s), static_int(d)
+        if None not in (so, ss, sd) and so + ss > sd:
+            raise PyptoTypeError(
+                f"block.store: tile {shape_str(t.shape)} at offset {so} exceeds dim {i} of size {sd} "
+                f"of the output tensor",
+                span,
+            )
+    if t.dtype is not out.dtype:
+        raise PyptoTypeError(
+            f"block.store: tile dtype {t.dtype.name} differs from output tensor dtype {out.dtype.name}", span
+        )
+    return out
+
+
+def _padded(shape: tuple, rank: int) -> tuple:
+    return (ConstInt(1, DataType.INDEX),) * (rank - len(shape)) + tuple(shape)
+
+
+@register_op(
+    "block.move", BLOCK, ("tile",), attrs={"target_memory": MemorySpace, "transpose": bool}
+)
+def _move(args: list, kw: dict, span: Span) -> TileType:
+    t = tile("block.move", args, 0, ("tile",), span)
+    if "target_memory" not in kw:
+        raise PyptoTypeError("block.move requires 'target_memory'", span)
+    space = kw["target_memory"]
+    shape, valid = t.shape, t.valid_shape
+    if kw.get("transpose") and len(shape) == 2:
+        shape, valid = (shape[1], shape[0]), (valid[1], valid[0])
+    return TileType(shape, t.dtype, tile_view=view_for_space(space, shape, valid))
+
+
+@register_op("block.create_tile", BLOCK, ("shape",), attrs={"dtype": DataType, "target_memory": MemorySpace})
+def _create_tile(args: list, kw: dict, span: Span) -> TileType:
+    shape = int_list("block.create_tile", args[0], "shape", span, static=True)
+    if "dtype" not in kw:
+        raise PyptoTypeError("block.create_tile requires 'dtype'", span)
+    space = kw.get("target_memory", MemorySpace.Vec)
+    return TileType(shape, kw["dtype"], tile_view=view_for_space(space, shape))
+
+
+@register_op("block.full", BLOCK, ("shape", "value"), attrs={"dtype": DataType}, pipe=PipeType.V)
+def _full(args: list, kw: dict, span: Span) -> TileType:
+    shape = int_list("block.full", args[0], "shape", span, static=True)
+    if "dtype" not in kw:
+        raise PyptoTypeError("block.full requires 'dtype'", span)
+    scalar("block.full", args, 1, ("shape", "value"), span)
+    return TileType(shape, kw["dtype"], tile_view=vec_view(shape))
+
+
+@register_op("block.get_block_idx", BLOCK, (), attrs={"axis": int})
+def _get_block_idx(args: list, kw: dict, span: Span) -> ScalarType:
+    return ScalarType(DataType.UINT64)
+
+
+@register_op("block.reshape", BLOCK, ("tile", "shape"), pipe=PipeType.V)
+def _reshape(args: list, kw: dict, span: Span) -> TileType:
+    t = tile("block.reshape", args, 0, ("tile", "shape"), span)
+    shape = int_list("block.reshape", args[1], "shape", span, static=True)
+    n_old, n_new = 1, 1
+    for d in t.shape:
+        n_old = n_old * static_int(d) if static_int(d) is not None and n_old is not None else None
+    for d in shape:
+        n_new *= static_int(d)
+    if n_old is not None and n_old != n_new:
+        raise PyptoTypeError(f"block.reshape: {shape_str(t.shape)} has {n_old} elements, not {n_new}", span)
+    return TileType(shape, t.dtype, tile_view=vec_view(shape))
+
+
+@register_op("block.transpose", BLOCK, ("tile", "axis1", "axis2"), pipe=PipeType.V)
+def _transpose(args: list, kw: dict, span: Span) -> TileType:
+    t = tile("block.transpose", args, 0, ("tile",), span)
+    a1, a2 = static_int(args[1]), static_int(args[2])
+    rank = len(t.shape)
+    if rank < 2 or a1 is None or a2 is None or a1 % rank == a2 % rank:
+        raise PyptoTypeError("block.transpose: needs rank >= 2 and two different constant axes", span)
+    shape = list(t.shape)
+    shape[a1 % rank], shape[a2 % rank] = shape[a2 % rank], shape[a1 % rank]
+    return TileType(tuple(shape), t.dtype, tile_view=vec_view(tuple(shape)))
+
+
+# ----------------------------------------------------------------------------- builder functions
+
+
+def _span(span: Span | None) -> Span | None:
+    return span
+
+
+def load(
+    tensor: Expr,
+    offsets: Any,
+    shapes: Any,
+    valid_shapes: Any = None,
+    target_memory: MemorySpace | None = None,
+    span: Span | None = None,
+) -> Call:
+    if isinstance(valid_shapes, MemorySpace):
+        valid_shapes, target_memory = target_memory, valid_shapes
+    args = [tensor, to_tuple(offsets, span, "offsets"), to_tuple(shapes, span, "shapes")]
+    args.append(to_tuple(valid_shapes, span, "valid_shapes") if valid_shapes is not None else args[2])
+    kw = {"target_memory": target_memory if target_memory is not None else MemorySpace.Vec}
+    return create_op_call("block.load", args, kw, span)
+
+
+def store(
+    tile: Expr,
+    offsets: Any,
+    shapes_or_output: Any = None,
+    output_tensor: Any = None,
+    shapes: Any = None,
+    span: Span | None = None,
+) -> Call:
+    if isinstance(getattr(shapes_or_output, "type", None), TensorType):
+        if output_tensor is not None:
+            raise PyptoTypeError("block.store: output tensor given twice", span)
+        output_tensor = shapes_or_output
+    elif shapes_or_output is not None:
+        shapes = shapes_or_output
+    if output_tensor is None:
+        raise PyptoTypeError("block.store: missing the output tensor", span)
+    call = create_op_call("block.store", [tile, to_tuple(offsets, span, "offsets"), output_tensor], {}, span)
+    if shapes is not None:
+        given = to_tuple(shapes, span, "shapes").elements
+        have = _padded(tile.type.valid_shape, len(given))
+        if len(given) != len(have) or not all(dims_equal(a, b) or static_int(a) is None for a, b in zip(given, have)):
+            raise PyptoTypeError(
+                f"block.store: shapes {shape_str(given)} do not match the tile's shape "
+                f"{shape_str(tile.type.valid_shape)}",
+                span,
+            )
+    return call
+
+
+def move(tile: Expr, target_memory: MemorySpace, transpose: bool = False, span: Span | None = None) -> Call:
+    kw = {"target_memory": target_memory}
+    if transpose:
+        kw["transpose"] = True
+    return create_op_call("block.move", [tile], kw, span)
+
+
+def create_tile(
+    shape: Any, dtype: DataType, target_memory: MemorySpace = MemorySpace.Vec, span: Span | None = None
+) -> Call:
+    return create_op_call(
+        "block.create_tile", [to_tuple(shape, span, "shape")], {"dtype": dtype, "target_memory": target_memory}, span
+    )
+
+
+create = create_tile
+
+
+def full(shape: Any, dtype: DataType, value: Any, span: Span | None = None) -> Call:
+    return create_op_call(
+        "block.full", [to_tuple(shape, span, "shape"), scalar_arg(value, dtype, span)], {"dtype": dtype}, span
+    )
+
+
+def get_block_idx(axis: int | None = None, span: Span | None = None) -> Call:
+    return create_op_call("block.get_block_idx", [], {"axis": axis}, span)
+
+
+def _binary_builder(op: str):
+    def build(lhs: Expr, rhs: Any, span: Span | None = None) -> Call:
+        return create_op_call("block." + op, [lhs, rhs], {}, span)
+
+    build.__name__ = op
+    return build
+
+
+def _scalar_builder(op: str):
+    def build(lhs: Expr, rhs: Any, span: Span | None = None) -> Call:
+        return create_op_call("block." + op, [lhs, scalar_arg(rhs, dtype_of(lhs), span)], {}, span)
+
+    build.__name__ = op
+    return build
+
+
+def _unary_builder(op: str):
+    def build(tile: Expr, span: Span | None = None) -> Call:
+        return create_op_call("block." + op, [tile], {}, span)
+
+    build.__name__ = op
+    return build
+
+
+add, sub, mul, div = (_binary_builder(n) for n in ("add", "sub", "mul", "div"))
+maximum, minimum, rem = (_binary_builder(n) for n in ("maximum", "minimum", "rem"))
+and_, or_, shl, shr = (_binary_builder(n) for n in ("and", "or", "shl", "shr"))
+adds, subs, muls, divs = (_scalar_builder(n) for n in ("adds", "subs", "muls", "divs"))
+maxs, mins, rems, lrelu = (_scalar_builder(n) for n in ("maxs", "mins", "rems", "lrelu"))
+ands, ors, shls, shrs = (_scalar_builder(n) for n in ("ands", "ors", "shls", "shrs"))
+exp, neg, sqrt, rsqrt = (_unary_builder(n) for n in ("exp", "neg", "sqrt", "rsqrt"))
+recip, log, abs, relu = (_unary_builder(n) for n in ("recip", "log", "abs", "relu"))  # noqa: A001
+not_, fillpad, row_expand = (_unary_builder(n) for n in ("not", "fillpad", "row_expand"))
+
+
+def expands(target: Expr, scalar: Any, span: Span | None = None) -> Call:
+    return create_op_call("block.expands", [target, scalar_arg(scalar, dtype_of(target), span)], {}, span)
+
+
+def _pair_builder(op: str):
+    def build(a: Expr, b: Expr, span: Span | None = None) -> Call:
+        return create_op_call("block." + op, [a, b], {}, span)
+
+    build.__name__ = op
+    return build
+
+
+row_sum, row_max, row_min = (_pair_builder(n) for n in ("row_sum", "row_max", "row_min"))
+row_expand_add, row_expand_sub = _pair_builder("row_expand_add"), _pair_builder("row_expand_sub")
+row_expand_mul, row_expand_div = _pair_builder("row_expand_mul"), _pair_builder("row_expand_div")
+col_expand, col_expand_mul = _pair_builder("col_expand"), _pair_builder("col_expand_mul")
+col_expand_div, col_expand_sub = _pair_builder("col_expand_div"), _pair_builder("col_expand_sub")
+matmul, gemv = _pair_builder("matmul"), _pair_builder("gemv")
+
+
+def _triple_builder(op: str, scalar_pos: int | None = None):
+    def build(a: Expr, b: Any, c: Expr, span: Span | None = None) -> Call:
+        args = [a, b, c]
+        if scalar_pos is not None:
+            args[scalar_pos] = scalar_arg(args[scalar_pos], dtype_of(a), span)
+        return create_op_call("block." + op, args, {}, span)
+
+    build.__name__ = op
+    return build
+
+
+matmul_acc, matmul_bias = _triple_builder("matmul_acc"), _triple_builder("matmul_bias")
+gemv_acc, gemv_bias = _triple_builder("gemv_acc"), _triple_builder("gemv_bias")
+addc, subc, xor, prelu = (_triple_builder(n) for n in ("addc", "subc", "xor", "prelu"))
+addsc, subsc, xors = (_triple_builder(n, 1) for n in ("addsc", "subsc", "xors"))
+sel = _triple_builder("sel")
+
+
+def sels(lhs: Expr, rhs: Expr, select_mode: Any, span: Span | None = None) -> Call:
+    return create_op_call("block.sels", [lhs, rhs, as_expr(select_mode, span)], {}, span)
+
+
+def _reduce_builder(op: str):
+    def build(tile: Expr, axis: int = 0, keepdim: bool = False, span: Span | None = None) -> Call:
+        return create_op_call("block." + op, [tile], {"axis": int(axis), "keepdim": bool(keepdim)}, span)
+
+    build.__name__ = op
+    return build
+
+
+sum, max, min = (_reduce_builder(n) for n in ("sum", "max", "min"))  # noqa: A001
+
+
+def _mode(mode: Any, span: Span | None) -> int:
+    if isinstance(mode, str):
+        if mode.lower() not in ROUND_MODES:
+            raise PyptoTypeError(f"cast: unknown rounding mode '{mode}' (use one of {', '.join(ROUND_MODES)})", span)
+        return ROUND_MODES.index(mode.lower())
+    if not isinstance(mode, int) or not 0 <= mode < len(ROUND_MODES):
+        raise PyptoTypeError(f"cast: rounding mode must be 0..6 or a name, got {mode!r}", span)
+    return mode
+
+
+def cast(tile: Expr, target_type: DataType, mode: Any = "round", span: Span | None = None) -> Call:
+    return create_op_call("block.cast", [tile], {"target_type": target_type, "mode": _mode(mode, span)}, span)
+
+
+def _cmp_type(v: Any) -> int:
+    return int(v) if not isinstance(v, str) else int(CmpType[v.upper()])
+
+
+def cmp(lhs: Expr, rhs: Expr, cmp_type: Any = 0, span: Span | None = None) -> Call:
+    return create_op_call("block.cmp", [lhs, rhs], {"cmp_type": _cmp_type(cmp_type)}, span)
+
+
+def cmps(lhs: Expr, rhs: Any, cmp_type: Any = 0, span: Span | None = None) -> Call:
+    return create_op_call(
+        "block.cmps", [lhs, scalar_arg(rhs, dtype_of(lhs), span)], {"cmp_type": _cmp_type(cmp_type)}, span
+    )
+
+
+def reshape(tile: Expr, shape: Any, span: Span | None = None) -> Call:
+    return create_op_call("block.reshape", [tile, to_tuple(shape, span, "shape")], {}, span)
+
+
+def transpose(tile: Expr, axis1: int, axis2: int, span: Span | None = None) -> Call:
+    return create_op_call("block.transpose", [tile, as_expr(axis1, span), as_expr(axis2, span)], {}, span)

@@ -1,0 +1,67 @@
+"""Synchronisation ops (spec §4.11): set/wait flags between pipes and pipe barriers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pypto.enums import PipeType
+from pypto.errors import PyptoTypeError, Span
+from pypto.ir.expr import Call
+from pypto.ir.registry import create_op_call, register_op
+from pypto.ir.types import UnknownType
+
+SYNC = "SyncOp"
+_FLAG_ATTRS = {"set_pipe": int, "wait_pipe": int, "event_id": int}
+
+
+def _flag(name: str):
+    def deduce(args: list, kw: dict, span: Span) -> UnknownType:
+        for key in _FLAG_ATTRS:
+            if key not in kw:
+                raise PyptoTypeError(f"{name} requires keyword '{key}'", span)
+        for key in ("set_pipe", "wait_pipe"):
+            if not 0 <= kw[key] <= 7:
+                raise PyptoTypeError(f"{name}: {key} must be a PipeType (0..7), got {kw[key]}", span)
+        if not 0 <= kw["event_id"] <= 7:
+            raise PyptoTypeError(f"{name}: event_id must be 0..7, got {kw['event_id']}", span)
+        return UnknownType()
+
+    register_op(name, SYNC, (), attrs=_FLAG_ATTRS, pipe=PipeType.S)(deduce)
+
+
+_flag("system.sync_src")
+_flag("system.sync_dst")
+
+
+def _barrier(name: str):
+    register_op(name, SYNC, (), pipe=PipeType.S)(lambda args, kw, span: UnknownType())
+
+
+for _n in ("bar_v", "bar_m", "bar_all"):
+    _barrier("system." + _n)
+
+
+def _pipe(v: Any) -> int:
+    return int(v)
+
+
+def sync_src(set_pipe: Any, wait_pipe: Any, event_id: int, span: Span | None = None) -> Call:
+    kw = {"set_pipe": _pipe(set_pipe), "wait_pipe": _pipe(wait_pipe), "event_id": int(event_id)}
+    return create_op_call("system.sync_src", [], kw, span)
+
+
+def sync_dst(set_pipe: Any, wait_pipe: Any, event_id: int, span: Span | None = None) -> Call:
+    kw = {"set_pipe": _pipe(set_pipe), "wait_pipe": _pipe(wait_pipe), "event_id": int(event_id)}
+    return create_op_call("system.sync_dst", [], kw, span)
+
+
+def bar_v(span: Span | None = None) -> Call:
+    return create_op_call("system.bar_v", [], {}, span)
+
+
+def bar_m(span: Span | None = None) -> Call:
+    return create_op_call("system.bar_m", [], {}, span)
+
+
+def bar_all(span: Span | None = None) -> Call:
+    return create_op_call("system.bar_all", [], {}, span)

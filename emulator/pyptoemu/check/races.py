@@ -1,0 +1,135 @@
+"""Happens-before race detector over the run's event log.
+
+Vector clocks over the pipes: ``vc[P] = n`` means "the first n instructions issued to pipe P are
+known complete". Edges, as the hardware guarantees them:
+
+* program order on a pipe the machine declares in order (its results are forwarded along the pipe);
+  on a pipe that is not in order (V on A2/A3) program order orders only the starts, not the writes;
+* ``barrier <P>``: every earlier P instruction completes before any later one starts;
+* ``set_flag``: every earlier instruction of its source pipe has completed; the ``wait_flag`` that
+  consumes it inherits that knowledge, and so does every later instruction of the waiting pipe;
+* the scalar unit: an instruction issued after a ``wait_flag`` on PIPE_S, a full barrier or a scalar
+  memory access is ordered after it.
+
+Any two accesses to overlapping bytes of one buffer (UB, L1, L0A/B/C, bias, GM per argument), at
+least one a write, that are not ordered by these edges are a race. A race is reported once per pair
+of source lines, with a count and the smallest fix.
+"""
+
+from __future__ import annotations
+
+from pyptoemu.core.pipe import BARRIER, OP, SET, WAIT, Instr
+
+KIND_OF = {(True, False): "RAW", (False, True): "WAR", (True, True): "WAW"}
+
+
+def _join(a: dict, b: dict) -> dict:
+    if not b:
+        return a
+    out = dict(a)
+    for k, v in b.items():
+        if out.get(k, 0) < v:
+            out[k] = v
+    return out
+
+
+def clocks(core) -> dict[int, dict]:
+    """Vector clock (knowledge at start) of every recorded instruction, keyed by ``id(instr)``."""
+    in_order = dict(core.machine.in_order)
+    in_order["S"] = True
+    epochs = core.scalar.epochs
+    epoch_vc: list[dict] = [{}]
+    vc: dict[int, dict] = {}
+    prev: dict[str, Instr] = {}
+
+    def scalar_vc(e: int) -> dict:
+        while len(epoch_vc) <= e:
+            kind, what = epochs[len(epoch_vc) - 1]
+            last = epoch_vc[-1]
+            if kind == "wait":
+                setter = what.released_by
+                extra = vc.get(id(setter), {}) if setter is not None else {}
+                if setter is not None:
+                    extra = _join(extra, {setter.pipe: setter.pidx})
+                epoch_vc.append(_join(last, extra))
+            elif kind == "all":
+                epoch_vc.append(_join(last, what))
+            else:  # "s": scalar accesses so far
+                epoch_vc.append(_join(last, {"S": what}))
+        return epoch_vc[e]
+
+    for ins in sorted((i for i in core.trace_log if i.start >= 0), key=lambda i: (i.start, i.seq)):
+        p = ins.pipe
+        base = dict(scalar_vc(ins.sepoch))
+        before = prev.get(p)
+        if before is not None:
+            base = _join(base, vc[id(before)])
+            if in_order.get(p, True) or before.kind == BARRIER:
+                base = _join(base, {p: before.pidx + 1 if before.kind != BARRIER else before.pidx})
+        if ins.kind == BARRIER or ins.kind == SET:
+            base = _join(base, {p: ins.pidx})
+        if ins.kind == WAIT and ins.released_by is not None:
+            s = ins.released_by
+            base = _join(base, _join(vc.get(id(s), {}), {s.pipe: s.pidx}))
+        vc[id(ins)] = base
+        prev[p] = ins
+    return vc
+
+
+def _fix(y: Instr, x: Instr, used_ids: dict) -> str:
+    if y.pipe == x.pipe:
+        return f"add `pto.barrier <PIPE_{x.pipe}>` between {y.loc} and {x.loc}"
+    free = next((i for i in range(8) if i not in used_ids.get((y.pipe, x.pipe), set())), 0)
+    flag = f"[<PIPE_{y.pipe}>, <PIPE_{x.pipe}>, <EVENT_ID{free}>]"
+    return f"add `pto.set_flag{flag}` after {y.loc} and `pto.wait_flag{flag}` before {x.loc}"
+
+
+def detect(core, severity: str = "error") -> int:
+    """Add a finding per racing pair of source lines; return the number of racing pairs seen."""
+    vc = clocks(core)
+    used_ids: dict[tuple, set] = {}
+    for ins in core.trace_log:
+        if ins.flag is not None:
+            used_ids.setdefault(ins.flag[:2], set()).add(ins.flag[2])
+    live: dict[str, list] = {}  # buffer -> [(lo, hi, is_write, instr)]
+    races = 0
+    ordered = sorted((i for i in core.trace_log if i.start >= 0 and (i.reads or i.writes)),
+                     key=lambda i: (i.start, i.seq))
+    for x in ordered:
+        kx = vc[id(x)]
+        accesses = [(b, lo, hi, False) for b, lo, hi in x.reads] + [(b, lo, hi, True) for b, lo, hi in x.writes]
+        for buf, lo, hi, xw in accesses:
+            entries = live.setdefault(buf, [])
+            keep = []
+            for e in entries:
+                elo, ehi, yw, y = e
+                if ehi <= lo or elo >= hi or y is x:
+                    keep.append(e)
+                    continue
+                ordered_before = kx.get(y.pipe, 0) > y.pidx
+                if (yw or xw) and not ordered_before:
+                    races += 1
+                    kind = KIND_OF[(yw, xw)] if yw else "WAR"
+                    olo, ohi = max(lo, elo), min(hi, ehi)
+                    core.findings.add(
+                        "race", severity,
+                        f"{kind} on {buf} bytes [{olo}, {ohi}): {y.name} ({y.pipe}, {y.loc}) "
+                        f"{'writes' if yw else 'reads'} and {x.name} ({x.pipe}, {x.loc}) "
+                        f"{'writes' if xw else 'reads'} with no synchronisation ordering them; "
+                        f"fix: {_fix(y, x, used_ids)}",
+                        [y.loc, x.loc], [y.pipe, x.pipe], cycle=x.start,
+                        key=(kind, y.loc.line, y.loc.col, x.loc.line, x.loc.col),
+                        detail={"kind": kind, "buffer": buf, "bytes": [olo, ohi],
+                                "first": {"op": y.name, "pipe": y.pipe, "line": str(y.loc)},
+                                "second": {"op": x.name, "pipe": x.pipe, "line": str(x.loc)}},
+                    )
+                # an older access fully covered by a later one ordered after it can go
+                covered = lo <= elo and ehi <= hi and ordered_before and (xw or not yw)
+                if not covered:
+                    keep.append(e)
+            keep.append((lo, hi, xw, x))
+            live[buf] = keep
+    return races
+
+
+__all__ = ["OP", "WAIT", "clocks", "detect"]

@@ -1,0 +1,30 @@
+"""Shared fixtures: paths to the repository's examples and the NumPy references."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+
+
+def _load_reference():
+    spec = importlib.util.spec_from_file_location("example_reference", EXAMPLES / "reference.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["example_reference"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="session")
+def reference():
+    return _load_reference()
+
+
+@pytest.fixture(scope="session")
+def examples_dir() -> Path:
+    return EXAMPLES
