@@ -30,6 +30,9 @@ class Span:
     def __str__(self) -> str:
         return f"{self.filename}:{self.line}:{self.col}"
 
+    def __repr__(self) -> str:
+        return f"Span({self})"
+
 
 UNKNOWN_SPAN = Span("<unknown>", 0, 0)
 

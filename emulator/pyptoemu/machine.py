@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from pyptoemu.errors import Loc, SpecError
@@ -156,7 +156,7 @@ def _numbers(value: object, what: str, loc: Loc) -> dict[str, float]:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load_path(path: str, option: str | None) -> Machine:
     machine = _parse(Path(path))
     return machine.with_alternative(option) if option else machine

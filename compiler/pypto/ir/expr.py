@@ -207,11 +207,11 @@ class UnaryExpr(Expr):
 
 
 def _binary(name: str) -> type:
-    return dataclass(frozen=True, slots=True, eq=False)(type(name, (BinaryExpr,), {"__slots__": ()}))
+    return dataclass(frozen=True, slots=True, eq=False)(type(name, (BinaryExpr,), {}))
 
 
 def _unary(name: str) -> type:
-    return dataclass(frozen=True, slots=True, eq=False)(type(name, (UnaryExpr,), {"__slots__": ()}))
+    return dataclass(frozen=True, slots=True, eq=False)(type(name, (UnaryExpr,), {}))
 
 
 Add = _binary("Add")

@@ -47,7 +47,12 @@ class ProgramContext:
 
 class SourceInfo:
     def __init__(self, pyfunc: Any):
-        lines, first = inspect.getsourcelines(pyfunc)
+        try:
+            lines, first = inspect.getsourcelines(pyfunc)
+        except (OSError, TypeError):
+            raise ParseError(
+                f"cannot read the source of '{pyfunc.__name__}' (DSL functions must live in a .py file)"
+            ) from None
         raw = "".join(lines)
         dedented = textwrap.dedent(raw)
         self.indent = len(lines[0]) - len(lines[0].lstrip()) if lines else 0

@@ -65,5 +65,5 @@ class Arg:
         return cls("view", dtype_name, dt, arr, rows, cols, rows, cols, 0, "gm")
 
     @classmethod
-    def scalar(cls, value: int | float | bool, dtype_name: str) -> Arg:
+    def scalar(cls, value: float | bool, dtype_name: str) -> Arg:
         return cls("scalar", dtype_name, np_dtype(dtype_name), value, 0, 0, 0, 0, 0, "")

@@ -97,10 +97,10 @@ def compile_formula(text: Any, names: set[str], consts: dict[str, Any], ctx: _Ct
         if isinstance(node, ast.Constant) and (isinstance(node.value, bool)
                                                or not isinstance(node.value, (int, float))):
             raise ctx.err(f"{what}: malformed formula '{src}': only numeric constants", loc)
-        if isinstance(node, ast.Call):
-            if not isinstance(node.func, ast.Name) or node.func.id not in FORMULA_FUNCS or node.keywords:
-                raise ctx.err(f"{what}: malformed formula '{src}': only calls of "
-                              f"{', '.join(FORMULA_FUNCS)} are allowed", loc)
+        if isinstance(node, ast.Call) and (not isinstance(node.func, ast.Name)
+                                           or node.func.id not in FORMULA_FUNCS or node.keywords):
+            raise ctx.err(f"{what}: malformed formula '{src}': only calls of "
+                          f"{', '.join(FORMULA_FUNCS)} are allowed", loc)
         if isinstance(node, ast.Name) and node.id not in names and node.id not in FORMULA_FUNCS:
             raise ctx.err(f"{what}: unknown variable '{node.id}' in '{src}' (core variables: "
                           f"{', '.join(FORMULA_VARS)}; or a machine/entry param)", loc)

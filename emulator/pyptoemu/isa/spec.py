@@ -90,7 +90,7 @@ class Formula:
     consts: dict[str, Any]
 
     def __call__(self, variables: dict[str, float]) -> float:
-        return eval(self.code, self.consts, variables)  # noqa: S307 - compiled whitelisted AST
+        return eval(self.code, self.consts, variables)
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,8 +185,7 @@ class ISA:
         """Look up by mnemonic: case-insensitive, with or without ``pto.`` (``TROWSUM``,
         ``pto.tmatmul.acc``, ``tadd``)."""
         key = mnemonic.strip().lower()
-        if key.startswith("pto."):
-            key = key[4:]
+        key = key.removeprefix("pto.")
         return self.instructions.get(key)
 
     def __getitem__(self, mnemonic: str) -> InstrSpec:

@@ -1090,7 +1090,8 @@ class Parser:
     def parse_type(self) -> Type:
         ty = self.parse_optional_type()
         if ty is None:
-            raise self.error(f"expected a type{self._found()}")
+            after = " after ':'" if self.pos and self.toks[self.pos - 1].kind == ":" else ""
+            raise self.error(f"expected type{after}{self._found()}")
         return ty
 
     def parse_optional_type(self) -> Type | None:

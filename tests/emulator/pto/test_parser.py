@@ -541,7 +541,7 @@ _SEED = (DATA / "appendix_b_mm16.pto").read_text() + "\n" + "\n".join(
         "func.func @x(%a: i32) {",
         *(OP_LINES[n] for n in ("tcvt", "tgather", "aic_initialize_pipe", "subset", "sync.set", "tload")),
         '"pto.tmov"(%a, %b) <{k = array<i32: 1, 0>}> : (i32, i32) -> ()',
-        "%w:2 = scf.while (%i = %c0) : (index) -> (index) {",
+        "%w = scf.while (%i = %c0) : (index) -> (index) {",
         "  scf.condition(%t) %i : index",
         "} do {",
         "^bb0(%j: index):",

@@ -4,7 +4,8 @@ Importing this package imports every semantics module, which fills :data:`SEMANT
 convention is documented in :mod:`pyptoemu.isa.arg`.
 """
 
-from pyptoemu.isa.semantics import elementwise, movement  # noqa: F401  (registration)
+from pyptoemu.isa.semantics import elementwise, matmul, misc, movement, reduce  # noqa: F401  (registration)
+from pyptoemu.isa.semantics.misc import format_tile
 from pyptoemu.isa.semantics.registry import SEMANTICS, SemanticsFn, semantics
 
-__all__ = ["SEMANTICS", "SemanticsFn", "semantics"]
+__all__ = ["SEMANTICS", "SemanticsFn", "format_tile", "semantics"]

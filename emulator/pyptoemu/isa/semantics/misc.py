@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import numpy as np
@@ -249,10 +248,3 @@ def format_tile(arg: Arg) -> str:
             cells.append(text + ("*" if i >= arg.vrow or j >= arg.vcol else " "))
         lines.append(" ".join(cells).rstrip())
     return "\n".join(lines)
-
-
-@semantics("print_tile")
-def print_tile(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np.ndarray | None]:
-    """tprint: write :func:`format_tile` of the operand to stdout; no outs."""
-    sys.stdout.write(format_tile(ins[0]) + "\n")
-    return []

@@ -1,0 +1,62 @@
+"""``import pypto.language as pl``: the PyPTO DSL."""
+
+from pypto.dtype import DataType
+from pypto.enums import (
+    CmpType,
+    ForKind,
+    FunctionType,
+    MemorySpace,
+    ParamDirection,
+    PipeType,
+    TensorLayout,
+    TileLayout,
+    TilePad,
+)
+from pypto.language.decorators import InlineFunction, function, inline, program
+from pypto.language.helpers import auto_incore, cond, const, incore, parallel, range, unroll, while_, yield_
+from pypto.language.namespace import Namespace as _Namespace
+from pypto.language.namespace import OpStub as _OpStub
+from pypto.language.typing import DynVar, InOut, Out, Scalar, Tensor, Tile, dynamic
+from pypto.language.typing import MemRef_ as MemRef
+
+ND, DN, NZ = TensorLayout.ND, TensorLayout.DN, TensorLayout.NZ
+IntLike = int
+
+BOOL = DataType.BOOL
+INT4, INT8, INT16, INT32, INT64 = DataType.INT4, DataType.INT8, DataType.INT16, DataType.INT32, DataType.INT64
+UINT4, UINT8, UINT16 = DataType.UINT4, DataType.UINT8, DataType.UINT16
+UINT32, UINT64 = DataType.UINT32, DataType.UINT64
+FP4, FP8E4M3FN, FP8E5M2 = DataType.FP4, DataType.FP8E4M3FN, DataType.FP8E5M2
+FP8 = DataType.FP8E4M3FN
+FP16, FP32, BF16, HF4, HF8 = DataType.FP16, DataType.FP32, DataType.BF16, DataType.HF4, DataType.HF8
+INDEX = DataType.INDEX
+
+_UNIFIED = "add sub mul div maximum exp cast reshape transpose view matmul row_max row_sum".split()
+_BLOCK = (
+    "create_tile load store move neg sqrt rsqrt recip log abs relu matmul_acc matmul_bias gemv gemv_acc "
+    "gemv_bias minimum min sum max cmp cmps row_min row_expand row_expand_add row_expand_sub row_expand_mul "
+    "row_expand_div col_expand col_expand_mul col_expand_div col_expand_sub expands rem rems and_ ands or_ ors "
+    "xor xors shl shls shr shrs maxs mins prelu not_ addc subc addsc subsc lrelu sel sels"
+).split()
+_TENSOR = ["create_tensor", "assemble", "dim"]
+for _name in _UNIFIED + _BLOCK + _TENSOR:
+    globals()[_name] = _OpStub("", _name)
+
+block = _Namespace(
+    "block",
+    tuple(_BLOCK) + tuple(_UNIFIED) + ("full", "fillpad", "get_block_idx", "adds", "subs", "muls", "divs", "create"),
+)
+tile = block
+tensor = _Namespace(
+    "tensor",
+    ("create", "dim", "read", "view", "assemble", "add", "sub", "mul", "div", "maximum", "exp", "cast", "matmul",
+     "row_max", "row_sum", "add_scalar", "sub_scalar", "mul_scalar", "div_scalar", "reshape", "transpose"),
+)
+system = _Namespace("system", ("sync_src", "sync_dst", "bar_v", "bar_m", "bar_all"))
+
+__all__ = [
+    "function", "program", "inline", "InlineFunction", "Tensor", "Tile", "Scalar", "Out", "InOut", "dynamic",
+    "DynVar", "IntLike", "range", "parallel", "unroll", "while_", "cond", "yield_", "const", "incore",
+    "auto_incore", "FunctionType", "ForKind", "MemorySpace", "MemRef", "PipeType", "TensorLayout", "ND", "DN",
+    "NZ", "ParamDirection", "TileLayout", "TilePad", "CmpType", "DataType", "block", "tile", "tensor", "system",
+]

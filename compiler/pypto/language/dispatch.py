@@ -1,0 +1,244 @@
+"""Call resolution for the DSL parser (spec §4.1): ``self.f(...)``, ``pl.<op>``, ``pl.<ns>.<op>``,
+external ``@pl.function`` objects, ``@pl.inline`` helpers and static Python calls."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from typing import Any
+
+from pypto.dtype import DataType
+from pypto.errors import PyptoTypeError
+from pypto.ir import expr as E
+from pypto.ir import scalar as S
+from pypto.ir.stmt import Function
+from pypto.ir.types import ScalarType, TensorType, TileType, TupleType, UnknownType, type_str
+from pypto.ops import block as B
+from pypto.ops import system as SY
+from pypto.ops import tensor as T
+
+TENSOR_ONLY = {"create_tensor", "dim", "assemble", "add_scalar", "sub_scalar", "mul_scalar", "div_scalar", "read"}
+BLOCK_ONLY = {
+    "load", "store", "move", "neg", "sqrt", "rsqrt", "recip", "log", "relu", "abs", "matmul_acc", "matmul_bias",
+    "gemv", "gemv_acc", "gemv_bias", "minimum", "cmp", "cmps", "adds", "subs", "muls", "divs", "sum", "row_min",
+    "row_expand", "row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand_div", "col_expand",
+    "col_expand_mul", "col_expand_div", "col_expand_sub", "expands", "create_tile", "full", "fillpad",
+    "get_block_idx", "rem", "rems", "and_", "ands", "or_", "ors", "xor", "xors", "shl", "shls", "shr", "shrs",
+    "maxs", "mins", "prelu", "not_", "addc", "subc", "addsc", "subsc", "lrelu", "sel", "sels", "create",
+}
+SCALAR_OF = {"add": "adds", "sub": "subs", "mul": "muls", "div": "divs", "maximum": "maxs", "minimum": "mins"}
+HELPERS_ONLY_IN_STATEMENTS = {"range", "parallel", "unroll", "while_", "yield_", "cond", "incore", "auto_incore"}
+
+
+def _dotted(node: ast.AST) -> list[str] | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return list(reversed(parts))
+    return None
+
+
+def call(p: Any, node: ast.Call) -> Any:
+    from pypto.language.parser import _is_pl_module
+
+    f = node.func
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self" and "self" not in p.env:
+        return program_call(p, node, f.attr)
+    path = _dotted(f)
+    if path and len(path) >= 2 and path[0] not in p.env:
+        found, root = p.ns.lookup(path[0])
+        if found and _is_pl_module(root):
+            if len(path) == 2:
+                return pl_call(p, node, path[1])
+            if len(path) == 3 and path[1] in ("block", "tile", "tensor", "system"):
+                return namespace_call(p, node, "block" if path[1] == "tile" else path[1], path[2])
+    callee = p.expr(f)
+    if isinstance(callee, Function):
+        return external_call(p, node, callee)
+    from pypto.language.decorators import InlineFunction
+
+    if isinstance(callee, InlineFunction):
+        return inline_call(p, node, callee)
+    args = [p.expr(a) for a in node.args]
+    kwargs = {k.arg: p.expr(k.value) for k in node.keywords}
+    if callable(callee) and not any(isinstance(v, E.Expr) for v in [*args, *kwargs.values()]):
+        return callee(*args, **kwargs)
+    raise p.error(f"'{ast.unparse(f)}' is not a PyPTO op or function", f)
+
+
+def _args(p: Any, node: ast.Call) -> tuple[list, dict]:
+    args = [p.expr(a) for a in node.args]
+    kwargs = {}
+    for k in node.keywords:
+        if k.arg is None:
+            raise p.error("**kwargs are not supported in op calls", k)
+        kwargs[k.arg] = p.expr(k.value)
+    return args, kwargs
+
+
+def invoke(p: Any, node: ast.Call, qual: str, fn: Any, args: list, kwargs: dict) -> Any:
+    try:
+        inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError as e:
+        raise PyptoTypeError(f"{qual}: {e}", p.span(node)) from None
+    return fn(*args, **kwargs, span=p.span(node))
+
+
+def _builder(module: Any, name: str) -> Any:
+    fn = getattr(module, name, None)
+    if fn is None or not callable(fn) or name.startswith("_"):
+        fn = getattr(module, name + "_", None)
+    return fn if callable(fn) else None
+
+
+def _kind(v: Any) -> str:
+    t = getattr(v, "type", None)
+    if isinstance(t, TileType):
+        return "tile"
+    if isinstance(t, TensorType):
+        return "tensor"
+    if isinstance(t, ScalarType) or (isinstance(v, (int, float)) and not isinstance(v, bool)):
+        return "scalar"
+    return "other"
+
+
+def pl_call(p: Any, node: ast.Call, name: str) -> Any:
+    import pypto.language as pl
+
+    if name in HELPERS_ONLY_IN_STATEMENTS:
+        where = "as a for-loop iterator" if name in ("range", "parallel", "unroll", "while_") else "as a statement"
+        raise p.error(f"pl.{name} can only be used {where}", node)
+    args, kwargs = _args(p, node)
+    if name == "const":
+        return const(p, node, args, kwargs)
+    if name == "dynamic":
+        return pl.dynamic(*args)
+    first = _kind(args[0]) if args else "other"
+    if name in ("cast", "min", "max") and first == "scalar":
+        if name == "cast":
+            if kwargs.get("mode", "round") not in ("round", 2):
+                raise p.error("pl.cast on a scalar only supports the default mode", node)
+            return S.cast(p.to_ir(args[0], node), args[1] if len(args) > 1 else kwargs["target_type"], p.span(node))
+        builder = S.min_ if name == "min" else S.max_
+        return builder(p.to_ir(args[0], node), p.to_ir(args[1], node), p.span(node))
+    if name in TENSOR_ONLY or (name not in BLOCK_ONLY and first == "tensor"):
+        return namespace_call(p, node, "tensor", "create" if name == "create_tensor" else name, args, kwargs)
+    if name in BLOCK_ONLY or first == "tile":
+        return namespace_call(p, node, "block", name, args, kwargs)
+    if name in ("bar_v", "bar_m", "bar_all", "sync_src", "sync_dst"):
+        return namespace_call(p, node, "system", name, args, kwargs)
+    if not hasattr(pl, name) and _builder(B, name) is None and _builder(T, name) is None:
+        raise p.error(f"unknown op 'pl.{name}'", node.func)
+    got = type_str(args[0].type) if args and hasattr(args[0], "type") else (type(args[0]).__name__ if args else "none")
+    raise p.error(f"pl.{name}: cannot dispatch on a first argument of type {got}", node, PyptoTypeError)
+
+
+def namespace_call(p: Any, node: ast.Call, ns: str, name: str, args: list | None = None, kwargs: dict | None = None) -> Any:
+    if args is None:
+        args, kwargs = _args(p, node)
+    module = {"block": B, "tensor": T, "system": SY}[ns]
+    if ns == "block" and name in SCALAR_OF and len(args) > 1 and _kind(args[1]) == "scalar":
+        name = SCALAR_OF[name]
+    if ns == "block" and name in ("min", "max", "sum") and len(args) > 1 and _kind(args[1]) == "tile":
+        name = {"min": "minimum", "max": "maximum"}.get(name, name)
+    fn = _builder(module, name)
+    if fn is None:
+        raise p.error(f"unknown op 'pl.{ns + '.' if ns != 'block' or _explicit(node) else ''}{name}'", node.func)
+    return invoke(p, node, f"pl.{name}", fn, args, kwargs or {})
+
+
+def _explicit(node: ast.Call) -> bool:
+    return isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Attribute)
+
+
+def const(p: Any, node: ast.Call, args: list, kwargs: dict) -> E.Expr:
+    if len(args) != 2 or not isinstance(args[1], DataType):
+        raise p.error("pl.const(value, dtype) takes a literal and a dtype", node)
+    value, dtype = args
+    if dtype.is_float():
+        return E.ConstFloat(float(value), dtype, p.span(node))
+    if dtype is DataType.BOOL:
+        return E.ConstBool(bool(value), p.span(node))
+    if not isinstance(value, int):
+        raise p.error(f"pl.const: {dtype.name} needs an integer literal, got {value!r}", node)
+    return E.ConstInt(value, dtype, p.span(node))
+
+
+def _call_type(rets: tuple) -> Any:
+    if len(rets) == 1:
+        return rets[0]
+    if not rets:
+        return UnknownType()
+    return TupleType(tuple(rets))
+
+
+def _check_args(p: Any, node: ast.Call, name: str, params: list, args: list) -> None:
+    if len(args) != len(params):
+        raise p.error(f"{name}() takes {len(params)} argument(s), got {len(args)}", node, PyptoTypeError)
+    for prm, a, an in zip(params, args, node.args):
+        if type(prm.type) is not type(a.type):
+            raise p.error(
+                f"{name}(): argument '{prm.name}' expects {type_str(prm.type)}, got {type_str(a.type)}",
+                an,
+                PyptoTypeError,
+            )
+
+
+def program_call(p: Any, node: ast.Call, name: str) -> E.Call:
+    if p.program is None:
+        raise p.error("self.<function>(...) calls are only allowed inside a @pl.program class", node)
+    if name not in p.program.signatures:
+        raise p.error(f"the program has no function '{name}'", node.func)
+    if node.keywords:
+        raise p.error(f"self.{name}(...) takes positional arguments only", node, PyptoTypeError)
+    gv, sig = p.program.signatures[name]
+    args = [p.to_ir(p.expr(a), a) for a in node.args]
+    _check_args(p, node, name, sig.params, args)
+    return E.Call(gv, tuple(args), {}, _call_type(sig.return_types), p.span(node))
+
+
+def external_call(p: Any, node: ast.Call, fn: Function) -> E.Call:
+    if p.program is None:
+        raise p.error("calling another function is only allowed inside a @pl.program class", node)
+    ext = p.program.externals
+    if fn.name in p.program.signatures:
+        raise p.error(f"external function '{fn.name}' clashes with a method of the program", node.func)
+    if fn.name in ext and ext[fn.name][1] is not fn:
+        raise p.error(f"two different external functions are named '{fn.name}'", node.func)
+    gv = ext[fn.name][0] if fn.name in ext else E.GlobalVar(fn.name)
+    ext[fn.name] = (gv, fn)
+    args = [p.to_ir(p.expr(a), a) for a in node.args]
+    _check_args(p, node, fn.name, list(fn.params), args)
+    return E.Call(gv, tuple(args), {}, _call_type(fn.return_types), p.span(node))
+
+
+def inline_call(p: Any, node: ast.Call, fn: Any) -> Any:
+    from pypto.language.parser import Namespace, SourceInfo
+
+    src = SourceInfo(fn.pyfunc)
+    params = [a.arg for a in src.node.args.args]
+    args = [p.expr(a) for a in node.args]
+    if node.keywords or len(args) != len(params):
+        raise p.error(f"inline function '{fn.pyfunc.__name__}' takes {len(params)} positional argument(s)", node)
+    saved = (p.src, p.ns, p.env)
+    p.src, p.ns = src, Namespace(fn.pyfunc, fn.frames)
+    p.env = dict(zip(params, args))
+    result: Any = None
+    try:
+        for s in p._body_statements(src.node.body):
+            if isinstance(s, ast.Return):
+                if s.value is None:
+                    result = None
+                elif isinstance(s.value, ast.Tuple):
+                    elems = [p.to_ir(p.expr(v), v) for v in s.value.elts]
+                    result = E.MakeTuple(tuple(elems), p.span(s))
+                else:
+                    result = p.expr(s.value)
+                break
+            p.guarded(s, p.stmt, s)
+    finally:
+        p.src, p.ns, p.env = saved
+    return result
