@@ -10,11 +10,12 @@ from typing import Any
 
 import numpy as np
 
+from pyptoemu.check import races as race_check
 from pyptoemu.check.findings import Finding
 from pyptoemu.core.aicore import AICore
 from pyptoemu.core.memory import GMBuffer, PartitionView, Ptr
 from pyptoemu.dtypes import is_known, np_dtype
-from pyptoemu.errors import InputError, Loc, PtoError
+from pyptoemu.errors import DeadlockError, InputError, Loc, PtoError
 from pyptoemu.machine import Machine, load_machine
 from pyptoemu.pto import ast as A
 
@@ -234,14 +235,20 @@ def run(
         mode = "asis"
     core = AICore(module, isa, mach, seed=seed, max_steps=max_steps)
     values = bind_arguments(fn, inputs, args, core)
-    cycles = core.run(fn, values)
-    if races != "off":
-        try:
-            from pyptoemu.check import races as race_check
-        except ImportError:
-            race_check = None
-        if race_check is not None and mode == "asis":
+    check_races = races != "off" and mode == "asis"
+    try:
+        cycles = core.run(fn, values)
+    except DeadlockError as e:
+        # What ran before the deadlock may already show why: report it with the deadlock.
+        if check_races:
             race_check.detect(core, severity="error" if races == "error" else "warning")
+        e.findings = list(core.findings)
+        others = [str(f) for f in core.findings if f.kind != "deadlock"]
+        if others:
+            e.message += "\nalso found before the deadlock:\n" + "\n".join(f"  {o}" for o in others)
+        raise
+    if check_races:
+        race_check.detect(core, severity="error" if races == "error" else "warning")
 
     outputs: dict[str, np.ndarray] = {}
     for i, gm in sorted(core.memory.gm.items()):

@@ -1,0 +1,104 @@
+"""An independent happens-before oracle for testing the race detector.
+
+Where the detector uses vector clocks, this builds the explicit graph of start/end events of every
+recorded instruction and answers reachability with ancestor bitsets. Same hardware rules (see
+pyptoemu/check/races.py), different mechanism: if both agree on every mutant kernel, the clocks are
+right.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from pyptoemu.core.pipe import BARRIER, OP, SET, WAIT
+
+
+def unordered_conflicts(core) -> set[tuple]:
+    """(first loc, second loc) of every pair of conflicting accesses not ordered by happens-before."""
+    recs = [i for i in core.trace_log if i.start >= 0]
+    in_order = dict(core.machine.in_order)
+    nodes: dict[tuple, int] = {}
+
+    def node(key) -> int:
+        if key not in nodes:
+            nodes[key] = len(nodes)
+        return nodes[key]
+
+    edges: list[tuple[int, int]] = []
+
+    def edge(a, b) -> None:
+        edges.append((node(a), node(b)))
+
+    by_pipe = defaultdict(list)
+    for r in recs:
+        edge(("s", id(r)), ("e", id(r)))
+        by_pipe[r.pipe].append(r)
+    for pipe, rs in by_pipe.items():
+        rs.sort(key=lambda r: (r.pidx, r.seq) if pipe != "S" else r.seq)
+        for k, x in enumerate(rs):
+            if k:
+                prev = rs[k - 1]
+                edge(("s", id(prev)), ("s", id(x)))
+                if pipe == "S" or in_order.get(pipe, True) or prev.kind in (SET, WAIT, BARRIER):
+                    edge(("e", id(prev)), ("s", id(x)))
+            if x.kind in (SET, BARRIER):
+                for y in rs[:k]:
+                    edge(("e", id(y)), ("e", id(x)))
+            if x.kind == WAIT and x.released_by is not None:
+                edge(("e", id(x.released_by)), ("s", id(x)))
+    # the scalar unit's sync points, in program order
+    epochs = core.scalar.epochs
+    for e, (kind, what) in enumerate(epochs):
+        ep = ("epoch", e)
+        if e:
+            edge(("epoch", e - 1), ep)
+        if kind == "wait":
+            edge(("e", id(what)), ep)
+        elif kind == "all":
+            for r in recs:
+                if r.pipe != "S" and r.pidx < what.get(r.pipe, 0):
+                    edge(("e", id(r)), ep)
+        else:
+            for r in by_pipe.get("S", []):
+                if r.kind == OP and r.pidx < what:
+                    edge(("e", id(r)), ep)
+    for r in recs:
+        if r.sepoch > 0:
+            edge(("epoch", r.sepoch - 1), ("s", id(r)))
+
+    n = len(nodes)
+    succ = defaultdict(list)
+    indeg = [0] * n
+    for a, b in edges:
+        succ[a].append(b)
+        indeg[b] += 1
+    anc = [0] * n
+    stack = [i for i in range(n) if indeg[i] == 0]
+    while stack:
+        a = stack.pop()
+        mine = anc[a] | (1 << a)
+        for b in succ[a]:
+            anc[b] |= mine
+            indeg[b] -= 1
+            if indeg[b] == 0:
+                stack.append(b)
+
+    def hb(a, b) -> bool:
+        return bool(anc[nodes[("s", id(b))]] >> nodes[("e", id(a))] & 1)
+
+    accesses = defaultdict(list)
+    for r in recs:
+        for buf, lo, hi in r.reads:
+            accesses[buf].append((lo, hi, False, r))
+        for buf, lo, hi in r.writes:
+            accesses[buf].append((lo, hi, True, r))
+    out: set[tuple] = set()
+    for acc in accesses.values():
+        acc.sort(key=lambda t: (t[3].start, t[3].seq))
+        for i, (lo1, hi1, w1, a) in enumerate(acc):
+            for lo2, hi2, w2, b in acc[i + 1:]:
+                if a is b or not (w1 or w2) or hi1 <= lo2 or hi2 <= lo1:
+                    continue
+                if not hb(a, b) and not hb(b, a):
+                    out.add((str(a.loc), str(b.loc)))
+    return out
