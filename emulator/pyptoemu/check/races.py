@@ -84,6 +84,23 @@ def _fix(y: Instr, x: Instr, used_ids: dict) -> str:
     return f"add `pto.set_flag{flag}` after {y.loc} and `pto.wait_flag{flag}` before {x.loc}"
 
 
+def _report(core, y: Instr, x: Instr, yw: bool, xw: bool, buf: str, olo: int, ohi: int, severity: str,
+            used_ids: dict) -> None:
+    kind = KIND_OF[(yw, xw)] if yw else "WAR"
+    core.findings.add(
+        "race", severity,
+        f"{kind} on {buf} bytes [{olo}, {ohi}): {y.name} ({y.pipe}, {y.loc}) "
+        f"{'writes' if yw else 'reads'} and {x.name} ({x.pipe}, {x.loc}) "
+        f"{'writes' if xw else 'reads'} with no synchronisation ordering them; "
+        f"fix: {_fix(y, x, used_ids)}",
+        [y.loc, x.loc], [y.pipe, x.pipe], cycle=x.start,
+        key=(kind, y.loc.line, y.loc.col, x.loc.line, x.loc.col),
+        detail={"kind": kind, "buffer": buf, "bytes": [olo, ohi],
+                "first": {"op": y.name, "pipe": y.pipe, "line": str(y.loc)},
+                "second": {"op": x.name, "pipe": x.pipe, "line": str(x.loc)}},
+    )
+
+
 def detect(core, severity: str = "error") -> int:
     """Add a finding per racing pair of source lines; return the number of racing pairs seen."""
     vc = clocks(core)
@@ -91,7 +108,8 @@ def detect(core, severity: str = "error") -> int:
     for ins in core.trace_log:
         if ins.flag is not None:
             used_ids.setdefault(ins.flag[:2], set()).add(ins.flag[2])
-    live: dict[str, list] = {}  # buffer -> [(lo, hi, is_write, instr)]
+    # per buffer: earlier reads and earlier writes still worth comparing against, (lo, hi, instr)
+    live: dict[str, tuple[list, list]] = {}
     races = 0
     ordered = sorted((i for i in core.trace_log if i.start >= 0 and (i.reads or i.writes)),
                      key=lambda i: (i.start, i.seq))
@@ -99,36 +117,27 @@ def detect(core, severity: str = "error") -> int:
         kx = vc[id(x)]
         accesses = [(b, lo, hi, False) for b, lo, hi in x.reads] + [(b, lo, hi, True) for b, lo, hi in x.writes]
         for buf, lo, hi, xw in accesses:
-            entries = live.setdefault(buf, [])
-            keep = []
-            for e in entries:
-                elo, ehi, yw, y = e
-                if ehi <= lo or elo >= hi or y is x:
-                    keep.append(e)
-                    continue
-                ordered_before = kx.get(y.pipe, 0) > y.pidx
-                if (yw or xw) and not ordered_before:
-                    races += 1
-                    kind = KIND_OF[(yw, xw)] if yw else "WAR"
-                    olo, ohi = max(lo, elo), min(hi, ehi)
-                    core.findings.add(
-                        "race", severity,
-                        f"{kind} on {buf} bytes [{olo}, {ohi}): {y.name} ({y.pipe}, {y.loc}) "
-                        f"{'writes' if yw else 'reads'} and {x.name} ({x.pipe}, {x.loc}) "
-                        f"{'writes' if xw else 'reads'} with no synchronisation ordering them; "
-                        f"fix: {_fix(y, x, used_ids)}",
-                        [y.loc, x.loc], [y.pipe, x.pipe], cycle=x.start,
-                        key=(kind, y.loc.line, y.loc.col, x.loc.line, x.loc.col),
-                        detail={"kind": kind, "buffer": buf, "bytes": [olo, ohi],
-                                "first": {"op": y.name, "pipe": y.pipe, "line": str(y.loc)},
-                                "second": {"op": x.name, "pipe": x.pipe, "line": str(x.loc)}},
-                    )
-                # an older access fully covered by a later one ordered after it can go
-                covered = lo <= elo and ehi <= hi and ordered_before and (xw or not yw)
-                if not covered:
-                    keep.append(e)
-            keep.append((lo, hi, xw, x))
-            live[buf] = keep
+            reads, writes = live.setdefault(buf, ([], []))
+            # a read conflicts with earlier writes; a write with earlier reads and writes
+            for entries, yw in ((writes, True), (reads, False)) if xw else ((writes, True),):
+                keep = []
+                for e in entries:
+                    elo, ehi, y = e
+                    if ehi <= lo or elo >= hi or y is x:
+                        keep.append(e)
+                        continue
+                    ordered_before = kx.get(y.pipe, 0) > y.pidx
+                    if not ordered_before:
+                        races += 1
+                        _report(core, y, x, yw, xw, buf, max(lo, elo), min(hi, ehi), severity, used_ids)
+                    # an older access covered by a later write ordered after it can go
+                    if not (xw and ordered_before and lo <= elo and ehi <= hi):
+                        keep.append(e)
+                entries[:] = keep
+            if not xw:  # earlier reads covered by this ordered read are redundant
+                reads[:] = [e for e in reads
+                            if not (lo <= e[0] and e[1] <= hi and e[2] is not x and kx.get(e[2].pipe, 0) > e[2].pidx)]
+            (writes if xw else reads).append((lo, hi, x))
     return races
 
 
