@@ -42,11 +42,11 @@ def fractal_offsets(rows: int, cols: int, blayout: str, slayout: str, fractal: i
     return offs
 
 
-def tile_span_elems(rows: int, cols: int, slayout: str, fractal: int, esize: int) -> int:
-    """Number of elements a tile's storage spans (boxed tiles round up to whole boxes)."""
+def tile_span_elems(rows: int, cols: int, blayout: str, slayout: str, fractal: int, esize: int) -> int:
+    """Number of elements a tile's storage spans (a partly used box still reaches its end)."""
     if slayout == "none_box":
         return rows * cols
-    offs = fractal_offsets(rows, cols, "row_major", slayout, fractal, esize)
+    offs = fractal_offsets(rows, cols, blayout, slayout, fractal, esize)
     return int(offs.max()) + 1 if offs.size else 0
 
 
@@ -148,8 +148,8 @@ class Tile:
         else:
             self._offs = fractal_offsets(self.rows, self.cols, ttype.blayout, ttype.slayout,
                                          ttype.fractal, self.esize)
-            self.nbytes = tile_span_elems(self.rows, self.cols, ttype.slayout, ttype.fractal,
-                                          self.esize) * self.esize
+            self.nbytes = tile_span_elems(self.rows, self.cols, ttype.blayout, ttype.slayout,
+                                          ttype.fractal, self.esize) * self.esize
 
     @property
     def loc(self) -> str:
