@@ -86,6 +86,8 @@ def _fix(y: Instr, x: Instr, used_ids: dict) -> str:
 
 def _report(core, y: Instr, x: Instr, yw: bool, xw: bool, buf: str, olo: int, ohi: int, severity: str,
             used_ids: dict) -> None:
+    if y.iseq > x.iseq:  # name the pair in program order, however the pipes happened to run it
+        y, x, yw, xw = x, y, xw, yw
     kind = KIND_OF[(yw, xw)] if yw else "WAR"
     core.findings.add(
         "race", severity,

@@ -125,6 +125,8 @@ class AICore:
         instr.pidx = su.s_accesses
         instr.sepoch = len(su.epochs)
         su.s_accesses += 1
+        su.count += 1
+        instr.iseq = su.count
         su.epochs.append(("s", su.s_accesses))
         self.record(instr)
 

@@ -40,6 +40,7 @@ class Instr:
         "nbytes",
         "occupancy",
         "operands",
+        "iseq",
         "pidx",
         "pipe",
         "reads",
@@ -77,6 +78,7 @@ class Instr:
         self.wait_start = -1
         self.pidx = -1  # position in its pipe's issue order
         self.sepoch = 0  # scalar-unit sync epoch at issue (happens-before from the scalar unit)
+        self.iseq = 0  # program (issue) order across all pipes
 
 
 class CommitQueue:

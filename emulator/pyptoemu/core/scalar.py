@@ -188,6 +188,7 @@ class ScalarUnit:
         self.issued[pipe] = n + 1
         instr.sepoch = len(self.epochs)
         self.count += 1
+        instr.iseq = self.count
         self.core.pipes[pipe].push(instr)
 
 
@@ -782,6 +783,8 @@ def su_flag_on_scalar(su: ScalarUnit, instr: Instr):
     instr.issue = instr.start = int(env.now)
     instr.pidx = su.s_accesses
     instr.sepoch = len(su.epochs)
+    su.count += 1
+    instr.iseq = su.count
     if instr.kind == SET:
         su.charge(su.set_cost)
         instr.end = instr.done = instr.start + su.set_cost
