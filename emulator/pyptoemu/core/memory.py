@@ -263,15 +263,14 @@ class PartitionView:
             )
 
     def _strided(self) -> np.ndarray:
+        """The window as an N-D view of the GM array (no copy; bounds were checked at creation)."""
+        if any(s < 0 for s in self.strides):
+            raise BoundsError(f"negative strides are not supported in views over {self.gm.name}")
         data = self.gm.data
         es = data.itemsize
-        return np.lib.stride_tricks.as_strided(
-            data[self.base:] if self.base < data.size else data[:0],
-            shape=self.sizes, strides=tuple(s * es for s in self.strides), writeable=True,
-        ) if all(s >= 0 for s in self.strides) else self._gather_view()
-
-    def _gather_view(self) -> np.ndarray:
-        raise BoundsError(f"negative strides are not supported in views over {self.gm.name}")
+        # np.ndarray over the buffer is much cheaper than as_strided on the hot path
+        return np.ndarray(self.sizes, data.dtype, buffer=data, offset=self.base * es,
+                          strides=tuple(s * es for s in self.strides))
 
     def read(self) -> np.ndarray:
         return self._strided().reshape(self.rows, self.cols)

@@ -78,6 +78,7 @@ def lower_tile_op(su, op: A.Op, spec, fn: Callable) -> Callable:
     name = op.name[4:]
     pipes = su.core.pipes
     pipe_cache: dict[tuple, tuple] = {}
+    timing_cache: dict[tuple, tuple] = {}
     mem = su.core.memory
 
     def resolve_pipe(src_loc, dst_loc):
@@ -103,14 +104,20 @@ def lower_tile_op(su, op: A.Op, spec, fn: Callable) -> Callable:
         # snapshot valid regions at issue (set_validshape acts in program order)
         in_snap = [_snap(v, scalar_types[i], loc, op) for i, v in enumerate(in_vals)]
         out_snap = [_snap(v, None, loc, op) for v in out_vals]
-        src_loc = next((s[5] for s in in_snap if s[0] != SCALAR), None)
-        dst_loc = out_snap[0][5] if out_snap else None
-        pipe, case = resolve_pipe(src_loc, dst_loc)
-        # timing variables
-        dom = out_snap[0] if domain == "dst" and out_snap else next(
-            (s for s in in_snap if s[0] != SCALAR), out_snap[0] if out_snap else None)
-        variables = _timing_vars(dom, in_snap, out_snap)
-        occ, lat = case.evaluate(variables)
+        # pipe and timing depend only on shapes, dtypes and locations: memoised per op
+        key = tuple((s[2], s[3], s[4], s[5]) for s in in_snap if s[0] != SCALAR) + tuple(
+            (s[2], s[3], s[4], s[5]) for s in out_snap)
+        hit = timing_cache.get(key)
+        if hit is None:
+            src_loc = next((s[5] for s in in_snap if s[0] != SCALAR), None)
+            dst_loc = out_snap[0][5] if out_snap else None
+            pipe, case = resolve_pipe(src_loc, dst_loc)
+            dom = out_snap[0] if domain == "dst" and out_snap else next(
+                (s for s in in_snap if s[0] != SCALAR), out_snap[0] if out_snap else None)
+            variables = _timing_vars(dom, in_snap, out_snap)
+            occ, lat = case.evaluate(variables)
+            hit = timing_cache[key] = (pipe, occ, lat, int(variables["bytes"]))
+        pipe, occ, lat, nbytes = hit
         reads = tuple(_range(s) for i, s in enumerate(in_snap) if s[0] != SCALAR and not scratch[i])
         writes = tuple(_range(s) for s in out_snap) + tuple(
             _range(s) for i, s in enumerate(in_snap) if s[0] != SCALAR and scratch[i])
@@ -143,7 +150,7 @@ def lower_tile_op(su, op: A.Op, spec, fn: Callable) -> Callable:
 
         operands = tuple(_describe(x, s) for x, s in zip(list(ins) + list(outs), in_snap + out_snap))
         instr = Instr(OP, name, loc, pipe, 0, occ, lat, compute, commit, reads, writes,
-                      operands=operands, nbytes=int(variables["bytes"]))
+                      operands=operands, nbytes=nbytes)
         su.issue(pipe, instr)
 
     return step
