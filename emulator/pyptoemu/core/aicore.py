@@ -14,7 +14,7 @@ from pyptoemu.check.findings import Findings
 from pyptoemu.core.memory import GMBuffer, OnChipBuffer, Ptr
 from pyptoemu.core.pipe import WAIT, CommitQueue, Flags, Instr, Pipe
 from pyptoemu.core.scalar import ScalarUnit
-from pyptoemu.errors import DeadlockError, InputError, Loc
+from pyptoemu.errors import DeadlockError, InputError, Loc, PtoError
 from pyptoemu.machine import Machine
 from pyptoemu.pto import ast as A
 
@@ -159,26 +159,73 @@ class AICore:
         return int(self.env.now)
 
     def _deadlock(self) -> DeadlockError:
-        lines = []
-        locs = []
-        for name, pipe in self.pipes.items():
-            cur = pipe.current
-            if cur is not None and cur.kind == WAIT:
-                src, dst, eid = cur.flag
-                lines.append(f"  pipe {name} blocked at {cur.loc}: wait_flag {src}->{dst} EVENT_ID{eid}")
-                locs.append(cur.loc)
+        """Name each blocked pipe, the wait it is stuck on, and why no set can come: no set of that
+        flag exists in the kernel, or the setting pipe is itself blocked (the cycle of waits)."""
+        blocked: dict[str, Instr] = {n: p.current for n, p in self.pipes.items()
+                                     if p.current is not None and p.current.kind == WAIT}
         if self.blocked_scalar is not None:
-            cur = self.blocked_scalar
+            blocked["S"] = self.blocked_scalar
+        static_sets = _static_set_flags(self.module)
+        lines, locs = [], []
+        for name, cur in blocked.items():
             src, dst, eid = cur.flag
-            lines.append(f"  scalar unit (S) blocked at {cur.loc}: wait_flag {src}->{dst} EVENT_ID{eid}")
+            who = "scalar unit (S)" if name == "S" else f"pipe {name}"
+            why = ""
+            if (src, dst, eid) not in static_sets:
+                why = " - no set_flag of this flag exists in the kernel"
+                self.findings.add("wait-never-set", "error",
+                                  f"wait_flag {src}->{dst} EVENT_ID{eid} waits for a flag no instruction sets",
+                                  [cur.loc], [name])
+            elif src in blocked:
+                why = f" - its setter pipe {src} is itself blocked"
+            lines.append(f"  {who} blocked at {cur.loc}: wait_flag {src}->{dst} EVENT_ID{eid}{why}")
             locs.append(cur.loc)
+        cycle = _wait_cycle(blocked)
+        if cycle:
+            lines.append("  cycle of waits: " + " -> ".join(cycle))
         queued = {n: len(p.queue) for n, p in self.pipes.items() if p.queue}
         if queued:
             lines.append("  instructions still queued: " + ", ".join(f"{n}: {c}" for n, c in queued.items()))
-        waits = [ln for ln in lines if "wait_flag" in ln]
-        msg = ("deadlock: no flag can ever be set for the waits below (nothing left to run)\n"
-               + "\n".join(lines))
+        msg = "deadlock: no flag can ever be set for the waits below (nothing left to run)\n" + "\n".join(lines)
         err = DeadlockError(msg, locs[0] if locs else None)
-        self.findings.add("deadlock", "error", msg.replace("\n", " "), locs,
-                          [ln.split()[1] for ln in waits], cycle=int(self.env.now))
+        self.findings.add("deadlock", "error", msg.replace("\n", " "), locs, list(blocked),
+                          cycle=int(self.env.now))
         return err
+
+
+def _wait_cycle(blocked: dict[str, Instr]) -> list[str]:
+    """A cycle among blocked pipes, each waiting on a flag the next one should set."""
+    for start in blocked:
+        path, p = [start], start
+        while p in blocked:
+            p = blocked[p].flag[0]
+            if p == start:
+                return [*path, start]
+            if p in path:
+                break
+            path.append(p)
+    return []
+
+
+def _static_set_flags(module: A.Module) -> set:
+    """(src, dst, id) of every set_flag / record_event written with a constant id."""
+    from pyptoemu.core.scalar import _event_of, _pipe_of
+
+    out = set()
+    stack = [f.body for f in module.functions]
+    while stack:
+        region = stack.pop()
+        for op in region.ops:
+            stack.extend(op.regions)
+            if op.name in ("pto.set_flag", "pto.record_event", "pto.set_flag_dyn"):
+                items = op.attrs.get("args", [])
+                try:
+                    src, dst = _pipe_of(items[0], op.loc), _pipe_of(items[1], op.loc)
+                except (IndexError, PtoError):
+                    continue
+                eid = _event_of(items[2], op.loc) if len(items) > 2 else None
+                if eid is None:  # a runtime id: it could be any
+                    out.update((src, dst, i) for i in range(64))
+                else:
+                    out.add((src, dst, eid))
+    return out

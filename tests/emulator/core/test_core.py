@@ -246,3 +246,21 @@ module {
     res = pyptoemu.run(text, inputs={"arg0": np.zeros(4, np.int32)}, args={"arg1": 5})
     # sum 2*i for i<5 = 20; while: k = 3**3 = 27
     assert int(res.outputs["arg0"][0]) == 47
+
+
+def test_deadlock_reports_the_cycle_of_waits_and_waits_nobody_sets():
+    text = """func.func @k(%arg0: !pto.ptr<f32>) {
+  pto.wait_flag[<PIPE_V>, <PIPE_MTE2>, <EVENT_ID0>]
+  pto.set_flag[<PIPE_MTE2>, <PIPE_V>, <EVENT_ID0>]
+  pto.wait_flag[<PIPE_MTE2>, <PIPE_V>, <EVENT_ID0>]
+  pto.set_flag[<PIPE_V>, <PIPE_MTE2>, <EVENT_ID0>]
+  pto.wait_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID2>]
+  return
+}
+"""
+    with pytest.raises(DeadlockError) as e:
+        pyptoemu.run(text)
+    msg = str(e.value)
+    assert "cycle of waits: MTE2 -> V -> MTE2" in msg
+    assert "<string>:6:3: wait_flag FIX->M EVENT_ID2 - no set_flag of this flag exists" in msg
+    assert {f.kind for f in e.value.findings} >= {"deadlock", "wait-never-set"}
