@@ -264,3 +264,45 @@ def test_deadlock_reports_the_cycle_of_waits_and_waits_nobody_sets():
     assert "cycle of waits: MTE2 -> V -> MTE2" in msg
     assert "<string>:6:3: wait_flag FIX->M EVENT_ID2 - no set_flag of this flag exists" in msg
     assert {f.kind for f in e.value.findings} >= {"deadlock", "wait-never-set"}
+
+
+def test_ragged_tail_idiom_with_dynamic_valid_region():
+    """tload into a `v_row=?, v_col=?` tile, set_validshape, tfillpad with pad=3 (-inf), then a
+    row max over the whole tile sees -inf in the tail (pto-text-format §5.4)."""
+    dyn = vec(16, 64, vr="?", vc="?")
+    full = vec(16, 64, pad=3)
+    col = ("!pto.tile_buf<loc=vec, dtype=f32, rows=16, cols=1, v_row=16, v_col=1, blayout=col_major, "
+           "slayout=none_box, fractal=512, pad=0>")
+    pin = pview(5, 40)
+    pout = "!pto.partition_tensor_view<16x1xf32>"
+    text = f"""func.func @k(%arg0: !pto.ptr<f32>, %arg1: !pto.ptr<f32>, %n: index) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c5 = arith.constant 5 : index
+  %c16 = arith.constant 16 : index
+  %c40 = arith.constant 40 : index
+  %c64 = arith.constant 64 : index
+  %v0 = pto.make_tensor_view %arg0, shape = [%c16, %c64], strides = [%c64, %c1] : !pto.tensor_view<?x?xf32>
+  %v1 = pto.make_tensor_view %arg1, shape = [%c16, %c1], strides = [%c1, %c1] : !pto.tensor_view<?x?xf32>
+  %p0 = pto.partition_view %v0, offsets = [%c0, %c0], sizes = [%c5, %c40] : !pto.tensor_view<?x?xf32> -> {pin}
+  %p1 = pto.partition_view %v1, offsets = [%c0, %c0], sizes = [%c16, %c1] : !pto.tensor_view<?x?xf32> -> {pout}
+  %t = pto.alloc_tile valid_row = %c16 valid_col = %c64 : {dyn}
+  %f = pto.alloc_tile : {full}
+  %tmp = pto.alloc_tile : {full}
+  %m = pto.alloc_tile : {col}
+  pto.set_validshape %t, %c5, %c40 : {dyn}
+  pto.tload ins(%p0 : {pin}) outs(%t : {dyn})
+  pto.barrier <PIPE_ALL>
+  pto.tfillpad ins(%t : {dyn}) outs(%f : {full})
+  pto.barrier <PIPE_V>
+  pto.trowmax ins(%f, %tmp : {full}, {full}) outs(%m : {col})
+  pto.barrier <PIPE_ALL>
+  pto.tstore ins(%m : {col}) outs(%p1 : {pout})
+  return
+}}
+"""
+    x = np.random.default_rng(5).standard_normal((16, 64)).astype(np.float32)
+    res = pyptoemu.run(text, inputs={"arg0": x}, args={"arg2": 0})
+    got = res.outputs["arg1"].reshape(16)
+    np.testing.assert_array_equal(got[:5], x[:5, :40].max(axis=1))
+    assert np.all(np.isneginf(got[5:]))
