@@ -12,6 +12,7 @@ scalar process only synchronises with SimPy time when it must observe pipe state
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from typing import Any
@@ -567,6 +568,10 @@ def lower_alloc_tile(su: ScalarUnit, op: A.Op, key: object | None = None) -> Cal
     if not isinstance(t, A.TileBufType):
         return _fail(VerifyError("alloc_tile needs a !pto.tile_buf result type", loc))
     res = op.results[0]
+    if t.loc == "left":  # the assembler forces left tiles to ZZ on A2/A3 and NZ on A5 (§2.5)
+        forced = "col_major" if su.machine.name.startswith("a5") else "row_major"
+        if t.blayout != forced:
+            t = dataclasses.replace(t, blayout=forced)
     buf = su.core.memory.onchip.get(t.loc)
     if buf is None:
         return _fail(VerifyError(f"no on-chip buffer for loc={t.loc} on machine "

@@ -23,7 +23,6 @@ Conventions (the parser guarantees them; the emulator relies on them):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
 
 from pyptoemu.errors import Loc
 
@@ -141,7 +140,7 @@ class OpaqueType:
         return self.text
 
 
-Type = Union[ScalarType, PtrType, TensorViewType, PartitionViewType, TileBufType, MemRefType, OpaqueType]
+Type = ScalarType | PtrType | TensorViewType | PartitionViewType | TileBufType | MemRefType | OpaqueType
 
 
 def _dims(shape: tuple[int | None, ...]) -> str:
@@ -193,13 +192,13 @@ class OpaqueAttr:
     text plus, where it is a key/value list, the parsed entries."""
 
     text: str
-    entries: tuple[tuple[str, "Attr"], ...] = ()
+    entries: tuple[tuple[str, Attr], ...] = ()
 
 
 # Typed integers (`7 : i32`) keep only the value; floats are Python floats; strings are str.
-Attr = Union[int, float, bool, str, EnumAttr, SymbolRef, UnitAttr, TypeAttr, DenseAttr, OpaqueAttr, list]
+Attr = int | float | bool | str | EnumAttr | SymbolRef | UnitAttr | TypeAttr | DenseAttr | OpaqueAttr | list
 
-Operand = Union[str, int]
+Operand = str | int
 
 
 # ------------------------------------------------------------------------------------ ops and regions
@@ -211,7 +210,7 @@ class Region:
 
     args: list[str] = field(default_factory=list)
     arg_types: list[Type] = field(default_factory=list)
-    ops: list["Op"] = field(default_factory=list)
+    ops: list[Op] = field(default_factory=list)
 
 
 @dataclass(eq=False, slots=True)

@@ -43,7 +43,7 @@ _TOKEN_RE = re.compile(
 class Token:
     """One token: ``kind`` (see module docstring), its source ``text`` and ``start`` offset."""
 
-    __slots__ = ("kind", "text", "start")
+    __slots__ = ("kind", "start", "text")
 
     def __init__(self, kind: str, text: str, start: int):
         self.kind = kind

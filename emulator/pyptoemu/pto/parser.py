@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import re
 import struct
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import TypeVar
 
 from pyptoemu.errors import InputError, Loc, ParseError
 from pyptoemu.pto.ast import (
@@ -26,9 +27,9 @@ from pyptoemu.pto.ast import (
     Function,
     MemRefType,
     Module,
+    Op,
     OpaqueAttr,
     OpaqueType,
-    Op,
     Operand,
     PartitionViewType,
     PtrType,
@@ -98,9 +99,7 @@ _PTO_OPAQUE_TYPES = frozenset(
 RESULT_COLON_OPS = frozenset({"pto.make_tensor_view", "pto.alloc_tile", "pto.pointer_cast", "memref.alloc"})
 ARITH_CAST_OPS = frozenset(
     "arith." + n
-    for n in (
-        "index_cast index_castui extsi extui trunci sitofp uitofp fptosi fptoui extf truncf bitcast"
-    ).split()
+    for n in ["index_cast", "index_castui", "extsi", "extui", "trunci", "sitofp", "uitofp", "fptosi", "fptoui", "extf", "truncf", "bitcast"]
 )
 _I1 = ScalarType("i1")
 _INDEX = ScalarType("index")
@@ -281,16 +280,15 @@ class Parser:
 
     def _parse_block_label(self, region: Region) -> None:
         self.advance()
-        if self.take("("):
-            if not self.take(")"):
-                while True:
-                    region.args.append(self.expect("ssa", "block argument like %x").text)
-                    self.expect(":", "':' after the block argument")
-                    region.arg_types.append(self.parse_type())
-                    if self.take(")"):
-                        break
-                    if not self.take(","):
-                        raise self.error(f"expected ',' or ')' in the block arguments{self._found()}")
+        if self.take("(") and not self.take(")"):
+            while True:
+                region.args.append(self.expect("ssa", "block argument like %x").text)
+                self.expect(":", "':' after the block argument")
+                region.arg_types.append(self.parse_type())
+                if self.take(")"):
+                    break
+                if not self.take(","):
+                    raise self.error(f"expected ',' or ')' in the block arguments{self._found()}")
         self.expect(":", "':' after the block label")
 
     def parse_optional_result_list(self) -> list[str] | None:
@@ -451,9 +449,7 @@ class Parser:
         tok = self.tok
         if tok.kind in ("ssa", "{", "str", "int", ")"):
             return False
-        if tok.kind == "bare" and self.peek().kind == "=":
-            return False
-        return True
+        return not (tok.kind == "bare" and self.peek().kind == "=")
 
     def parse_paren_items(self, op: Op, what: str) -> tuple[list[Operand], list[Type]]:
         """items ::= '(' item (',' item)* ')' with interleaved ': types' runs.
@@ -790,16 +786,15 @@ class Parser:
     def parse_scf_while(self, op: Op) -> None:
         """while ::= ('(' (ssa '=' ssa)* ')')? ':' fn-type region 'do' region"""
         names: list[str] = []
-        if self.take("("):
-            if not self.take(")"):
-                while True:
-                    names.append(self.expect("ssa", "loop-carried name").text)
-                    self.expect("=", "'=' after the loop-carried name")
-                    op.operands.append(self.parse_operand())
-                    if self.take(")"):
-                        break
-                    if not self.take(","):
-                        raise self.error(f"expected ',' or ')' in the scf.while inits{self._found()}")
+        if self.take("(") and not self.take(")"):
+            while True:
+                names.append(self.expect("ssa", "loop-carried name").text)
+                self.expect("=", "'=' after the loop-carried name")
+                op.operands.append(self.parse_operand())
+                if self.take(")"):
+                    break
+                if not self.take(","):
+                    raise self.error(f"expected ',' or ')' in the scf.while inits{self._found()}")
         self.expect(":", "':' and the scf.while signature")
         in_types, op.result_types = self.parse_function_type()
         if len(in_types) != len(names):

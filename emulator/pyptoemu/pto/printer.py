@@ -23,8 +23,8 @@ from pyptoemu.pto.ast import (
     EnumAttr,
     Function,
     Module,
-    OpaqueAttr,
     Op,
+    OpaqueAttr,
     Operand,
     Region,
     ScalarType,
@@ -41,30 +41,22 @@ _INDENT = "  "
 
 # Ops whose tile attributes sit inside ins(...), after the last operand (§4.0).
 _INS_ATTR_OPS = frozenset(
-    "pto." + n for n in "tcvt tcmp tcmps tci ttri trandom tcolsum tmrgsort".split()
+    "pto." + n for n in ["tcvt", "tcmp", "tcmps", "tci", "ttri", "trandom", "tcolsum", "tmrgsort"]
 )
 # Ops printed as `name[<args>, %dyn_id]`.
 _BRACKET_SYNC_OPS = frozenset(
     "pto." + n
-    for n in "set_flag wait_flag set_flag_dyn wait_flag_dyn record_event wait_event barrier_sync get_buf rls_buf"
-    .split()
+    for n in ["set_flag", "wait_flag", "set_flag_dyn", "wait_flag_dyn", "record_event", "wait_event", "barrier_sync", "get_buf", "rls_buf"]
 )
 # Ops whose operands are written in parentheses right after the name: `pto.tpush(%t, %p : TB, !pto.pipe)`.
 _PAREN_OPS = frozenset(
     "pto." + n
-    for n in (
-        "tpush_to_aiv tpush_to_aic tpop_from_aic tpop_from_aiv tpush tpop tfree build_async_session "
-        "tput_async tget_async wait_async_event test_async_event initialize_l2g2l_pipe initialize_l2l_pipe "
-        "aic_initialize_pipe aiv_initialize_pipe"
-    ).split()
+    for n in ["tpush_to_aiv", "tpush_to_aic", "tpop_from_aic", "tpop_from_aiv", "tpush", "tpop", "tfree", "build_async_session", "tput_async", "tget_async", "wait_async_event", "test_async_event", "initialize_l2g2l_pipe", "initialize_l2l_pipe", "aic_initialize_pipe", "aiv_initialize_pipe"]
 ) | {"memref.alloc"}
 # ... of which these print the attribute dict before the parentheses.
 _DICT_FIRST_OPS = frozenset(
     "pto." + n
-    for n in (
-        "reserve_buffer import_reserved_buffer aic_initialize_pipe aiv_initialize_pipe initialize_l2g2l_pipe "
-        "initialize_l2l_pipe tfree_from_aic tfree_from_aiv"
-    ).split()
+    for n in ["reserve_buffer", "import_reserved_buffer", "aic_initialize_pipe", "aiv_initialize_pipe", "initialize_l2g2l_pipe", "initialize_l2l_pipe", "tfree_from_aic", "tfree_from_aiv"]
 )
 # Paren operand lists printed one type per operand: `(%gm : memref<..>, %local : i32)`.
 _INTERLEAVED_OPS = frozenset({"pto.initialize_l2g2l_pipe", "pto.initialize_l2l_pipe"})

@@ -27,19 +27,12 @@ PV = "!pto.partition_tensor_view<16x64xf32>"
 TV = "!pto.tensor_view<?x?xf32>"
 MR = "memref<128xf32, #pto.address_space<gm>>"
 
-_BINARY = (
-    "tadd tsub tmul tdiv tmax tmin tand tor tshl tshr tfmod tpartadd tpartmax tpartmin tpartmul "
-    "trowexpandadd tcolexpandadd tcolexpandsub tcolexpandmul tcolexpanddiv tcolexpandmax tcolexpandmin "
-    "tcolexpandexpdif tconcat tgatherb tscatter"
-).split()
-_TERNARY = "trem txor tprelu taddc tsubc".split()
-_SCALAR = "tadds tsubs tmuls tdivs tmaxs tmins tfmods tands tors tshls tshrs tlrelu taxpy".split()
-_UNARY = (
-    "tabs tneg texp tlog tsqrt trecip trelu tnot tfillpad tfillpad_expand tfillpad_inplace tpack "
-    "tget_scale_addr tcolmax tcolmin tcolprod trowexpand tcolexpand"
-).split()
-_ROW_RED = "trowsum trowmax trowmin trowprod trowargmax trowargmin".split()
-_ROW_EXPAND = "trowexpandsub trowexpandmul trowexpanddiv trowexpandmax trowexpandmin trowexpandexpdif".split()
+_BINARY = ["tadd", "tsub", "tmul", "tdiv", "tmax", "tmin", "tand", "tor", "tshl", "tshr", "tfmod", "tpartadd", "tpartmax", "tpartmin", "tpartmul", "trowexpandadd", "tcolexpandadd", "tcolexpandsub", "tcolexpandmul", "tcolexpanddiv", "tcolexpandmax", "tcolexpandmin", "tcolexpandexpdif", "tconcat", "tgatherb", "tscatter"]
+_TERNARY = ["trem", "txor", "tprelu", "taddc", "tsubc"]
+_SCALAR = ["tadds", "tsubs", "tmuls", "tdivs", "tmaxs", "tmins", "tfmods", "tands", "tors", "tshls", "tshrs", "tlrelu", "taxpy"]
+_UNARY = ["tabs", "tneg", "texp", "tlog", "tsqrt", "trecip", "trelu", "tnot", "tfillpad", "tfillpad_expand", "tfillpad_inplace", "tpack", "tget_scale_addr", "tcolmax", "tcolmin", "tcolprod", "trowexpand", "tcolexpand"]
+_ROW_RED = ["trowsum", "trowmax", "trowmin", "trowprod", "trowargmax", "trowargmin"]
+_ROW_EXPAND = ["trowexpandsub", "trowexpandmul", "trowexpanddiv", "trowexpandmax", "trowexpandmin", "trowexpandexpdif"]
 
 OP_LINES: dict[str, str] = {}
 for _n in _BINARY:
@@ -238,29 +231,7 @@ OP_LINES.update(
     }
 )
 
-APPENDIX_A_NAMES = """
-make_tensor_view partition_view get_tensor_view_dim addptr load_scalar store_scalar alloc_tile declare_tile
-tassign subset set_validshape treshape bitcast bind_tile pointer_cast declare_tile_memref subview
-tload tprefetch tstore tstore_fp tmov tmov.fp textract textract_fp tinsert tinsert_fp tfillpad tfillpad_expand
-tfillpad_inplace tpack ttrans mgather mscatter tgetval tsetval
-tadd tsub tmul tdiv tmax tmin tand tor tshl tshr tfmod trem txor tprelu tpartadd tpartmax tpartmin tpartmul
-tadds tsubs tmuls tdivs tmaxs tmins tfmods trems tands tors tshls tshrs txors tlrelu taxpy taddsc tsubsc texpands
-tabs tneg texp tlog tsqrt trsqrt trecip trelu tnot taddc tsubc
-trowsum trowmax trowmin trowprod trowargmax trowargmin tcolsum tcolmax tcolmin tcolprod tcolargmax tcolargmin
-trowexpand trowexpandadd trowexpandsub trowexpandmul trowexpanddiv trowexpandmax trowexpandmin trowexpandexpdif
-tcolexpand tcolexpandadd tcolexpandsub tcolexpandmul tcolexpanddiv tcolexpandmax tcolexpandmin tcolexpandexpdif
-tmatmul tmatmul.acc tmatmul.bias tmatmul.mx tmatmul.mx.acc tmatmul.mx.bias tgemv tgemv.acc tgemv.bias tgemv.mx
-tgemv.mx.acc tgemv.mx.bias
-tcvt tquant tdequant tget_scale_addr
-tcmp tcmps tsel tsels
-tgather tgatherb tscatter tconcat tsort32 tmrgsort tci ttri trandom thistogram tprint print trap
-set_flag wait_flag set_flag_dyn wait_flag_dyn barrier barrier_sync record_event wait_event get_buf rls_buf tsync
-sync.set sync.wait declare_eventid_array eventid_array_get eventid_array_set set_ffts
-get_block_idx get_block_num get_subblock_idx get_subblock_num section.cube section.vector reserve_buffer
-import_reserved_buffer aic_initialize_pipe aiv_initialize_pipe tpush_to_aiv tpush_to_aic tpop_from_aic
-tpop_from_aiv tfree_from_aic tfree_from_aiv initialize_l2g2l_pipe initialize_l2l_pipe tpush tpop tfree
-build_async_session tput_async tget_async wait_async_event test_async_event
-""".split()
+APPENDIX_A_NAMES = ["make_tensor_view", "partition_view", "get_tensor_view_dim", "addptr", "load_scalar", "store_scalar", "alloc_tile", "declare_tile", "tassign", "subset", "set_validshape", "treshape", "bitcast", "bind_tile", "pointer_cast", "declare_tile_memref", "subview", "tload", "tprefetch", "tstore", "tstore_fp", "tmov", "tmov.fp", "textract", "textract_fp", "tinsert", "tinsert_fp", "tfillpad", "tfillpad_expand", "tfillpad_inplace", "tpack", "ttrans", "mgather", "mscatter", "tgetval", "tsetval", "tadd", "tsub", "tmul", "tdiv", "tmax", "tmin", "tand", "tor", "tshl", "tshr", "tfmod", "trem", "txor", "tprelu", "tpartadd", "tpartmax", "tpartmin", "tpartmul", "tadds", "tsubs", "tmuls", "tdivs", "tmaxs", "tmins", "tfmods", "trems", "tands", "tors", "tshls", "tshrs", "txors", "tlrelu", "taxpy", "taddsc", "tsubsc", "texpands", "tabs", "tneg", "texp", "tlog", "tsqrt", "trsqrt", "trecip", "trelu", "tnot", "taddc", "tsubc", "trowsum", "trowmax", "trowmin", "trowprod", "trowargmax", "trowargmin", "tcolsum", "tcolmax", "tcolmin", "tcolprod", "tcolargmax", "tcolargmin", "trowexpand", "trowexpandadd", "trowexpandsub", "trowexpandmul", "trowexpanddiv", "trowexpandmax", "trowexpandmin", "trowexpandexpdif", "tcolexpand", "tcolexpandadd", "tcolexpandsub", "tcolexpandmul", "tcolexpanddiv", "tcolexpandmax", "tcolexpandmin", "tcolexpandexpdif", "tmatmul", "tmatmul.acc", "tmatmul.bias", "tmatmul.mx", "tmatmul.mx.acc", "tmatmul.mx.bias", "tgemv", "tgemv.acc", "tgemv.bias", "tgemv.mx", "tgemv.mx.acc", "tgemv.mx.bias", "tcvt", "tquant", "tdequant", "tget_scale_addr", "tcmp", "tcmps", "tsel", "tsels", "tgather", "tgatherb", "tscatter", "tconcat", "tsort32", "tmrgsort", "tci", "ttri", "trandom", "thistogram", "tprint", "print", "trap", "set_flag", "wait_flag", "set_flag_dyn", "wait_flag_dyn", "barrier", "barrier_sync", "record_event", "wait_event", "get_buf", "rls_buf", "tsync", "sync.set", "sync.wait", "declare_eventid_array", "eventid_array_get", "eventid_array_set", "set_ffts", "get_block_idx", "get_block_num", "get_subblock_idx", "get_subblock_num", "section.cube", "section.vector", "reserve_buffer", "import_reserved_buffer", "aic_initialize_pipe", "aiv_initialize_pipe", "tpush_to_aiv", "tpush_to_aic", "tpop_from_aic", "tpop_from_aiv", "tfree_from_aic", "tfree_from_aiv", "initialize_l2g2l_pipe", "initialize_l2l_pipe", "tpush", "tpop", "tfree", "build_async_session", "tput_async", "tget_async", "wait_async_event", "test_async_event"]
 
 
 def wrap(body: str) -> str:

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from pyptoemu.errors import InputError, Loc, ParseError
 from pyptoemu.pto.ast import (
     DenseAttr,
@@ -245,8 +244,10 @@ def test_memref_ops_and_types():
     [
         (TB, TB_F32),
         (
-            "!pto.tile_buf<loc=vec, dtype=f32, rows=16, cols=64, blayout=row_major, v_row=16, v_col=64, "
-            "slayout=none_box, fractal=512, pad=0>",
+            (
+                "!pto.tile_buf<loc=vec, dtype=f32, rows=16, cols=64, blayout=row_major, v_row=16, v_col=64, "
+                "slayout=none_box, fractal=512, pad=0>"
+            ),
             TB_F32,
         ),
         ("!pto.tile_buf<vec, 16x64xf32, valid=16x?>", TileBufType("vec", "f32", 16, 64, 16, None)),
@@ -255,8 +256,10 @@ def test_memref_ops_and_types():
         ("!pto.tile_buf<vec, 16x64xf32, valid=?x32, compact=2>",
          TileBufType("vec", "f32", 16, 64, None, 32, compact=2)),
         (
-            "!pto.tile_buf<loc=vec, dtype=bf16, rows=16, cols=64, v_row=-1, v_col=?, blayout=\"col_major\", "
-            "slayout=\"row_major\", fractal=512, pad=3, compact=1>",
+            (
+                "!pto.tile_buf<loc=vec, dtype=bf16, rows=16, cols=64, v_row=-1, v_col=?, blayout=\"col_major\", "
+                "slayout=\"row_major\", fractal=512, pad=3, compact=1>"
+            ),
             TileBufType("vec", "bf16", 16, 64, None, None, "col_major", "row_major", 512, 3, 1),
         ),
         ("!pto.tile_buf<32x64xf32, #pto.address_space<vec>>", TileBufType("vec", "f32", 32, 64, 32, 64)),
