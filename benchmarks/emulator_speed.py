@@ -19,13 +19,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def measure(kernel: Path, runs: int) -> dict:
-    rates, walls, peaks = [], [], []
+    rates, walls, peaks, cpus = [], [], [], []
     instrs = tile_instrs = cycles = 0
     pyptoemu.run(kernel)  # warm-up: imports, YAML specs, parser
     for _ in range(runs):  # speed, without the memory tracer (it slows Python down)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         res = pyptoemu.run(kernel)
         wall = time.perf_counter() - t0
+        cpus.append(time.process_time() - c0)
         # every instruction a pipe executed: tile ops plus set_flag / wait_flag / barrier
         instrs = len(res.core.trace_log)
         tile_instrs = sum(p.instructions for name, p in res.pipes.items() if name != "S")
@@ -41,6 +42,8 @@ def measure(kernel: Path, runs: int) -> dict:
         "kernel": str(kernel.relative_to(ROOT)), "runs": runs, "instructions": instrs, "tile_instructions": tile_instrs,
         "simulated_cycles": cycles, "median_wall_s": statistics.median(walls),
         "median_instr_per_s": statistics.median(rates),
+        "median_cpu_s": statistics.median(cpus),
+        "instr_per_cpu_s": instrs / statistics.median(cpus),
         "median_tile_instr_per_s": tile_instrs / statistics.median(walls), "median_peak_mib": statistics.median(peaks) / 2**20,
     }
 

@@ -3,7 +3,7 @@
 from pypto.dtype import DataType
 from pypto.errors import CompileError, PyptoError, PyptoTypeError, Span
 
-__all__ = ["DataType", "CompileError", "PyptoError", "PyptoTypeError", "Span", "cli_compile"]
+__all__ = ["CompileError", "DataType", "PyptoError", "PyptoTypeError", "Span", "cli_compile"]
 
 
 def cli_compile(argv: list[str]) -> int:

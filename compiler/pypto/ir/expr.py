@@ -25,7 +25,7 @@ class Expr:
         fn = getattr(scalar, name)
         return fn(other, self) if reverse else fn(self, other)
 
-    def __add__(self, o):  # noqa: D105
+    def __add__(self, o):
         return self._bin(o, "add")
 
     def __radd__(self, o):

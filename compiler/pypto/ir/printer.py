@@ -110,8 +110,7 @@ class Printer:
             return f"{prefix}{c.op.name}({', '.join(args)})"
         ns, _, name = c.op.name.partition(".")
         for suffix in ("_scalar", "_tile"):
-            if name.endswith(suffix):
-                name = name[: -len(suffix)]
+            name = name.removesuffix(suffix)
         if name in ("and", "or", "not", "xor") and ns == "block":
             name += "_"
         return f"{self.p}.{ns}.{name}({', '.join(args)})"

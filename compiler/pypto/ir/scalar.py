@@ -56,12 +56,12 @@ def _unify(a: E.Expr, b: E.Expr, op: str, span: Span) -> tuple[E.Expr, E.Expr, D
     if da is db:
         return a, b, da
     # A Python literal adopts the other operand's type.
-    if isinstance(a, (E.ConstInt, E.ConstFloat)) and not isinstance(b, (E.ConstInt, E.ConstFloat)):
-        if da.is_float() == db.is_float() or (db.is_float() and isinstance(a, E.ConstInt)):
-            return _widen(a, da, db), b, db
-    if isinstance(b, (E.ConstInt, E.ConstFloat)) and not isinstance(a, (E.ConstInt, E.ConstFloat)):
-        if da.is_float() == db.is_float() or (da.is_float() and isinstance(b, E.ConstInt)):
-            return a, _widen(b, db, da), da
+    lit_a = isinstance(a, (E.ConstInt, E.ConstFloat))
+    lit_b = isinstance(b, (E.ConstInt, E.ConstFloat))
+    if lit_a and not lit_b and (da.is_float() == db.is_float() or (db.is_float() and isinstance(a, E.ConstInt))):
+        return _widen(a, da, db), b, db
+    if lit_b and not lit_a and (da.is_float() == db.is_float() or (da.is_float() and isinstance(b, E.ConstInt))):
+        return a, _widen(b, db, da), da
     if da.is_float() != db.is_float():
         raise PyptoTypeError(
             f"operator '{op}' mixes {da.name} and {db.name}; cast one side with pl.cast", span
@@ -94,7 +94,7 @@ mul = _make(E.Mul, "mul")
 truediv = _make(E.FloatDiv, "truediv")
 floordiv = _make(E.FloorDiv, "floordiv")
 mod = _make(E.FloorMod, "mod")
-pow = _make(E.Pow, "pow")  # noqa: A001
+pow = _make(E.Pow, "pow")
 eq = _make(E.Eq, "eq")
 ne = _make(E.Ne, "ne")
 lt = _make(E.Lt, "lt")

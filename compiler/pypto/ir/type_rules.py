@@ -28,9 +28,7 @@ def broadcast_shapes(a: tuple, b: tuple, what: str, span: Span) -> tuple:
         db = b[len(b) - 1 - i] if i < len(b) else None
         if da is None:
             out.append(db)
-        elif db is None:
-            out.append(da)
-        elif dims_equal(da, db):
+        elif db is None or dims_equal(da, db):
             out.append(da)
         elif static_int(da) == 1:
             out.append(db)

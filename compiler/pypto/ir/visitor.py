@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 from pypto.ir.expr import Expr, Var
 from pypto.ir.stmt import Function, Stmt
@@ -32,7 +32,7 @@ def _child_values(node: Any) -> Iterator[Any]:
 class IRVisitor:
     """Calls ``visit_<ClassName>`` when defined, else visits children."""
 
-    _cache: dict = {}
+    _cache: ClassVar[dict] = {}
 
     def visit(self, node: Any) -> Any:
         key = (type(self), type(node))

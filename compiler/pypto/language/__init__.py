@@ -31,13 +31,8 @@ FP8 = DataType.FP8E4M3FN
 FP16, FP32, BF16, HF4, HF8 = DataType.FP16, DataType.FP32, DataType.BF16, DataType.HF4, DataType.HF8
 INDEX = DataType.INDEX
 
-_UNIFIED = "add sub mul div maximum exp cast reshape transpose view matmul row_max row_sum".split()
-_BLOCK = (
-    "create_tile load store move neg sqrt rsqrt recip log abs relu matmul_acc matmul_bias gemv gemv_acc "
-    "gemv_bias minimum min sum max cmp cmps row_min row_expand row_expand_add row_expand_sub row_expand_mul "
-    "row_expand_div col_expand col_expand_mul col_expand_div col_expand_sub expands rem rems and_ ands or_ ors "
-    "xor xors shl shls shr shrs maxs mins prelu not_ addc subc addsc subsc lrelu sel sels"
-).split()
+_UNIFIED = ["add", "sub", "mul", "div", "maximum", "exp", "cast", "reshape", "transpose", "view", "matmul", "row_max", "row_sum"]
+_BLOCK = ["create_tile", "load", "store", "move", "neg", "sqrt", "rsqrt", "recip", "log", "abs", "relu", "matmul_acc", "matmul_bias", "gemv", "gemv_acc", "gemv_bias", "minimum", "min", "sum", "max", "cmp", "cmps", "row_min", "row_expand", "row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand_div", "col_expand", "col_expand_mul", "col_expand_div", "col_expand_sub", "expands", "rem", "rems", "and_", "ands", "or_", "ors", "xor", "xors", "shl", "shls", "shr", "shrs", "maxs", "mins", "prelu", "not_", "addc", "subc", "addsc", "subsc", "lrelu", "sel", "sels"]
 _TENSOR = ["create_tensor", "assemble", "dim"]
 for _name in _UNIFIED + _BLOCK + _TENSOR:
     globals()[_name] = _OpStub("", _name)
@@ -55,8 +50,43 @@ tensor = _Namespace(
 system = _Namespace("system", ("sync_src", "sync_dst", "bar_v", "bar_m", "bar_all"))
 
 __all__ = [
-    "function", "program", "inline", "InlineFunction", "Tensor", "Tile", "Scalar", "Out", "InOut", "dynamic",
-    "DynVar", "IntLike", "range", "parallel", "unroll", "while_", "cond", "yield_", "const", "incore",
-    "auto_incore", "FunctionType", "ForKind", "MemorySpace", "MemRef", "PipeType", "TensorLayout", "ND", "DN",
-    "NZ", "ParamDirection", "TileLayout", "TilePad", "CmpType", "DataType", "block", "tile", "tensor", "system",
+    "DN",
+    "ND",
+    "NZ",
+    "CmpType",
+    "DataType",
+    "DynVar",
+    "ForKind",
+    "FunctionType",
+    "InOut",
+    "InlineFunction",
+    "IntLike",
+    "MemRef",
+    "MemorySpace",
+    "Out",
+    "ParamDirection",
+    "PipeType",
+    "Scalar",
+    "Tensor",
+    "TensorLayout",
+    "Tile",
+    "TileLayout",
+    "TilePad",
+    "auto_incore",
+    "block",
+    "cond",
+    "const",
+    "dynamic",
+    "function",
+    "incore",
+    "inline",
+    "parallel",
+    "program",
+    "range",
+    "system",
+    "tensor",
+    "tile",
+    "unroll",
+    "while_",
+    "yield_",
 ]

@@ -57,7 +57,7 @@ def _parse_function(pyfunc: Any, func_type: FunctionType, strict_ssa: bool, fram
     return FunctionParser(src, ns, sig, func_type, None, strict_ssa).parse()
 
 
-def function(func: Any = None, *, type: FunctionType = FunctionType.Opaque, strict_ssa: bool = False) -> Any:  # noqa: A002
+def function(func: Any = None, *, type: FunctionType = FunctionType.Opaque, strict_ssa: bool = False) -> Any:
     """Parse a function into an ``ir.Function`` (deferred to ``@pl.program`` for methods)."""
 
     def wrap(pyfunc: Any, depth: int) -> Any:

@@ -83,6 +83,17 @@ def invoke(p: Any, node: ast.Call, qual: str, fn: Any, args: list, kwargs: dict)
     try:
         inspect.signature(fn).bind(*args, **kwargs)
     except TypeError as e:
+        from pypto.ir.registry import get_op, is_op_registered
+
+        module = getattr(fn, "__module__", "").rsplit(".", 1)[-1]
+        op = f"{module}.{fn.__name__.rstrip('_')}"
+        if is_op_registered(op) and not kwargs:
+            d = get_op(op)
+            lo = d.min_args if d.min_args is not None else len(d.arguments)
+            want = str(lo) if lo == len(d.arguments) else f"{lo} to {len(d.arguments)}"
+            raise PyptoTypeError(
+                f"{qual} takes {want} argument(s) ({', '.join(d.arguments)}), got {len(args)}", p.span(node)
+            ) from None
         raise PyptoTypeError(f"{qual}: {e}", p.span(node)) from None
     return fn(*args, **kwargs, span=p.span(node))
 

@@ -6,7 +6,7 @@ import builtins
 from typing import Any
 
 
-def range(*args: Any, init_values: Any = None, chunk: Any = None, chunk_policy: str = "leading_full"):  # noqa: A001
+def range(*args: Any, init_values: Any = None, chunk: Any = None, chunk_policy: str = "leading_full"):
     """``pl.range(stop)``, ``pl.range(start, stop[, step], init_values=...)``: a DSL loop."""
     it = builtins.range(*args)
     if init_values is None:
@@ -41,7 +41,7 @@ class _Scope:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         return None
 
 

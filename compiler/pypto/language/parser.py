@@ -129,7 +129,8 @@ def signature_of(src: SourceInfo, ns: Namespace, is_method: bool) -> Signature:
         if isinstance(ann, DirectionAnnotation):
             direction, ann = ann.direction, ann.inner
         try:
-            t = to_ir_type(ann, dyn, lambda n: E.Var(n, ScalarType(DataType.INDEX), src.span(p)))
+            span = src.span(p)
+            t = to_ir_type(ann, dyn, lambda n, span=span: E.Var(n, ScalarType(DataType.INDEX), span))
         except TypeError as e:
             raise PyptoTypeError(f"parameter '{p.arg}': {e}", src.span(p.annotation)) from None
         if isinstance(t, TileType):
@@ -155,10 +156,10 @@ def signature_of(src: SourceInfo, ns: Namespace, is_method: bool) -> Signature:
 
 def _eval_annotation(node: ast.AST, env: dict, src: SourceInfo) -> Any:
     try:
-        return eval(compile(ast.Expression(node), src.filename, "eval"), env)  # noqa: S307
+        return eval(compile(ast.Expression(node), src.filename, "eval"), env)
     except PyptoError:
         raise
-    except Exception as e:  # annotation errors are user errors: report at the annotation
+    except Exception as e:  # noqa: BLE001  (annotation errors are user errors: report at the annotation)
         raise PyptoTypeError(f"invalid type annotation: {e}", src.span(node)) from None
 
 
@@ -208,7 +209,7 @@ class FunctionParser:
             raise
         except RecursionError:
             raise
-        except Exception as e:  # any internal failure is reported at the user's line
+        except Exception as e:  # noqa: BLE001  (any internal failure is reported at the user's line)
             raise CompileError(f"{type(e).__name__}: {e}", self.span(node)) from None
         finally:
             self.cur_node = prev
@@ -231,9 +232,9 @@ class FunctionParser:
 
     @staticmethod
     def _body_statements(body: list) -> list:
-        if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
-            if isinstance(body[0].value.value, str):
-                return body[1:]
+        first = body[0] if body else None
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+            return body[1:]
         return body
 
     def block(self, stmts: list) -> St.SeqStmts:
@@ -509,7 +510,7 @@ class FunctionParser:
         if iter_args:
             if not ys or not body.stmts or not isinstance(body.stmts[-1], St.YieldStmt):
                 raise self.error("a loop with init_values must end with '... = pl.yield_(...)'", node)
-            ynames, yvals, yann, ynode = ys[-1]
+            _, yvals, _, ynode = ys[-1]
             if len(yvals) != len(iter_args):
                 raise self.error(
                     f"pl.yield_ yields {len(yvals)} values but the loop carries {len(iter_args)}", ynode

@@ -37,7 +37,7 @@ class MemRefSpec:
     id: int
 
 
-def MemRef_(memory_space: MemorySpace, addr: int, size: int, id: int) -> MemRefSpec:  # noqa: N802, A002
+def MemRef_(memory_space: MemorySpace, addr: int, size: int, id: int) -> MemRefSpec:
     return MemRefSpec(memory_space, addr, size, id)
 
 
@@ -145,9 +145,7 @@ def to_ir_type(ann: Any, dyn_vars: dict, make_dyn: Any) -> Any:
                 if d.name not in dyn_vars:
                     dyn_vars[d.name] = make_dyn(d.name)
                 dims.append(dyn_vars[d.name])
-            elif isinstance(d, int) and not isinstance(d, bool):
-                dims.append(d)
-            elif hasattr(d, "type"):
+            elif isinstance(d, int) and not isinstance(d, bool) or hasattr(d, "type"):
                 dims.append(d)
             else:
                 raise TypeError(f"shape entries must be ints or pl.dynamic(...), got {d!r}")

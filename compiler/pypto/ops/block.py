@@ -11,7 +11,7 @@ from pypto.ir.expr import Call, ConstInt, Expr, static_int
 from pypto.ir.registry import create_op_call, register_op
 from pypto.ir.scalar import as_expr
 from pypto.ir.type_rules import broadcast_shapes, int_list, scalar, tensor, tile, vec_view, view_for_space
-from pypto.ir.types import ScalarType, TensorType, TileType, TileView, dims_equal, shape_str
+from pypto.ir.types import ScalarType, TensorType, TileType, dims_equal, shape_str
 from pypto.ops.common import dtype_of, scalar_arg, to_tuple
 
 BLOCK = "BlockOp"
@@ -531,7 +531,7 @@ adds, subs, muls, divs = (_scalar_builder(n) for n in ("adds", "subs", "muls", "
 maxs, mins, rems, lrelu = (_scalar_builder(n) for n in ("maxs", "mins", "rems", "lrelu"))
 ands, ors, shls, shrs = (_scalar_builder(n) for n in ("ands", "ors", "shls", "shrs"))
 exp, neg, sqrt, rsqrt = (_unary_builder(n) for n in ("exp", "neg", "sqrt", "rsqrt"))
-recip, log, abs, relu = (_unary_builder(n) for n in ("recip", "log", "abs", "relu"))  # noqa: A001
+recip, log, abs, relu = (_unary_builder(n) for n in ("recip", "log", "abs", "relu"))
 not_, fillpad, row_expand = (_unary_builder(n) for n in ("not", "fillpad", "row_expand"))
 
 
@@ -585,7 +585,7 @@ def _reduce_builder(op: str):
     return build
 
 
-sum, max, min = (_reduce_builder(n) for n in ("sum", "max", "min"))  # noqa: A001
+sum, max, min = (_reduce_builder(n) for n in ("sum", "max", "min"))
 
 
 def _mode(mode: Any, span: Span | None) -> int:

@@ -165,11 +165,11 @@ def add_scalar(lhs: Expr, rhs: Any, span: Span | None = None) -> Call:
     return create_op_call("tensor.add_scalar", [lhs, scalar_arg(rhs, None, span)], {}, span)
 
 
-def exp(input: Expr, span: Span | None = None) -> Call:  # noqa: A002
+def exp(input: Expr, span: Span | None = None) -> Call:
     return create_op_call("tensor.exp", [input], {}, span)
 
 
-def cast(input: Expr, target_type: DataType, mode: Any = "round", span: Span | None = None) -> Call:  # noqa: A002
+def cast(input: Expr, target_type: DataType, mode: Any = "round", span: Span | None = None) -> Call:
     from pypto.ops.block import _mode
 
     return create_op_call("tensor.cast", [input], {"target_type": target_type, "mode": _mode(mode, span)}, span)
@@ -189,9 +189,9 @@ def matmul(
     return create_op_call("tensor.matmul", [lhs, rhs], kw, span)
 
 
-def row_max(input: Expr, span: Span | None = None) -> Call:  # noqa: A002
+def row_max(input: Expr, span: Span | None = None) -> Call:
     return create_op_call("tensor.row_max", [input], {}, span)
 
 
-def row_sum(input: Expr, span: Span | None = None) -> Call:  # noqa: A002
+def row_sum(input: Expr, span: Span | None = None) -> Call:
     return create_op_call("tensor.row_sum", [input], {}, span)

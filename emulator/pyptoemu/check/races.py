@@ -18,9 +18,45 @@ of source lines, with a count and the smallest fix.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
+import numpy as np
+
 from pyptoemu.core.pipe import BARRIER, OP, SET, WAIT, Instr
 
 KIND_OF = {(True, False): "RAW", (False, True): "WAR", (True, True): "WAW"}
+
+
+@lru_cache(maxsize=4096)
+def _elements(fp: tuple) -> np.ndarray:
+    base, sizes, strides = fp
+    idx = np.full((1,), base, dtype=np.int64)
+    for z, st in zip(sizes, strides):
+        idx = (idx[:, None] + np.arange(z, dtype=np.int64)[None, :] * st).reshape(-1)
+    return np.unique(idx)
+
+
+@lru_cache(maxsize=16384)
+def _fp_overlap(a: tuple, b: tuple) -> bool:
+    return bool(np.intersect1d(_elements(a), _elements(b), assume_unique=True).size)
+
+
+def footprints_overlap(a: tuple | None, b: tuple | None) -> bool:
+    """Exact element overlap of two GM windows (tiles: their byte ranges already decided)."""
+    if a is None or b is None or a == b:
+        return True
+    return _fp_overlap(a, b) if a < b else _fp_overlap(b, a)
+
+
+def covers(lo: int, hi: int, fp: tuple | None, elo: int, ehi: int, efp: tuple | None) -> bool:
+    """Does the access [lo, hi) (footprint fp) include every byte of [elo, ehi) (efp)?"""
+    if not (lo <= elo and ehi <= hi):
+        return False
+    if fp == efp:  # both tiles (None), or the same window
+        return True
+    if fp is None or efp is None:
+        return False
+    return bool(np.isin(_elements(efp), _elements(fp), assume_unique=True).all())
 
 
 def _join(a: dict, b: dict) -> dict:
@@ -117,15 +153,16 @@ def detect(core, severity: str = "error") -> int:
                      key=lambda i: (i.start, i.seq))
     for x in ordered:
         kx = vc[id(x)]
-        accesses = [(b, lo, hi, False) for b, lo, hi in x.reads] + [(b, lo, hi, True) for b, lo, hi in x.writes]
-        for buf, lo, hi, xw in accesses:
+        accesses = [(b, lo, hi, fp, False) for b, lo, hi, fp in x.reads] + [
+            (b, lo, hi, fp, True) for b, lo, hi, fp in x.writes]
+        for buf, lo, hi, fp, xw in accesses:
             reads, writes = live.setdefault(buf, ([], []))
             # a read conflicts with earlier writes; a write with earlier reads and writes
             for entries, yw in ((writes, True), (reads, False)) if xw else ((writes, True),):
                 keep = []
                 for e in entries:
-                    elo, ehi, y = e
-                    if ehi <= lo or elo >= hi or y is x:
+                    elo, ehi, y, efp = e
+                    if ehi <= lo or elo >= hi or y is x or not footprints_overlap(fp, efp):
                         keep.append(e)
                         continue
                     ordered_before = kx.get(y.pipe, 0) > y.pidx
@@ -133,13 +170,14 @@ def detect(core, severity: str = "error") -> int:
                         races += 1
                         _report(core, y, x, yw, xw, buf, max(lo, elo), min(hi, ehi), severity, used_ids)
                     # an older access covered by a later write ordered after it can go
-                    if not (xw and ordered_before and lo <= elo and ehi <= hi):
+                    if not (xw and ordered_before and covers(lo, hi, fp, elo, ehi, efp)):
                         keep.append(e)
                 entries[:] = keep
             if not xw:  # earlier reads covered by this ordered read are redundant
                 reads[:] = [e for e in reads
-                            if not (lo <= e[0] and e[1] <= hi and e[2] is not x and kx.get(e[2].pipe, 0) > e[2].pidx)]
-            (writes if xw else reads).append((lo, hi, x))
+                            if not (covers(lo, hi, fp, e[0], e[1], e[3]) and e[2] is not x
+                                    and kx.get(e[2].pipe, 0) > e[2].pidx)]
+            (writes if xw else reads).append((lo, hi, x, fp))
     return races
 
 

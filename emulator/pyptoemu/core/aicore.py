@@ -53,14 +53,14 @@ class Memories:
         if self.uninit_hook is None:
             return
         written = self.written
-        for name, lo, hi in reads:
+        for name, lo, hi, _ in reads:
             w = written.get(name)
             if w is not None and not w[lo:hi].all():
                 self.uninit_hook(instr, name, lo, hi)
 
     def note_writes(self, writes: tuple) -> None:
         written = self.written
-        for name, lo, hi in writes:
+        for name, lo, hi, _ in writes:
             w = written.get(name)
             if w is not None:
                 w[lo:hi] = True
@@ -114,7 +114,7 @@ class AICore:
 
     def record_scalar_access(self, op: A.Op, tile, reads: bool) -> None:
         instr = Instr(0, op.name[4:], op.loc, "S", self.scalar.vclock)
-        rng = ((tile.buffer.spec.name, tile.addr, tile.addr + tile.nbytes),)
+        rng = ((tile.buffer.spec.name, tile.addr, tile.addr + tile.nbytes, None),)
         if reads:
             instr.reads = rng
         else:

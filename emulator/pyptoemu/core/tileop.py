@@ -26,7 +26,7 @@ def itemsize(name: str) -> int:
     if v is None:
         v = _ESIZE[name] = _itemsize(name)
     return v
-from pyptoemu.errors import BoundsError, KernelFault, UnsupportedOpError, VerifyError
+from pyptoemu.errors import BoundsError, KernelFault, PtoError, UnsupportedOpError, VerifyError
 from pyptoemu.isa.arg import Arg
 from pyptoemu.pto import ast as A
 
@@ -97,6 +97,7 @@ def lower_tile_op(su, op: A.Op, spec, fn: Callable) -> Callable:
         return hit
 
     get = su.value
+    all_names = tuple(str(x) for x in list(ins) + list(outs))
 
     def step(frame):
         in_vals = [get(frame, x, loc) for x in ins]
@@ -128,6 +129,10 @@ def lower_tile_op(su, op: A.Op, spec, fn: Callable) -> Callable:
             mem.note_reads(reads, instr)
             try:
                 res = fn(in_args, out_args, attrs)
+            except PtoError as e:  # e.g. a semantics-level BoundsError: give it this op's location
+                if e.loc is None:
+                    e.loc = loc
+                raise
             except (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError) as e:
                 raise KernelFault(f"{op.name}: {e}", loc) from None
             fixed = []
@@ -148,7 +153,7 @@ def lower_tile_op(su, op: A.Op, spec, fn: Callable) -> Callable:
                     raise KernelFault(f"{op.name}: {e}", loc) from None
             mem.note_writes(writes)
 
-        operands = tuple(_describe(x, s) for x, s in zip(list(ins) + list(outs), in_snap + out_snap))
+        operands = (all_names, in_snap + out_snap)  # described lazily, by the trace writer
         instr = Instr(OP, name, loc, pipe, 0, occ, lat, compute, commit, reads, writes,
                       operands=operands, nbytes=nbytes)
         su.issue(pipe, instr)
@@ -180,11 +185,19 @@ def _arg(s) -> Arg:
 
 
 def _range(s) -> tuple:
+    """(buffer, lo byte, hi byte, footprint): GM windows also carry (base, sizes, strides) in
+    elements so that overlap can be decided exactly, not by bounding range."""
     kind, obj = s[0], s[1]
     if kind == TILE:
-        return (obj.buffer.spec.name, obj.addr, obj.addr + obj.nbytes)
+        return (obj.buffer.spec.name, obj.addr, obj.addr + obj.nbytes, None)
     lo, hi = obj.byte_range()
-    return (obj.gm.name, lo, hi)
+    return (obj.gm.name, lo, hi, (obj.base, obj.sizes, obj.strides))
+
+
+def describe_operands(operands: tuple) -> list[tuple]:
+    """(name, buffer, address or value, bytes) per operand, for the trace."""
+    names, snaps = operands
+    return [_describe(n, s) for n, s in zip(names, snaps)]
 
 
 def _describe(name, s) -> tuple:

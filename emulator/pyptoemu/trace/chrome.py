@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 from pyptoemu.core.pipe import BARRIER, OP, SET, WAIT
+from pyptoemu.core.tileop import describe_operands
 
 PIPE_ORDER = ("S", "MTE1", "MTE2", "MTE3", "V", "M", "FIX")
 KIND_NAME = {SET: "set_flag", WAIT: "wait_flag", BARRIER: "barrier"}
@@ -45,7 +46,7 @@ def build_trace(core, result) -> dict:
         if ins.kind == OP:
             args.update({
                 "operands": [f"{n} @ {buf}+{addr} ({size} B)" if buf != "scalar" else f"{n} = {addr}"
-                             for n, buf, addr, size in ins.operands],
+                             for n, buf, addr, size in describe_operands(ins.operands)],
                 "bytes": ins.nbytes, "cycles": ins.occupancy, "latency": ins.latency,
                 "completion_cycle": ins.done,
             })

@@ -13,6 +13,21 @@ from collections import defaultdict
 from pyptoemu.core.pipe import BARRIER, OP, SET, WAIT
 
 
+def _overlap(a, b) -> bool:
+    """Exact GM element overlap, enumerated independently of the detector's helper."""
+    if a is None or b is None:
+        return True
+
+    def elems(fp):
+        base, sizes, strides = fp
+        out = {base}
+        for z, st in zip(sizes, strides):
+            out = {e + k * st for e in out for k in range(z)}
+        return out
+
+    return bool(elems(a) & elems(b))
+
+
 def unordered_conflicts(core) -> set[tuple]:
     """(first loc, second loc) of every pair of conflicting accesses not ordered by happens-before."""
     recs = [i for i in core.trace_log if i.start >= 0]
@@ -88,16 +103,16 @@ def unordered_conflicts(core) -> set[tuple]:
 
     accesses = defaultdict(list)
     for r in recs:
-        for buf, lo, hi in r.reads:
-            accesses[buf].append((lo, hi, False, r))
-        for buf, lo, hi in r.writes:
-            accesses[buf].append((lo, hi, True, r))
+        for buf, lo, hi, fp in r.reads:
+            accesses[buf].append((lo, hi, False, r, fp))
+        for buf, lo, hi, fp in r.writes:
+            accesses[buf].append((lo, hi, True, r, fp))
     out: set[tuple] = set()
     for acc in accesses.values():
         acc.sort(key=lambda t: (t[3].start, t[3].seq))
-        for i, (lo1, hi1, w1, a) in enumerate(acc):
-            for lo2, hi2, w2, b in acc[i + 1:]:
-                if a is b or not (w1 or w2) or hi1 <= lo2 or hi2 <= lo1:
+        for i, (lo1, hi1, w1, a, fp1) in enumerate(acc):
+            for lo2, hi2, w2, b, fp2 in acc[i + 1:]:
+                if a is b or not (w1 or w2) or hi1 <= lo2 or hi2 <= lo1 or not _overlap(fp1, fp2):
                     continue
                 if not hb(a, b) and not hb(b, a):
                     out.add((str(a.loc), str(b.loc)))

@@ -172,10 +172,7 @@ def convert(values: np.ndarray, src: str, dst: str, rmode: str | None = None,
         return arr.astype(ddt, copy=True)
     with np.errstate(all="ignore"):
         if is_float(dst):
-            if not is_float(src) and np_dtype(src).itemsize == 8:
-                xf = arr.astype(F64)  # i64/u64: nearest f64 first
-            else:
-                xf = arr.astype(F64)  # exact for every narrower type
+            xf = arr.astype(F64)  # exact for every source type except 64-bit integers (nearest f64)
             y = _round_to_float(xf, dst, mode)
             if sat == "ON":
                 big = float(dtype_info(dst).max)

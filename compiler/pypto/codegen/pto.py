@@ -1,0 +1,499 @@
+"""PTO (MLIR text) code generation (seed 000, pto-text-format.md). Never mutates the IR.
+
+Each kernel becomes one module: constants, tensor views, tile allocations (``addr`` from
+AllocateMemoryAddr), then the body; ``scf.for``/``scf.if`` carry only scalar values (tiles and tensors
+live in buffers/views shared through their MemRefs).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pypto.codegen.common import core_kind, kernels, tile_dims, valid_dims
+from pypto.dtype import DataType
+from pypto.enums import ROUND_MODES, CmpType, MemorySpace, PipeType, TileLayout
+from pypto.errors import CompileError
+from pypto.ir import expr as E
+from pypto.ir import stmt as St
+from pypto.ir.expr import static_int
+from pypto.ir.types import ScalarType, TensorType, TileType
+from pypto.ir.visitor import stmt_list
+from pypto.passes.analysis import defined_vars, memref_of
+
+SIMPLE = {
+    "add": "tadd", "sub": "tsub", "mul": "tmul", "div": "tdiv", "rem": "trem", "maximum": "tmax", "minimum": "tmin",
+    "and": "tand", "or": "tor", "xor": "txor", "shl": "tshl", "shr": "tshr",
+    "adds": "tadds", "subs": "tsubs", "muls": "tmuls", "divs": "tdivs", "rems": "trems", "maxs": "tmaxs",
+    "mins": "tmins", "ands": "tands", "ors": "tors", "xors": "txors", "shls": "tshls", "shrs": "tshrs",
+    "addc": "taddc", "subc": "tsubc", "addsc": "taddsc", "subsc": "tsubsc", "sel": "tsel", "sels": "tsels",
+    "abs": "tabs", "exp": "texp", "log": "tlog", "sqrt": "tsqrt", "rsqrt": "trsqrt", "recip": "trecip",
+    "neg": "tneg", "not": "tnot", "relu": "trelu", "lrelu": "tlrelu", "prelu": "tprelu", "fillpad": "tfillpad",
+    "row_sum": "trowsum", "row_max": "trowmax", "row_min": "trowmin", "row_expand": "trowexpand",
+    "row_expand_add": "trowexpandadd", "row_expand_sub": "trowexpandsub", "row_expand_mul": "trowexpandmul",
+    "row_expand_div": "trowexpanddiv", "col_expand_mul": "tcolexpandmul", "col_expand_div": "tcolexpanddiv",
+    "col_expand_sub": "tcolexpandsub", "matmul": "tmatmul", "matmul_acc": "tmatmul.acc",
+    "matmul_bias": "tmatmul.bias", "gemv": "tgemv", "gemv_acc": "tgemv.acc", "gemv_bias": "tgemv.bias",
+    "move": "tmov", "expands": "texpands",
+}
+ARITH_INT = {
+    "Add": "addi", "Sub": "subi", "Mul": "muli", "FloorDiv": "floordivsi", "FloorMod": "remsi", "Min": "minsi",
+    "Max": "maxsi", "BitAnd": "andi", "BitOr": "ori", "BitXor": "xori", "And": "andi", "Or": "ori",
+    "BitShiftLeft": "shli", "BitShiftRight": "shrsi",
+}
+ARITH_FLOAT = {"Add": "addf", "Sub": "subf", "Mul": "mulf", "FloatDiv": "divf", "FloorMod": "remf",
+               "Min": "minimumf", "Max": "maximumf"}
+CMP_INT = {"Eq": "eq", "Ne": "ne", "Lt": "slt", "Le": "sle", "Gt": "sgt", "Ge": "sge"}
+CMP_FLOAT = {"Eq": "oeq", "Ne": "one", "Lt": "olt", "Le": "ole", "Gt": "ogt", "Ge": "oge"}
+LAYOUT = {TileLayout.none_box: "none_box", TileLayout.row_major: "row_major", TileLayout.col_major: "col_major"}
+
+
+def scalar_type(dtype: DataType) -> str:
+    return "index" if dtype is DataType.INDEX else dtype.mlir
+
+
+def tile_buf(t: TileType) -> str:
+    rows, cols = tile_dims(t)
+    vr, vc = valid_dims(t)
+    m = t.memref
+    loc = m.memory_space.loc if m is not None else "vec"
+    view = t.view
+    return (
+        f"!pto.tile_buf<loc={loc}, dtype={t.dtype.mlir}, rows={rows}, cols={cols}, "
+        f"v_row={'?' if vr is None else vr}, v_col={'?' if vc is None else vc}, blayout={LAYOUT[view.blayout]}, "
+        f"slayout={LAYOUT[view.slayout]}, fractal={view.fractal}, pad={int(view.pad)}>"
+    )
+
+
+def tensor_view_type(t: TensorType) -> str:
+    return "!pto.tensor_view<" + "x".join("?" for _ in t.shape) + f"x{t.dtype.mlir}>"
+
+
+class _FunctionGen:
+    def __init__(self, func: St.Function, target_arch: str):
+        self.func = func
+        self.arch = target_arch
+        self.counter = 0
+        self.consts: dict = {}
+        self.const_lines: list[str] = []
+        self.view_lines: list[str] = []
+        self.alloc_lines: list[str] = []
+        self.body: list[str] = []
+        self.indent = 2
+        self.values: dict = {}
+        self.views: dict = {}  # DDR memref -> (view name, tensor type)
+        self.buffers: dict = {}  # (memref, tile_buf string) -> name
+
+    def new(self) -> str:
+        self.counter += 1
+        return f"%{self.counter - 1}"
+
+    def line(self, text: str) -> None:
+        self.body.append("  " * self.indent + text)
+
+    # ------------------------------------------------------------------ constants and values
+    def const(self, value: Any, mlir: str) -> str:
+        key = (repr(value), mlir)
+        if key in self.consts:
+            return self.consts[key]
+        if mlir == "index":
+            base = f"%c{value}" if value >= 0 else f"%c_neg{-value}"
+        elif mlir == "i1":
+            base = "%true" if value else "%false"
+        elif mlir in ("f16", "f32", "bf16"):
+            base = "%cst"
+        else:
+            base = f"%c{value}_{mlir}" if value >= 0 else f"%c_neg{-value}_{mlir}"
+        name, i = base, 0
+        while name in self.consts.values():
+            i += 1
+            name = f"{base}_{i}"
+        self.consts[key] = name
+        if mlir == "i1":
+            text = f"{name} = arith.constant {'true' if value else 'false'}"
+        elif mlir in ("f16", "f32", "bf16"):
+            text = f"{name} = arith.constant {float(value):.6e} : {mlir}"
+        else:
+            text = f"{name} = arith.constant {int(value)} : {mlir}"
+        self.const_lines.append("    " + text)
+        return name
+
+    def value(self, e: Any) -> str:
+        if isinstance(e, E.ConstBool):
+            return self.const(bool(e.value), "i1")
+        if isinstance(e, E.ConstInt):
+            return self.const(int(e.value), scalar_type(e.dtype))
+        if isinstance(e, E.ConstFloat):
+            return self.const(float(e.value), e.dtype.mlir)
+        if isinstance(e, (int, float)) and not isinstance(e, bool):
+            return self.const(e, "index" if isinstance(e, int) else "f32")
+        if isinstance(e, E.Var):
+            if e in self.values:
+                return self.values[e]
+            raise CompileError(f"'{e.name}' has no value in the generated code", getattr(e, "span", None))
+        if isinstance(e, E.Cast):
+            return self.cast(e)
+        if isinstance(e, E.Neg):
+            zero = self.value(E.ConstInt(0, e.dtype) if not e.dtype.is_float() else E.ConstFloat(0.0, e.dtype))
+            return self.arith("Sub", zero, self.value(e.operand), e.dtype)
+        if isinstance(e, E.BinaryExpr):
+            lt = e.left.type.dtype
+            a, b = self.value(e.left), self.value(e.right)
+            kind = type(e).__name__
+            if kind in CMP_INT:
+                name = self.new()
+                if lt.is_float():
+                    self.line(f"{name} = arith.cmpf {CMP_FLOAT[kind]}, {a}, {b} : {scalar_type(lt)}")
+                else:
+                    self.line(f"{name} = arith.cmpi {CMP_INT[kind]}, {a}, {b} : {scalar_type(lt)}")
+                return name
+            return self.arith(kind, a, b, e.dtype)
+        raise CompileError(f"cannot lower expression {type(e).__name__} to PTO", getattr(e, "span", None))
+
+    def arith(self, kind: str, a: str, b: str, dtype: DataType) -> str:
+        table = ARITH_FLOAT if dtype.is_float() else ARITH_INT
+        if kind not in table:
+            raise CompileError(f"scalar operator {kind} on {dtype.name} has no PTO lowering")
+        name = self.new()
+        self.line(f"{name} = arith.{table[kind]} {a}, {b} : {scalar_type(dtype)}")
+        return name
+
+    def cast(self, e: E.Cast) -> str:
+        src = e.operand.type.dtype
+        dst = e.dtype
+        v = self.value(e.operand)
+        if scalar_type(src) == scalar_type(dst):
+            return v
+        name = self.new()
+        if src.is_float() and dst.is_float():
+            op = "extf" if dst.bits > src.bits else "truncf"
+        elif src.is_float():
+            op = "fptosi"
+        elif dst.is_float():
+            op = "sitofp"
+        elif DataType.INDEX in (src, dst):
+            op = "index_cast"
+        else:
+            op = "extsi" if dst.bits > src.bits else "trunci"
+        self.line(f"{name} = arith.{op} {v} : {scalar_type(src)} to {scalar_type(dst)}")
+        return name
+
+    # ------------------------------------------------------------------ buffers and views
+    def buf(self, v: Any) -> tuple[str, str]:
+        t = v.type
+        if not isinstance(t, TileType) or t.memref is None:
+            raise CompileError(f"'{getattr(v, 'name', v)}' is not an allocated tile", getattr(v, "span", None))
+        ty = tile_buf(t)
+        key = (t.memref, ty)
+        if key not in self.buffers:
+            raise CompileError(f"no allocation for tile '{v.name}'", v.span)
+        return self.buffers[key], ty
+
+    def view(self, v: Any) -> tuple[str, TensorType]:
+        m = memref_of(v)
+        if m is None or m not in self.views:
+            raise CompileError(f"'{getattr(v, 'name', v)}' does not resolve to a tensor parameter", getattr(v, "span", None))
+        return self.views[m]
+
+    # ------------------------------------------------------------------ generation
+    def generate(self) -> str:
+        func = self.func
+        kind = core_kind(func)
+        sig = []
+        dyn: dict = {}
+        for i, p in enumerate(func.params):
+            if isinstance(p.type, TensorType):
+                sig.append(f"%arg{i}: !pto.ptr<{p.type.dtype.mlir}>")
+                self.values[p] = f"%arg{i}"
+                for d in p.type.shape:
+                    if isinstance(d, E.Var) and d not in dyn:
+                        dyn[d] = None
+            elif isinstance(p.type, ScalarType):
+                sig.append(f"%arg{i}: {scalar_type(p.type.dtype)}")
+                self.values[p] = f"%arg{i}"
+            else:
+                raise CompileError(f"parameter '{p.name}' of type {type(p.type).__name__} is not allowed", p.span)
+        n = len(func.params)
+        for d in dyn:
+            if d not in self.values:
+                self.values[d] = f"%arg{n}"
+                sig.append(f"%arg{n}: index")
+                n += 1
+        self.make_views()
+        self.make_allocs()
+        self.block(func.body)
+        head = [
+            f'module attributes {{pto.target_arch = "{self.arch}"}} {{',
+            f"  func.func @{func.name}({', '.join(sig)})",
+            f"      attributes {{pto.kernel_kind = #pto.kernel_kind<{kind}>}} {{",
+        ]
+        tail = ["    return", "  }", "}"]
+        return "\n".join(head + self.const_lines + self.view_lines + self.alloc_lines + self.body + tail) + "\n"
+
+    def make_views(self) -> None:
+        saved, self.body = self.body, []
+        for i, p in enumerate(self.func.params):
+            if not isinstance(p.type, TensorType):
+                continue
+            shape = [self.value(d) for d in p.type.shape]
+            strides: list[str] = []
+            acc: Any = 1
+            dims = list(p.type.shape)
+            for k, d in enumerate(reversed(dims)):
+                strides.insert(0, self.const(acc, "index") if isinstance(acc, int) else acc)
+                if k == len(dims) - 1:
+                    break
+                sd = static_int(d)
+                if isinstance(acc, int) and sd is not None:
+                    acc *= sd
+                else:
+                    lhs = self.const(acc, "index") if isinstance(acc, int) else acc
+                    acc = self.arith("Mul", lhs, self.value(d), DataType.INDEX)
+            name = self.new()
+            ty = tensor_view_type(p.type)
+            self.line(
+                f"{name} = pto.make_tensor_view %arg{i}, shape = [{', '.join(shape)}], "
+                f"strides = [{', '.join(strides)}] : {ty}"
+            )
+            self.views[memref_of(p)] = (name, p.type)
+        self.view_lines, self.body = self.body, saved
+
+    def make_allocs(self) -> None:
+        seen: dict = {}
+        for v in defined_vars(self.func):
+            m = memref_of(v)
+            if isinstance(v.type, TileType) and m is not None and m.memory_space is not MemorySpace.DDR:
+                seen.setdefault((m, tile_buf(v.type)), v)
+        for (m, ty), v in sorted(seen.items(), key=lambda kv: (kv[0][0].memory_space, kv[0][0].id, kv[0][1])):
+            name = self.new()
+            addr = f"addr = {self.const(m.addr, 'i64')} " if m.addr >= 0 else ""
+            self.alloc_lines.append(f"    {name} = pto.alloc_tile {addr}: {ty}")
+            self.buffers[(m, ty)] = name
+
+    def block(self, body: Any) -> None:
+        for s in stmt_list(body):
+            self.stmt(s)
+
+    def stmt(self, s: Any) -> None:
+        if isinstance(s, St.AssignStmt):
+            self.assign(s)
+        elif isinstance(s, St.EvalStmt):
+            if isinstance(s.expr, E.Call):
+                self.op(s.expr, None, s)
+        elif isinstance(s, St.ForStmt):
+            self.for_stmt(s)
+        elif isinstance(s, St.IfStmt):
+            self.if_stmt(s)
+        elif isinstance(s, (St.ReturnStmt, St.YieldStmt)):
+            return
+        elif isinstance(s, (St.SeqStmts, St.OpStmts)):
+            self.block(s)
+        else:
+            raise CompileError(f"{type(s).__name__} is not supported by the PTO backend", getattr(s, "span", None))
+
+    def assign(self, s: St.AssignStmt) -> None:
+        v, value = s.var, s.value
+        if isinstance(value, E.Call) and not isinstance(value.op, E.GlobalVar):
+            self.op(value, v, s)
+        elif isinstance(value, E.Call):
+            raise CompileError("calls to other functions are not supported inside a kernel", s.span)
+        elif isinstance(v.type, ScalarType):
+            self.values[v] = self.value(value)
+        elif isinstance(value, E.Var) and value in self.values:
+            self.values[v] = self.values[value]
+
+    def _carried_scalars(self, s: Any) -> list[int]:
+        return [i for i, ia in enumerate(s.iter_args) if isinstance(ia.type, ScalarType)]
+
+    def for_stmt(self, s: St.ForStmt) -> None:
+        lo, hi, st = self.value(s.start), self.value(s.stop), self.value(s.step)
+        lv = self.new()
+        self.values[s.loop_var] = lv
+        carried = self._carried_scalars(s)
+        head = f"scf.for {lv} = {lo} to {hi} step {st}"
+        results = ""
+        if carried:
+            inits = []
+            types = []
+            for i in carried:
+                ia = s.iter_args[i]
+                name = self.new()
+                self.values[ia] = name
+                inits.append(f"{name} = {self.value(ia.init_value)}")
+                types.append(scalar_type(ia.type.dtype))
+            head += f" iter_args({', '.join(inits)}) -> ({', '.join(types)})"
+            res = [self.new() for _ in carried]
+            results = ", ".join(res) + " = "
+            for i, r in zip(carried, res):
+                self.values[s.return_vars[i]] = r
+        self.line(results + head + " {")
+        self.indent += 1
+        self.block(s.body)
+        self.yield_(s.body, carried, [scalar_type(s.iter_args[i].type.dtype) for i in carried])
+        self.indent -= 1
+        self.line("}")
+
+    def yield_(self, body: Any, carried: list[int], types: list[str]) -> None:
+        if not carried:
+            return
+        stmts = stmt_list(body)
+        y = stmts[-1] if stmts and isinstance(stmts[-1], St.YieldStmt) else None
+        if y is None:
+            raise CompileError("missing yield for loop-carried values")
+        vals = [self.value(y.value[i]) for i in carried]
+        self.line(f"scf.yield {', '.join(vals)} : {', '.join(types)}")
+
+    def if_stmt(self, s: St.IfStmt) -> None:
+        cond = self.value(s.condition)
+        carried = [i for i, rv in enumerate(s.return_vars) if isinstance(rv.type, ScalarType)]
+        types = [scalar_type(s.return_vars[i].type.dtype) for i in carried]
+        prefix = ""
+        if carried:
+            res = [self.new() for _ in carried]
+            prefix = ", ".join(res) + " = "
+            for i, r in zip(carried, res):
+                self.values[s.return_vars[i]] = r
+        self.line(prefix + f"scf.if {cond}" + (f" -> ({', '.join(types)})" if types else "") + " {")
+        self.indent += 1
+        self.block(s.then_body)
+        self.yield_(s.then_body, carried, types)
+        self.indent -= 1
+        if s.else_body is not None:
+            self.line("} else {")
+            self.indent += 1
+            self.block(s.else_body)
+            self.yield_(s.else_body, carried, types)
+            self.indent -= 1
+        self.line("}")
+
+    # ------------------------------------------------------------------ ops
+    def operand(self, a: Any) -> tuple[str, str]:
+        t = getattr(a, "type", None)
+        if isinstance(t, TileType):
+            return self.buf(a)
+        if isinstance(t, ScalarType):
+            return self.value(a), scalar_type(t.dtype)
+        raise CompileError(f"operand of type {type(t).__name__} cannot be an op input", getattr(a, "span", None))
+
+    def dps(self, op: str, ins: list, out: Any, attr: str = "") -> None:
+        vals = [self.operand(a) for a in ins]
+        names = ", ".join(v for v, _ in vals)
+        types = ", ".join(t for _, t in vals)
+        dst, dty = self.buf(out)
+        inner = f"{names} {attr} : {types}" if attr else f"{names} : {types}"
+        self.line(f"pto.{op} ins({inner}) outs({dst} : {dty})")
+
+    def op(self, call: E.Call, result: Any, s: Any) -> None:
+        name = call.op.name
+        ns, _, short = name.partition(".")
+        if ns == "system":
+            self.sync(call)
+            return
+        if name == "block.load":
+            self.load(call, result)
+        elif name == "block.store":
+            self.store(call)
+        elif name in ("block.create_tile", "tensor.dim"):
+            if name == "tensor.dim" and result is not None:
+                t = call.args[0].type
+                self.values[result] = self.value(t.shape[static_int(call.args[1]) % len(t.shape)])
+        elif name == "block.get_block_idx":
+            raw, idx = self.new(), self.new()
+            self.line(f"{raw} = pto.get_block_idx")
+            self.values[result] = raw
+            self.values[("index", result)] = idx
+        elif name == "block.full" or name == "block.expands":
+            self.dps("texpands", [call.args[1]], result)
+        elif name == "block.cast":
+            mode = ROUND_MODES[call.kwargs.get("mode", 2)].upper()
+            self.dps("tcvt", [call.args[0]], result, f"{{rmode = #pto<round_mode {mode}>}}")
+        elif name in ("block.cmp", "block.cmps"):
+            mode = CmpType(call.kwargs.get("cmp_type", 0)).name.lower()
+            self.dps("tcmp" if name == "block.cmp" else "tcmps", list(call.args), result, f"{{cmpMode = #pto<cmp {mode}>}}")
+        elif name in ("block.sum", "block.max", "block.min"):
+            axis = call.kwargs.get("axis", 0) % len(call.args[0].type.shape)
+            if axis != 0:
+                raise CompileError(f"{name} over axis {axis} must be lowered to a row reduction first", s.span)
+            self.dps("tcol" + short, [call.args[0]], result)
+        elif name == "block.col_expand":
+            self.dps("tcolexpand", [call.args[1]], result)
+        elif name == "block.reshape":
+            src, sty = self.buf(call.args[0])
+            dst, dty = self.buf(result)
+            self.line(f"{dst}_r = pto.treshape {src} : {sty} -> {dty}")
+        elif name == "block.transpose":
+            self.dps("ttrans", [call.args[0], call.args[0]], result)
+        elif short in SIMPLE and ns == "block":
+            self.dps(SIMPLE[short], list(call.args), result)
+        else:
+            raise CompileError(f"op '{name}' has no PTO lowering", s.span)
+
+    def sync(self, call: E.Call) -> None:
+        short = call.op.name.split(".")[1]
+        if short in ("sync_src", "sync_dst"):
+            kw = call.kwargs
+            q, p = PipeType(kw["set_pipe"]).cname, PipeType(kw["wait_pipe"]).cname
+            op = "set_flag" if short == "sync_src" else "wait_flag"
+            self.line(f"pto.{op}[<{q}>, <{p}>, <EVENT_ID{kw['event_id']}>]")
+        else:
+            pipe = {"bar_v": "PIPE_V", "bar_m": "PIPE_M", "bar_all": "PIPE_ALL"}[short]
+            self.line(f"pto.barrier <{pipe}>")
+
+    def index_value(self, e: Any) -> str:
+        t = getattr(e, "type", None)
+        if isinstance(e, E.Var) and ("index", e) in self.values:
+            key = ("index", e)
+            name = self.values[key]
+            if not name.endswith("!"):  # first use: materialise the index cast
+                self.line(f"{name} = arith.index_cast {self.values[e]} : i64 to index")
+                self.values[key] = name + "!"
+            return name
+        v = self.value(e)
+        if isinstance(t, ScalarType) and scalar_type(t.dtype) != "index":
+            name = self.new()
+            self.line(f"{name} = arith.index_cast {v} : {scalar_type(t.dtype)} to index")
+            return name
+        return v
+
+    def partition(self, tensor: Any, offsets: E.MakeTuple, sizes: list[int]) -> tuple[str, str]:
+        view, tt = self.view(tensor)
+        offs = [self.index_value(o).rstrip("!") for o in offsets.elements]
+        szs = [self.const(int(sz), "index") for sz in sizes]
+        name = self.new()
+        pty = "!pto.partition_tensor_view<" + "x".join(str(sz) for sz in sizes) + f"x{tt.dtype.mlir}>"
+        self.line(
+            f"{name} = pto.partition_view {view}, offsets = [{', '.join(offs)}], sizes = [{', '.join(szs)}] "
+            f": {tensor_view_type(tt)} -> {pty}"
+        )
+        return name, pty
+
+    def load(self, call: E.Call, result: Any) -> None:
+        sizes = [static_int(d) for d in result.type.valid_shape]
+        if any(sz is None for sz in sizes):
+            raise CompileError("block.load needs a static valid shape for PTO", call.span)
+        p, pty = self.partition(call.args[0], call.args[1], sizes)
+        dst, dty = self.buf(result)
+        self.line(f"pto.tload ins({p} : {pty}) outs({dst} : {dty})")
+
+    def store(self, call: E.Call) -> None:
+        tile, out = call.args[0], call.args[2]
+        rank = len(out.type.shape)
+        vs = [static_int(d) for d in tile.type.valid_shape]
+        if any(sz is None for sz in vs):
+            raise CompileError("block.store needs a static tile valid shape for PTO", call.span)
+        sizes = [1] * (rank - len(vs)) + vs
+        p, pty = self.partition(out, call.args[1], sizes)
+        src, sty = self.buf(tile)
+        self.line(f"pto.tstore ins({src} : {sty}) outs({p} : {pty})")
+
+
+class PTOCodegen:
+    """``generate(program) -> {kernel name: .pto text}``."""
+
+    def __init__(self, target_arch: str = "a2a3"):
+        self.target_arch = target_arch
+
+    def generate(self, program: St.Program) -> dict[str, str]:
+        return {f.name: self.generate_function(f) for f in kernels(program)}
+
+    def generate_function(self, func: St.Function) -> str:
+        return _FunctionGen(func, self.target_arch).generate()

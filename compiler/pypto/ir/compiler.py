@@ -1,0 +1,89 @@
+"""``ir.compile``: run a strategy's passes, then write .pto, C++ and pass dumps (spec §6.1)."""
+
+from __future__ import annotations
+
+import enum
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from pypto.ir.stmt import Program
+from pypto.passes.manager import OptimizationStrategy, PassManager, as_strategy
+
+
+class BackendType(enum.Enum):
+    PTO = "PTO"
+    CCE = "CCE"
+
+
+@dataclass
+class CompiledProgram:
+    """The transformed program plus one .pto and one C++ text per kernel."""
+
+    program: Program
+    strategy: OptimizationStrategy
+    pto: dict[str, str] = field(default_factory=dict)
+    cpp: dict[str, str] = field(default_factory=dict)
+    core: dict[str, str] = field(default_factory=dict)
+
+
+def compile_program(program: Program, strategy: Any = OptimizationStrategy.Default, dump_dir: str | None = None,
+                    with_cpp: bool = True) -> CompiledProgram:
+    from pypto.codegen.common import core_kind, kernels
+    from pypto.codegen.cpp import CppCodegen
+    from pypto.codegen.pto import PTOCodegen
+
+    strat = as_strategy(strategy)
+    out = PassManager.get_strategy(strat).run_passes(program, dump_ir=dump_dir is not None, output_dir=dump_dir)
+    result = CompiledProgram(out, strat, PTOCodegen().generate(out))
+    if with_cpp:
+        result.cpp = CppCodegen().generate(out)
+    result.core = {f.name: ("aic" if core_kind(f) == "cube" else "aiv") for f in kernels(out)}
+    return result
+
+
+def compile(
+    program: Program,
+    output_dir: str | None = None,
+    strategy: Any = OptimizationStrategy.Default,
+    dump_passes: bool = True,
+    backend_type: Any = BackendType.PTO,
+    skip_ptoas: bool = True,
+    verification_level: Any = None,
+) -> str:
+    """Compile ``program`` into ``output_dir`` and return the directory.
+
+    Writes ``kernels/<aiv|aic>/<f>.pto`` and ``.cpp`` per kernel, ``passes_dump/NN_after_<Pass>.py``
+    when ``dump_passes``, and ``report/memory_after_AllocateMemoryAddr.txt``.
+    """
+    if output_dir is None:
+        output_dir = os.path.join("build_output", f"{program.name}_{time.strftime('%Y%m%d_%H%M%S')}")
+    os.makedirs(output_dir, exist_ok=True)
+    compiled = compile_program(program, strategy, output_dir if dump_passes else None)
+    for name, text in compiled.pto.items():
+        d = os.path.join(output_dir, "kernels", compiled.core[name])
+        os.makedirs(d, exist_ok=True)
+        _write(os.path.join(d, f"{name}.pto"), text)
+        _write(os.path.join(d, f"{name}.cpp"), compiled.cpp[name])
+    _write_report(compiled, output_dir)
+    return output_dir
+
+
+def _write_report(compiled: CompiledProgram, output_dir: str) -> None:
+    from pypto.codegen.common import kernels
+    from pypto.enums import CAPACITY
+    from pypto.passes.allocate_memory_addr import memory_report
+
+    lines = []
+    for f in kernels(compiled.program):
+        for space, used in sorted(memory_report(f).items()):
+            lines.append(f"{f.name} {space.name}: {used} / {CAPACITY[space]} bytes")
+    d = os.path.join(output_dir, "report")
+    os.makedirs(d, exist_ok=True)
+    _write(os.path.join(d, "memory_after_AllocateMemoryAddr.txt"), "\n".join(lines) + "\n")
+
+
+def _write(path: str, text: str) -> None:
+    with open(path, "w") as f:
+        f.write(text)

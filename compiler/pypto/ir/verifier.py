@@ -1,0 +1,140 @@
+"""IR verifier: definitions before uses, SSA, type kinds, loop/if yields, memory properties."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pypto.enums import CAPACITY, MemorySpace
+from pypto.errors import VerifyError
+from pypto.ir import expr as E
+from pypto.ir import stmt as St
+from pypto.ir.types import TileType, UnknownType, type_kind, type_str
+from pypto.ir.visitor import stmt_list, walk
+
+PROPERTIES = ("SSAForm", "TypeChecked", "HasMemRefs", "AllocatedMemoryAddr")
+
+
+class _Checker:
+    def __init__(self, func: St.Function, props: set[str]):
+        self.func = func
+        self.props = props
+        self.defined: set = set()
+        self.def_names: dict = {}
+        self.errors: list[tuple[str, Any]] = []
+
+    def fail(self, msg: str, span: Any) -> None:
+        self.errors.append((f"{self.func.name}: {msg}", span))
+
+    def define(self, v: E.Var, span: Any) -> None:
+        if "SSAForm" in self.props and v in self.defined:
+            self.fail(f"'{v.name}' is defined twice (SSA)", span)
+        elif "SSAForm" in self.props and v.name in self.def_names and self.def_names[v.name] is not v:
+            self.fail(f"two definitions share the name '{v.name}' (SSA)", span)
+        self.defined.add(v)
+        self.def_names[v.name] = v
+        if "HasMemRefs" in self.props and isinstance(v.type, TileType) and v.type.memref is None:
+            self.fail(f"tile '{v.name}' has no MemRef", span)
+        m = getattr(v.type, "memref", None)
+        on_chip = m is not None and m.memory_space is not MemorySpace.DDR
+        if "AllocatedMemoryAddr" in self.props and on_chip and (m.addr < 0 or m.addr + m.size > CAPACITY[m.memory_space]):
+            self.fail(f"'{v.name}' has buffer {m.name} at {m.addr} outside {m.memory_space.name}", span)
+
+    def use(self, e: Any, span: Any) -> None:
+        for n in walk(e) if e is not None else ():
+            if isinstance(n, E.Var) and n not in self.defined and not self._is_dim(n):
+                self.fail(f"'{n.name}' is used before it is defined", span)
+
+    def _is_dim(self, v: E.Var) -> bool:
+        return any(v is d for p in self.func.params for d in getattr(p.type, "shape", ()))
+
+    def run(self) -> None:
+        for p in self.func.params:
+            self.define(p, p.span)
+        self.block(self.func.body, None)
+
+    def block(self, body: Any, expect_yield: int | None) -> None:
+        stmts = stmt_list(body)
+        for s in stmts:
+            self.stmt(s)
+        if expect_yield:
+            last = stmts[-1] if stmts else None
+            if not isinstance(last, St.YieldStmt):
+                self.fail("a body with loop-carried/if results must end with a yield", getattr(body, "span", None))
+            elif len(last.value) != expect_yield:
+                self.fail(f"yield has {len(last.value)} values, expected {expect_yield}", last.span)
+
+    def stmt(self, s: Any) -> None:
+        if isinstance(s, St.AssignStmt):
+            self.use(s.value, s.span)
+            vt = getattr(s.value, "type", None)
+            checked = "TypeChecked" in self.props and vt is not None and not isinstance(vt, UnknownType)
+            if checked and type_kind(vt) != type_kind(s.var.type):
+                self.fail(f"'{s.var.name}' is {type_str(s.var.type)} but its value is {type_str(vt)}", s.span)
+            self.define(s.var, s.span)
+        elif isinstance(s, (St.EvalStmt,)):
+            self.use(s.expr, s.span)
+        elif isinstance(s, (St.ReturnStmt, St.YieldStmt)):
+            for v in s.value:
+                self.use(v, s.span)
+        elif isinstance(s, St.ForStmt):
+            for x in (s.start, s.stop, s.step):
+                self.use(x, s.span)
+            for ia in s.iter_args:
+                self.use(ia.init_value, s.span)
+            self.define(s.loop_var, s.span)
+            for ia in s.iter_args:
+                self.define(ia, s.span)
+            if len(s.iter_args) != len(s.return_vars):
+                self.fail("a loop needs one return var per iter arg", s.span)
+            self.block(s.body, len(s.iter_args))
+            for rv in s.return_vars:
+                self.define(rv, s.span)
+        elif isinstance(s, St.WhileStmt):
+            for ia in s.iter_args:
+                self.use(ia.init_value, s.span)
+                self.define(ia, s.span)
+            self.use(s.condition, s.span)
+            self.block(s.body, len(s.iter_args))
+            for rv in s.return_vars:
+                self.define(rv, s.span)
+        elif isinstance(s, St.IfStmt):
+            self.use(s.condition, s.span)
+            self.block(s.then_body, len(s.return_vars))
+            if s.else_body is not None:
+                self.block(s.else_body, len(s.return_vars))
+            elif s.return_vars:
+                self.fail("an if with results needs an else branch", s.span)
+            for rv in s.return_vars:
+                self.define(rv, s.span)
+        elif isinstance(s, St.ScopeStmt):
+            self.block(s.body, None)
+        elif isinstance(s, (St.SeqStmts, St.OpStmts)):
+            self.block(s, None)
+
+
+def verify(node: Any, properties: set[str] | tuple = ("TypeChecked",)) -> None:
+    """Raise VerifyError listing every violation of the given properties."""
+    funcs = node.functions_list if isinstance(node, St.Program) else [node]
+    errors = []
+    for f in funcs:
+        c = _Checker(f, set(properties))
+        c.run()
+        errors.extend(c.errors)
+    if errors:
+        msg, span = errors[0]
+        more = "" if len(errors) == 1 else f" (and {len(errors) - 1} more: " + "; ".join(m for m, _ in errors[1:4]) + ")"
+        raise VerifyError(msg + more, span)
+
+
+def structural_equal(a: Any, b: Any) -> bool:
+    """Compare two IR trees by content (variables matched by definition order, spans ignored)."""
+    from pypto.ir.printer import python_print
+
+    return python_print(a) == python_print(b)
+
+
+def assert_structural_equal(a: Any, b: Any) -> None:
+    if not structural_equal(a, b):
+        from pypto.ir.printer import python_print
+
+        raise AssertionError(f"IR differs:\n{python_print(a)}\n---\n{python_print(b)}")

@@ -1,0 +1,134 @@
+"""InitMemRef: attach a MemRef to every tile and tensor variable of the kernels.
+
+Variables that must share storage are grouped first (union-find): a store's result and its output
+tensor, a loop's init value / iter arg / yielded value / return var, an if's yielded values and return
+var, a reshape and its input. Each group gets one MemRef whose space comes from its defining ops:
+tensors -> DDR; load/move/create_tile -> their target_memory; the matmul family -> Acc; other tile ops
+-> Vec.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
+
+from pypto.enums import MemorySpace
+from pypto.errors import CompileError
+from pypto.ir import expr as E
+from pypto.ir import stmt as St
+from pypto.ir.types import MemRef, TensorType, TileType, nbytes, type_str
+from pypto.ir.visitor import stmt_list, walk_stmts
+from pypto.passes.analysis import MATMUL_OPS, defined_vars, retype
+from pypto.passes.base import Pass, is_kernel
+
+
+class _UnionFind:
+    def __init__(self) -> None:
+        self.parent: dict = {}
+
+    def find(self, x: Any) -> Any:
+        self.parent.setdefault(x, x)
+        while self.parent[x] is not x:
+            self.parent[x] = self.parent[self.parent[x]]
+            x = self.parent[x]
+        return x
+
+    def union(self, a: Any, b: Any) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra is not rb:
+            self.parent[rb] = ra
+
+
+def _shaped(v: Any) -> bool:
+    return isinstance(v, E.Var) and isinstance(v.type, (TensorType, TileType))
+
+
+def _last_yield(body: Any) -> St.YieldStmt | None:
+    stmts = stmt_list(body)
+    return stmts[-1] if stmts and isinstance(stmts[-1], St.YieldStmt) else None
+
+
+def _space_of_def(value: Any) -> MemorySpace | None:
+    if not isinstance(value, E.Call) or isinstance(value.op, E.GlobalVar):
+        return None
+    name = value.op.name
+    if name in ("block.load", "block.move", "block.create_tile"):
+        return value.kwargs.get("target_memory", MemorySpace.Vec)
+    if name in MATMUL_OPS:
+        return MemorySpace.Acc
+    if name.startswith("block."):
+        return MemorySpace.Vec
+    return None
+
+
+@dataclass(frozen=True)
+class InitMemRefPass(Pass):
+    name: ClassVar[str] = "init-memref"
+    dump_name: ClassVar[str] = "InitMemRef"
+
+    def run_function(self, func: St.Function) -> St.Function:
+        if not is_kernel(func):
+            return func
+        from pypto.passes.normalize import normalize
+
+        func = normalize(func)
+        uf = _UnionFind()
+        space: dict = {}
+        for v in defined_vars(func):
+            if _shaped(v):
+                uf.find(v)
+                if isinstance(v.type, TensorType):
+                    space[v] = MemorySpace.DDR
+        for s in walk_stmts(func.body):
+            if isinstance(s, St.AssignStmt) and _shaped(s.var):
+                value = s.value
+                if isinstance(value, E.Call) and value.op.name in ("block.store",) and _shaped(value.args[2]):
+                    uf.union(value.args[2], s.var)
+                elif isinstance(value, E.Call) and value.op.name == "block.reshape":
+                    uf.union(value.args[0], s.var)
+                elif isinstance(value, E.Var) and _shaped(value):
+                    uf.union(value, s.var)
+                sp = _space_of_def(value)
+                if sp is not None and isinstance(s.var.type, TileType):
+                    space[s.var] = sp
+            elif isinstance(s, (St.ForStmt, St.WhileStmt)):
+                y = _last_yield(s.body)
+                for i, (ia, rv) in enumerate(zip(s.iter_args, s.return_vars)):
+                    if _shaped(ia):
+                        uf.union(ia, rv)
+                        if _shaped(ia.init_value):
+                            uf.union(ia, ia.init_value)
+                        if y is not None and i < len(y.value) and _shaped(y.value[i]):
+                            uf.union(ia, y.value[i])
+            elif isinstance(s, St.IfStmt):
+                for body in (s.then_body, s.else_body):
+                    y = _last_yield(body) if body is not None else None
+                    for i, rv in enumerate(s.return_vars):
+                        if _shaped(rv) and y is not None and i < len(y.value) and _shaped(y.value[i]):
+                            uf.union(rv, y.value[i])
+        groups: dict = {}
+        for v in uf.parent:
+            groups.setdefault(uf.find(v), []).append(v)
+        memrefs: dict = {}
+        next_id = 0
+        for v in defined_vars(func):
+            if not _shaped(v) or uf.find(v) in memrefs:
+                continue
+            members = groups[uf.find(v)]
+            spaces = {space[m] for m in members if m in space}
+            if len(spaces) > 1:
+                names = ", ".join(f"{m.name} ({space[m].name})" for m in members if m in space)
+                raise CompileError(f"values that must share a buffer live in different memory spaces: {names}", v.span)
+            sp = spaces.pop() if spaces else (MemorySpace.DDR if isinstance(v.type, TensorType) else MemorySpace.Vec)
+            sizes = [nbytes(m.type) for m in members]
+            if sp is not MemorySpace.DDR and any(n is None for n in sizes):
+                raise CompileError(f"tile '{v.name}' has a dynamic shape {type_str(v.type)}; tiles need static shapes", v.span)
+            memrefs[uf.find(v)] = MemRef(sp, -1, max(n or 0 for n in sizes), next_id, v.span)
+            next_id += 1
+
+        def new_type(v: E.Var) -> Any:
+            if not _shaped(v):
+                return v.type
+            return replace(v.type, memref=memrefs[uf.find(v)])
+
+        return retype(func, new_type)

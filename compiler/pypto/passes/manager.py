@@ -1,0 +1,82 @@
+"""Pass manager and the named strategies (spec §6.2)."""
+
+from __future__ import annotations
+
+import enum
+import os
+from typing import Any
+
+from pypto.ir.stmt import Program
+from pypto.ir.verifier import verify
+from pypto.passes.allocate_memory_addr import AllocateMemoryAddrPass
+from pypto.passes.base import Pass
+from pypto.passes.convert_to_ssa import ConvertToSSAPass
+from pypto.passes.init_memref import InitMemRefPass
+from pypto.passes.insert_sync import InsertSyncPass
+from pypto.passes.memory_reuse import MemoryReusePass
+
+
+class OptimizationStrategy(enum.Enum):
+    Default = "Default"
+    PTOAS = "PTOAS"
+
+
+STRATEGIES: dict[OptimizationStrategy, tuple[type, ...]] = {
+    OptimizationStrategy.Default: (
+        ConvertToSSAPass, InitMemRefPass, MemoryReusePass, InsertSyncPass, AllocateMemoryAddrPass,
+    ),
+    OptimizationStrategy.PTOAS: (ConvertToSSAPass, InitMemRefPass, MemoryReusePass, AllocateMemoryAddrPass),
+}
+
+# Properties that hold after each pass (checked by the verifier when verify_each is on).
+PRODUCES = {
+    "convert-to-ssa": {"TypeChecked", "SSAForm"},
+    "init-memref": {"TypeChecked", "SSAForm", "HasMemRefs"},
+    "memory-reuse": {"TypeChecked", "SSAForm", "HasMemRefs"},
+    "insert-sync": {"TypeChecked", "SSAForm", "HasMemRefs"},
+    "allocate-memory-addr": {"TypeChecked", "SSAForm", "HasMemRefs", "AllocatedMemoryAddr"},
+}
+
+
+def as_strategy(strategy: Any) -> OptimizationStrategy:
+    if isinstance(strategy, OptimizationStrategy):
+        return strategy
+    for s in OptimizationStrategy:
+        if str(strategy).lower() in (s.value.lower(), f"optimizationstrategy.{s.value.lower()}"):
+            return s
+    raise ValueError(f"unknown strategy {strategy!r} (use Default or PTOAS)")
+
+
+class PassManager:
+    def __init__(self, passes: list[Pass], verify_each: bool = True):
+        self.passes = list(passes)
+        self.verify_each = verify_each
+
+    @staticmethod
+    def get_strategy(strategy: Any = OptimizationStrategy.Default) -> PassManager:
+        return PassManager([cls() for cls in STRATEGIES[as_strategy(strategy)]])
+
+    def get_pass_names(self) -> list[str]:
+        return [p.dump_name for p in self.passes]
+
+    def run_passes(self, program: Program, dump_ir: bool = False, output_dir: str | None = None,
+                   prefix: str = "pl") -> Program:
+        from pypto.ir.printer import python_print
+
+        dump_dir = os.path.join(output_dir, "passes_dump") if (dump_ir and output_dir) else None
+        if dump_dir:
+            os.makedirs(dump_dir, exist_ok=True)
+            _write(os.path.join(dump_dir, "00_frontend.py"), python_print(program, prefix))
+        verify(program, {"TypeChecked"})
+        for i, p in enumerate(self.passes, 1):
+            program = p.run(program)
+            if self.verify_each:
+                verify(program, PRODUCES.get(p.name, {"TypeChecked"}))
+            if dump_dir:
+                _write(os.path.join(dump_dir, f"{i:02d}_after_{p.dump_name}.py"), python_print(program, prefix))
+        return program
+
+
+def _write(path: str, text: str) -> None:
+    with open(path, "w") as f:
+        f.write(text)

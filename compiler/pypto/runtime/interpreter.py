@@ -1,0 +1,152 @@
+"""Host-side interpreter of Orchestration functions: tensors are NumPy arrays, kernels run on the
+emulator (see :mod:`pypto.runtime.launch`)."""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from pypto.enums import FunctionType
+from pypto.errors import RuntimeFault
+from pypto.ir import expr as E
+from pypto.ir import stmt as St
+from pypto.ir.visitor import stmt_list
+
+_BIN = {
+    "Add": operator.add, "Sub": operator.sub, "Mul": operator.mul, "FloatDiv": operator.truediv,
+    "FloorDiv": operator.floordiv, "FloorMod": operator.mod, "Pow": operator.pow, "Eq": operator.eq,
+    "Ne": operator.ne, "Lt": operator.lt, "Le": operator.le, "Gt": operator.gt, "Ge": operator.ge,
+    "And": lambda a, b: a and b, "Or": lambda a, b: a or b, "Xor": operator.xor, "BitAnd": operator.and_,
+    "BitOr": operator.or_, "BitXor": operator.xor, "BitShiftLeft": operator.lshift,
+    "BitShiftRight": operator.rshift, "Min": min, "Max": max,
+}
+_TENSOR_BIN = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "maximum": np.maximum}
+
+
+class _Return(Exception):
+    def __init__(self, values: tuple):
+        self.values = values
+
+
+class Interpreter:
+    def __init__(self, program: St.Program, launch: Any):
+        self.program = program
+        self.launch = launch
+
+    def call(self, func: St.Function, args: list) -> tuple:
+        if func.type is not FunctionType.Orchestration:
+            return self.launch(func, args)
+        env = dict(zip(func.params, args))
+        try:
+            self.block(func.body, env)
+        except _Return as r:
+            return r.values
+        return ()
+
+    def block(self, body: Any, env: dict) -> tuple | None:
+        for s in stmt_list(body):
+            if isinstance(s, St.YieldStmt):
+                return tuple(self.eval(v, env) for v in s.value)
+            self.stmt(s, env)
+        return None
+
+    def stmt(self, s: Any, env: dict) -> None:
+        if isinstance(s, St.AssignStmt):
+            env[s.var] = self.eval(s.value, env)
+        elif isinstance(s, St.EvalStmt):
+            self.eval(s.expr, env)
+        elif isinstance(s, St.ReturnStmt):
+            raise _Return(tuple(self.eval(v, env) for v in s.value))
+        elif isinstance(s, St.ForStmt):
+            cur = [self.eval(ia.init_value, env) for ia in s.iter_args]
+            lo, hi, step = (int(self.eval(x, env)) for x in (s.start, s.stop, s.step))
+            for i in range(lo, hi, step):
+                env[s.loop_var] = i
+                env.update(zip(s.iter_args, cur))
+                ys = self.block(s.body, env)
+                if s.iter_args:
+                    cur = list(ys)
+            env.update(zip(s.return_vars, cur))
+        elif isinstance(s, St.WhileStmt):
+            cur = [self.eval(ia.init_value, env) for ia in s.iter_args]
+            while True:
+                env.update(zip(s.iter_args, cur))
+                if not self.eval(s.condition, env):
+                    break
+                cur = list(self.block(s.body, env))
+            env.update(zip(s.return_vars, cur))
+        elif isinstance(s, St.IfStmt):
+            body = s.then_body if self.eval(s.condition, env) else s.else_body
+            ys = self.block(body, env) if body is not None else None
+            if s.return_vars:
+                env.update(zip(s.return_vars, ys))
+        elif isinstance(s, (St.SeqStmts, St.OpStmts, St.ScopeStmt)):
+            self.block(s.body if isinstance(s, St.ScopeStmt) else s, env)
+        else:
+            raise RuntimeFault(f"{type(s).__name__} cannot run on the host", getattr(s, "span", None))
+
+    def eval(self, e: Any, env: dict) -> Any:
+        if isinstance(e, (E.ConstInt, E.ConstFloat, E.ConstBool)):
+            return e.value
+        if isinstance(e, E.Var):
+            if e not in env:
+                raise RuntimeFault(f"'{e.name}' has no value on the host", e.span)
+            return env[e]
+        if isinstance(e, E.MakeTuple):
+            return [self.eval(x, env) for x in e.elements]
+        if isinstance(e, E.TupleGetItemExpr):
+            return self.eval(e.tuple, env)[e.index]
+        if isinstance(e, E.Cast):
+            v = self.eval(e.operand, env)
+            return float(v) if e.dtype.is_float() else int(v)
+        if isinstance(e, E.Neg):
+            return -self.eval(e.operand, env)
+        if isinstance(e, (E.Not, E.BitNot)):
+            return not self.eval(e.operand, env)
+        if isinstance(e, E.Abs):
+            return abs(self.eval(e.operand, env))
+        if isinstance(e, E.BinaryExpr):
+            a, b = self.eval(e.left, env), self.eval(e.right, env)
+            return _BIN[type(e).__name__](a, b)
+        if isinstance(e, E.Call):
+            return self.call_expr(e, env)
+        raise RuntimeFault(f"cannot evaluate {type(e).__name__} on the host", getattr(e, "span", None))
+
+    def call_expr(self, c: E.Call, env: dict) -> Any:
+        args = [self.eval(a, env) for a in c.args]
+        if isinstance(c.op, E.GlobalVar):
+            callee = self.program.get_function(c.op.name)
+            if callee is None:
+                raise RuntimeFault(f"unknown function '{c.op.name}'", c.span)
+            out = self.call(callee, args)
+            return out[0] if len(out) == 1 else (tuple(out) if out else None)
+        name = c.op.name
+        kw = c.kwargs
+        if name == "tensor.create":
+            return np.zeros([int(d) for d in args[0]], dtype=kw["dtype"].numpy)
+        if name == "tensor.dim":
+            return int(args[0].shape[int(args[1])])
+        if name == "tensor.view":
+            t, shape, off = args
+            return t[tuple(slice(int(o), int(o) + int(n)) for o, n in zip(off, shape))]
+        if name == "tensor.read":
+            return args[0][tuple(int(i) for i in args[1])].item()
+        short = name.split(".", 1)[1]
+        if short in _TENSOR_BIN:
+            return _TENSOR_BIN[short](args[0], args[1]).astype(c.type.dtype.numpy)
+        if short.endswith("_scalar") and short[:-7] in _TENSOR_BIN:
+            return _TENSOR_BIN[short[:-7]](args[0], args[1]).astype(c.type.dtype.numpy)
+        if name == "tensor.exp":
+            return np.exp(args[0]).astype(c.type.dtype.numpy)
+        if name == "tensor.cast":
+            return args[0].astype(kw["target_type"].numpy)
+        if name == "tensor.matmul":
+            a = args[0].T if kw.get("a_trans") else args[0]
+            b = args[1].T if kw.get("b_trans") else args[1]
+            return (a.astype(np.float64) @ b.astype(np.float64)).astype(c.type.dtype.numpy)
+        if name in ("tensor.row_max", "tensor.row_sum"):
+            fn = np.max if name.endswith("max") else np.sum
+            return fn(args[0], axis=-1, keepdims=True)
+        raise RuntimeFault(f"op '{name}' cannot run on the host (block ops belong in an InCore function)", c.span)

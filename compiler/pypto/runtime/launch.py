@@ -1,0 +1,101 @@
+"""Running one InCore kernel on the emulator and mapping its buffers back to NumPy arrays."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pypto.errors import RuntimeFault
+from pypto.ir import expr as E
+from pypto.ir import stmt as St
+from pypto.ir.types import ScalarType, TensorType
+from pypto.ir.visitor import walk_stmts
+from pypto.passes.analysis import memref_of
+
+
+@dataclass
+class LaunchStats:
+    cycles: int = 0
+    pipes: dict = field(default_factory=dict)
+    findings: list = field(default_factory=list)
+    traces: list = field(default_factory=list)
+    launches: int = 0
+
+
+def _dyn_args(func: St.Function) -> list[tuple[int, int]]:
+    """(param index, axis) of each trailing dynamic-dim argument, in codegen order."""
+    out: list = []
+    seen: list = []
+    for i, p in enumerate(func.params):
+        for axis, d in enumerate(getattr(p.type, "shape", ())):
+            if isinstance(d, E.Var) and isinstance(p.type, TensorType) and not any(d is s for s in seen):
+                seen.append(d)
+                out.append((i, axis))
+    return out
+
+
+def _returned_params(func: St.Function) -> list[int | None]:
+    rets = [s for s in walk_stmts(func.body) if isinstance(s, St.ReturnStmt)]
+    if not rets:
+        return []
+    out = []
+    for v in rets[-1].value:
+        m = memref_of(v)
+        idx = next((i for i, p in enumerate(func.params) if m is not None and memref_of(p) is m), None)
+        out.append(idx)
+    return out
+
+
+class Launcher:
+    def __init__(self, pto: dict[str, str], strategy_sync: str, machine: str, trace: str | None, stats: LaunchStats):
+        self.pto = pto
+        self.sync = strategy_sync
+        self.machine = machine
+        self.trace = trace
+        self.stats = stats
+
+    def _trace_path(self) -> str | None:
+        if self.trace is None:
+            return None
+        n = self.stats.launches
+        if n == 0:
+            return str(self.trace)
+        base, dot, ext = str(self.trace).rpartition(".")
+        return f"{base}_{n}.{ext}" if dot else f"{self.trace}_{n}"
+
+    def __call__(self, func: St.Function, args: list) -> tuple:
+        import pyptoemu
+
+        if len(args) != len(func.params):
+            raise RuntimeFault(f"{func.name} takes {len(func.params)} arguments, got {len(args)}", func.span)
+        inputs, scalars, arrays = {}, {}, {}
+        for i, (p, a) in enumerate(zip(func.params, args)):
+            if isinstance(p.type, TensorType):
+                if not isinstance(a, np.ndarray):
+                    raise RuntimeFault(f"{func.name}: argument '{p.name}' must be an array", func.span)
+                arrays[i] = a
+                inputs[f"arg{i}"] = np.ascontiguousarray(a)
+            elif isinstance(p.type, ScalarType):
+                scalars[f"arg{i}"] = a
+        n = len(func.params)
+        for k, (i, axis) in enumerate(_dyn_args(func)):
+            scalars[f"arg{n + k}"] = int(args[i].shape[axis])
+        trace = self._trace_path()
+        r = pyptoemu.run(
+            self.pto[func.name], inputs=inputs, args=scalars, entry=func.name, machine=self.machine,
+            trace=trace, sync=self.sync,
+        )
+        self.stats.launches += 1
+        self.stats.cycles += int(r.cycles)
+        for name, ps in r.pipes.items():
+            busy, count = self.stats.pipes.get(name, (0, 0))
+            self.stats.pipes[name] = (busy + ps.busy_cycles, count + ps.instructions)
+        self.stats.findings.extend(r.findings)
+        if r.trace:
+            self.stats.traces.append(r.trace)
+        for key, out in r.outputs.items():
+            i = int(key[3:])
+            if i in arrays:
+                arrays[i][...] = np.asarray(out).reshape(arrays[i].shape)
+        return tuple(arrays.get(i) if i is not None else None for i in _returned_params(func))

@@ -1,0 +1,13 @@
+# error: 12: unknown op 'pl.frobnicate'
+import pypto.language as pl
+
+
+@pl.program
+class Bad:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(
+        self, a: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]
+    ) -> pl.Tensor[[16, 16], pl.FP32]:
+        t = pl.load(a, [0, 0], [16, 16])
+        u = pl.frobnicate(t)
+        return pl.store(u, [0, 0], o)

@@ -1,0 +1,209 @@
+"""Loading and validating the instruction specs: every error path, pipe rules, timing formulas."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pyptoemu.errors import SpecError
+from pyptoemu.isa.loader import load_isa
+from pyptoemu.isa.semantics import SEMANTICS
+from pyptoemu.isa.spec import ISA, InstrSpec
+from pyptoemu.machine import load_machine
+
+GOOD_ENTRY = """\
+  - mnemonic: tadd
+    description: d = a + b
+    ins:
+      - {name: a, kind: tile, locs: [vec]}
+      - {name: b, kind: tile, locs: [vec]}
+    outs: [{name: dst, kind: tile, locs: [vec]}]
+    dtypes: [f32, f16]
+    pipe: V
+    domain: dst
+    timing: {occupancy: "head + ceil(bytes / repeat_bytes)", latency: "head + 2", params: {head: v_add_head}}
+    semantics: binary_add
+    implemented: true
+"""
+
+
+def write(tmp_path: Path, body: str, name: str = "fam.yaml") -> Path:
+    (tmp_path / name).write_text("family: fam\ninstructions:\n" + body)
+    return tmp_path
+
+
+def load_error(tmp_path: Path, body: str) -> SpecError:
+    with pytest.raises(SpecError) as info:
+        load_isa(write(tmp_path, body))
+    return info.value
+
+
+def test_good_entry_loads(tmp_path: Path) -> None:
+    isa = load_isa(write(tmp_path, GOOD_ENTRY))
+    spec = isa.get("TADD")
+    assert isinstance(spec, InstrSpec) and spec.family == "fam"
+    assert spec.timing.evaluate({"bytes": 1024}) == (14, 14)  # 10 + 4; latency 12 -> raised to 14
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "needle", "line"),
+    [
+        ("    pipe: V\n", "", "missing field 'pipe'", 3),
+        ("    domain: dst\n", "    domain: dst\n    colour: red\n", "unknown key 'colour'", 12),
+        ("    pipe: V\n", "    pipe: VV\n", "unknown pipe 'VV'", 10),
+        ("    pipe: V\n", "    pipe: {by: src, map: {vec: MTE9}}\n", "unknown pipe 'MTE9'", 10),
+        ("    pipe: V\n", "    pipe: {by: sideways, map: {vec: V}}\n", "'by' must be one of", 10),
+        ('latency: "head + 2"', 'latency: "head + (2"', "malformed formula", 12),
+        ('latency: "head + 2"', 'latency: "__import__(1)"', "malformed formula", 12),
+        ('latency: "head + 2"', 'latency: "head.real"', "malformed formula", 12),
+        ('latency: "head + 2"', 'latency: "head + widgets"', "unknown variable 'widgets'", 12),
+        ("params: {head: v_add_head}", "params: {head: no_such_param}", "unknown variable 'no_such_param'", 12),
+        ("    semantics: binary_add\n", "    semantics: binary_frobnicate\n", "unknown semantics key", 13),
+        ("    semantics: binary_add\n", "", "missing field 'semantics'", 3),
+        ("    dtypes: [f32, f16]\n", "    dtypes: [f32, f17]\n", "unknown dtype 'f17'", 9),
+        ("    domain: dst\n", "    domain: everywhere\n", "domain must be one of", 11),
+        ("kind: tile, locs: [vec]}\n      - {name: b", "kind: blob, locs: [vec]}\n      - {name: b",
+         "unknown kind 'blob'", 6),
+        ("    implemented: true\n", "    implemented: maybe\n", "implemented must be true or false", 14),
+        ("  - mnemonic: tadd\n", "  - mnemonic: pto.tadd\n", "mnemonic must be", 3),
+    ],
+)
+def test_entry_errors_name_file_entry_and_line(tmp_path: Path, old: str, new: str, needle: str, line: int) -> None:
+    assert old in GOOD_ENTRY
+    err = load_error(tmp_path, GOOD_ENTRY.replace(old, new))
+    assert needle in err.message
+    assert err.loc is not None and err.loc.file.endswith("fam.yaml")
+    assert "fam.yaml" in err.message and "'tadd'" in err.message or "mnemonic" in needle
+    assert err.loc.line == line, str(err)
+
+
+def test_unknown_semantics_allowed_for_core_keys(tmp_path: Path) -> None:
+    body = GOOD_ENTRY.replace("semantics: binary_add", "semantics: core.whatever")
+    assert load_isa(write(tmp_path, body))["tadd"].is_core
+
+
+def test_unimplemented_may_omit_semantics(tmp_path: Path) -> None:
+    body = GOOD_ENTRY.replace("    semantics: binary_add\n", "").replace("implemented: true", "implemented: false")
+    assert not load_isa(write(tmp_path, body))["tadd"].implemented
+
+
+def test_file_level_errors(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text("family: a\nstuff: 1\ninstructions: []\n")
+    with pytest.raises(SpecError, match="unknown key 'stuff'") as info:
+        load_isa(tmp_path)
+    assert info.value.loc.line == 2
+    (tmp_path / "a.yaml").write_text("family: a\n")
+    with pytest.raises(SpecError, match="missing field 'instructions'"):
+        load_isa(tmp_path)
+    (tmp_path / "a.yaml").write_text("instructions: [\n")
+    with pytest.raises(SpecError, match="invalid YAML"):
+        load_isa(tmp_path)
+
+
+def test_duplicate_mnemonic(tmp_path: Path) -> None:
+    write(tmp_path, GOOD_ENTRY, "one.yaml")
+    write(tmp_path, GOOD_ENTRY, "two.yaml")
+    with pytest.raises(SpecError, match="duplicate mnemonic"):
+        load_isa(tmp_path)
+
+
+def test_merge_keys_and_anchors(tmp_path: Path) -> None:
+    body = GOOD_ENTRY.replace(
+        'timing: {occupancy: "head + ceil(bytes / repeat_bytes)", latency: "head + 2", params: {head: v_add_head}}',
+        "timing: {<<: *base, params: {head: 3}}",
+    )
+    (tmp_path / "f.yaml").write_text(
+        'templates:\n  base: &base {occupancy: "head", latency: "head + 1"}\ninstructions:\n' + body
+    )
+    assert load_isa(tmp_path)["tadd"].timing.evaluate({}) == (3, 4)
+
+
+# ------------------------------------------------------------------------------------ the real ISA
+
+
+def test_real_isa_loads_and_lookup_forms() -> None:
+    isa = load_isa()
+    assert isinstance(isa, ISA) and len(isa) == 187
+    assert isa.get("TROWSUM") is isa.get("pto.trowsum") is isa.get("trowsum")
+    assert isa.get("pto.tmatmul.acc").mnemonic == "tmatmul.acc"
+    assert isa.get("nope") is None
+    assert load_isa() is isa  # cached
+
+
+def test_every_implemented_semantics_is_registered_and_every_function_used() -> None:
+    isa = load_isa()
+    used = set()
+    for spec in isa.instructions.values():
+        if spec.semantics is None:
+            assert not spec.implemented, spec.mnemonic
+            continue
+        if not spec.is_core:
+            assert spec.semantics in SEMANTICS, spec.mnemonic
+            used.add(spec.semantics)
+    assert set(SEMANTICS) - used == set()
+
+
+def test_matmul_timing_documented_checks() -> None:
+    isa = load_isa()
+    t = isa["tmatmul"].timing
+    assert t.evaluate({"M": 40, "K": 50, "N": 60, "a_esize": 2}) == (62, 62)  # fp16 40x50 * 50x60
+    assert t.evaluate({"M": 120, "K": 110, "N": 50, "a_esize": 4}) == (910, 910)  # fp32 120x110 * 110x50
+    assert isa["tmatmul.acc"].timing.evaluate({"M": 16, "K": 32, "N": 16, "a_esize": 1}) == (15, 15)  # int8 k0=32
+
+
+def test_vector_timing_head_repeat_tail() -> None:
+    t = load_isa()["tadd"].timing
+    assert t.evaluate({"bytes": 8192}) == (10 + 32 * 2, 10 + 32 * 2 + 14)
+    assert t.evaluate({"bytes": 100}) == (10 + 2 + 16, 10 + 2 + 16 + 14)  # unaligned penalty
+    assert load_isa()["texp"].timing.evaluate({"bytes": 512}) == (13 + 4, 13 + 4 + 18)
+
+
+def test_dma_timing_by_path() -> None:
+    m = load_machine()
+    tload = load_isa()["tload"].timing
+    occ, lat = tload.evaluate({"bytes": 58 * 100}, "gm", "vec")
+    assert (occ, lat) == (100, 100 + m.params["lat_gm_to_ub"])
+    occ, _ = tload.evaluate({"bytes": 78 * 10}, "gm", "mat")
+    assert occ == 10
+    tstore = load_isa()["tstore"].timing
+    assert tstore.evaluate({"bytes": 41 * 3}, "acc", None)[0] == 3
+    assert load_isa()["tmov"].timing.evaluate({"bytes": 256 * 4}, "mat", "left")[0] == 4
+
+
+@pytest.mark.parametrize(
+    ("op", "src", "dst", "pipe"),
+    [
+        ("tmov", "mat", "left", "MTE1"), ("tmov", "mat", "right", "MTE1"), ("tmov", "mat", "bias", "MTE1"),
+        ("tmov", "mat", "scaling", "MTE1"), ("tmov", "acc", "mat", "FIX"), ("tmov", "acc", "vec", "FIX"),
+        ("tmov", "vec", "vec", "V"), ("tmov", "vec", "mat", "V"),
+        ("tstore", "acc", "gm", "FIX"), ("tstore", "vec", "gm", "MTE3"), ("tstore", "mat", "gm", "MTE3"),
+        ("tload", "gm", "vec", "MTE2"), ("tload", "gm", "mat", "MTE2"),
+        ("textract", "mat", "left", "MTE1"), ("textract", "acc", "mat", "FIX"), ("textract", "vec", "mat", "FIX"),
+        ("textract", "vec", "vec", "V"),
+        ("tadd", "vec", "vec", "V"), ("tmatmul", "left", "acc", "M"), ("treshape", "vec", "vec", "none"),
+    ],
+)
+def test_pipe_rules(op: str, src: str, dst: str, pipe: str) -> None:
+    assert load_isa()[op].pipe.resolve(src, dst) == pipe
+
+
+def test_pipe_rule_without_match_raises() -> None:
+    with pytest.raises(ValueError, match="no pipe for src 'left'"):
+        load_isa()["tstore"].pipe.resolve("left", None)
+
+
+def test_describe() -> None:
+    from pyptoemu.isa.describe import format_instruction, format_isa_list
+
+    isa = load_isa()
+    listing = format_isa_list(isa)
+    assert "187 instructions" in listing and "trowsum" in listing
+    text = format_instruction(isa.get("TROWSUM"))
+    assert "pto.trowsum" in text and "row_sum" in text and "pipe:        V" in text
+
+
+def test_isa_dir_env_override(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pyptoemu.machine import isa_dir
+
+    monkeypatch.setenv("PYPTOEMU_ISA_DIR", str(tmp_path))
+    assert isa_dir() == tmp_path
