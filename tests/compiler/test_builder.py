@@ -1,6 +1,7 @@
 """The IRBuilder API of seed 004."""
 
 from programs import builder_examples as bx
+
 from pypto import DataType, ir
 from pypto.ir import ForStmt, IRBuilder, python_print
 from pypto.ir.types import static_shape

@@ -5,6 +5,7 @@ import pytest
 from conftest import needs_emulator
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from pypto import DataType, ir
 from pypto.ir import IRBuilder
 from pypto.ir.op import block

@@ -3,6 +3,7 @@
 import os
 
 from conftest import EXAMPLES, HERE
+
 from pypto import cli_compile
 
 

@@ -4,6 +4,7 @@ import os
 
 import pytest
 from conftest import HERE, example, program_file
+
 from pypto.codegen import CppCodegen, PTOCodegen
 from pypto.ir.compiler import compile_program
 

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from conftest import example, needs_emulator, program_file
+
 from pypto.runtime import run
 
 pytestmark = needs_emulator

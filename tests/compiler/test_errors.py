@@ -9,6 +9,7 @@ import re
 
 import pytest
 from conftest import HERE, load_module
+
 from pypto import cli_compile
 from pypto.errors import PyptoError
 from pypto.ir.compiler import compile_program

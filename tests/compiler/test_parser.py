@@ -1,6 +1,7 @@
 """The DSL front end: structure of the parsed IR and the accepted call forms."""
 
 from conftest import example, program_file
+
 from pypto.enums import FunctionType, ParamDirection
 from pypto.ir import ForStmt, IfStmt, python_print
 from pypto.ir.visitor import walk_stmts

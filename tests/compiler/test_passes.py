@@ -2,6 +2,7 @@
 
 import pytest
 from conftest import example
+
 from pypto.enums import MemorySpace
 from pypto.errors import CompileError
 from pypto.ir import ForStmt, python_print

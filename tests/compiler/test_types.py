@@ -1,6 +1,7 @@
 """Promotion, broadcasting and the op registry."""
 
 import pytest
+
 from pypto.dtype import DataType, promote
 from pypto.errors import PyptoTypeError, Span
 from pypto.ir import TensorType, TileType, Var, create_op_call, get_op, is_op_registered

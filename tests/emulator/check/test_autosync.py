@@ -7,8 +7,9 @@ import subprocess
 import sys
 
 import numpy as np
-import pyptoemu
 import pytest
+
+import pyptoemu
 from pyptoemu.check import autosync
 from pyptoemu.errors import InputError
 from pyptoemu.isa.loader import load_isa
@@ -16,7 +17,6 @@ from pyptoemu.machine import load_machine
 from pyptoemu.pto import ast as A
 from pyptoemu.pto.parser import parse_file, parse_module
 from pyptoemu.pto.printer import print_module
-
 from tests.conftest import EXAMPLES, _load_reference
 
 REF = _load_reference()

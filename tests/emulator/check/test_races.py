@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 
-import pyptoemu
 import pytest
-from pyptoemu.errors import DeadlockError
 
+import pyptoemu
+from pyptoemu.errors import DeadlockError
 from tests.conftest import EXAMPLES, _load_reference
 from tests.emulator.check.hb_oracle import unordered_conflicts
 

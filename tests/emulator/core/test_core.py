@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pyptoemu
 import pytest
+
+import pyptoemu
 from pyptoemu.errors import BoundsError, CapacityError, DeadlockError, InputError, UnsupportedOpError
 from pyptoemu.machine import load_machine
-
 from tests.emulator.core.kernels import binary_kernel, pview, vec
 
 T = vec(16, 64)

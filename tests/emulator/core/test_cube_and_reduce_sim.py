@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
-import pyptoemu
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+import pyptoemu
 from pyptoemu.dtypes import np_dtype
 
 MAT = "!pto.tile_buf<loc=mat, dtype={t}, rows={r}, cols={c}, v_row={r}, v_col={c}, blayout=col_major, slayout=row_major, fractal=512, pad=0>"

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
-import pyptoemu
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+import pyptoemu
 from pyptoemu.dtypes import np_dtype
 from pyptoemu.isa.loader import load_isa
 from pyptoemu.machine import load_machine
-
 from tests.emulator.core.kernels import pview, vec
 
 ISA = load_isa(machine=load_machine("a2a3"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from hypothesis import strategies as st
+
 from pyptoemu.dtypes import is_float, is_unsigned, itemsize, np_dtype
 from pyptoemu.isa.arg import Arg
 from pyptoemu.isa.loader import load_isa

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from pyptoemu.errors import SpecError
 from pyptoemu.isa.loader import load_isa
 from pyptoemu.isa.semantics import SEMANTICS

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from pyptoemu.errors import SpecError
 from pyptoemu.machine import COST_KEYS, isa_dir, load_machine
 

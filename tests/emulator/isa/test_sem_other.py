@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from pyptoemu.dtypes import is_float, itemsize, np_dtype
 from pyptoemu.isa.arg import Arg
 from pyptoemu.isa.semantics import format_tile

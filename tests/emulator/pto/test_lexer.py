@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from pyptoemu.errors import Loc, ParseError
 from pyptoemu.pto.lexer import SourceMap, tokenize
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from pyptoemu.errors import InputError, Loc, ParseError
 from pyptoemu.pto.ast import (
     DenseAttr,
