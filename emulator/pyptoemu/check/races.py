@@ -36,8 +36,31 @@ def _elements(fp: tuple) -> np.ndarray:
     return np.unique(idx)
 
 
+def _box(fp: tuple) -> tuple | None:
+    """The window as a box of coordinates in its strides' grid, when the strides nest (each
+    stride is at least the next one times its extent, and every coordinate stays inside): then two
+    windows with the same strides overlap exactly when their boxes do. None when they don't nest."""
+    base, sizes, strides = fp
+    order = sorted(range(len(strides)), key=lambda i: -strides[i])
+    lo, rem = [], base
+    for i in order:
+        st = strides[i]
+        if st <= 0:
+            return None
+        q, rem = divmod(rem, st)
+        lo.append(q)
+    for k in range(1, len(order)):
+        outer, inner = strides[order[k - 1]], strides[order[k]]
+        if lo[k] + sizes[order[k]] > outer // inner or outer % inner:
+            return None
+    return tuple(lo), tuple(sizes[i] for i in order), tuple(strides[i] for i in order)
+
+
 @lru_cache(maxsize=16384)
 def _fp_overlap(a: tuple, b: tuple) -> bool:
+    ba, bb = _box(a), _box(b)
+    if ba is not None and bb is not None and ba[2] == bb[2]:
+        return all(la < lb + zb and lb < la + za for la, za, lb, zb in zip(ba[0], ba[1], bb[0], bb[1]))
     return bool(np.intersect1d(_elements(a), _elements(b), assume_unique=True).size)
 
 
@@ -56,57 +79,68 @@ def covers(lo: int, hi: int, fp: tuple | None, elo: int, ehi: int, efp: tuple | 
         return True
     if fp is None or efp is None:
         return False
+    ba, bb = _box(fp), _box(efp)
+    if ba is not None and bb is not None and ba[2] == bb[2]:
+        return all(la <= lb and lb + zb <= la + za for la, za, lb, zb in zip(ba[0], ba[1], bb[0], bb[1]))
     return bool(np.isin(_elements(efp), _elements(fp), assume_unique=True).all())
 
 
-def _join(a: dict, b: dict) -> dict:
-    if not b:
-        return a
-    out = dict(a)
-    for k, v in b.items():
-        if out.get(k, 0) < v:
-            out[k] = v
-    return out
+PIPES = ("S", "MTE1", "MTE2", "MTE3", "V", "M", "FIX")
+PIPE_INDEX = {p: i for i, p in enumerate(PIPES)}
+ZERO = (0,) * len(PIPES)
 
 
-def clocks(core) -> dict[int, dict]:
-    """Vector clock (knowledge at start) of every recorded instruction, keyed by ``id(instr)``."""
+def _join(a: tuple, b: tuple) -> tuple:
+    return a if a == b else tuple(map(max, a, b))
+
+
+def _bump(vc: tuple, pipe: str, n: int) -> tuple:
+    """``vc`` with at least the first ``n`` instructions of ``pipe`` known complete."""
+    i = PIPE_INDEX[pipe]
+    return vc if vc[i] >= n else vc[:i] + (n,) + vc[i + 1:]
+
+
+def clocks(core) -> dict[int, tuple]:
+    """Vector clock (knowledge at start) of every recorded instruction, keyed by ``id(instr)``:
+    entry ``k`` = how many of pipe ``PIPES[k]``'s instructions are known complete."""
     in_order = dict(core.machine.in_order)
     in_order["S"] = True
     epochs = core.scalar.epochs
-    epoch_vc: list[dict] = [{}]
-    vc: dict[int, dict] = {}
+    epoch_vc: list[tuple] = [ZERO]
+    vc: dict[int, tuple] = {}
     prev: dict[str, Instr] = {}
 
-    def scalar_vc(e: int) -> dict:
+    def scalar_vc(e: int) -> tuple:
         while len(epoch_vc) <= e:
             kind, what = epochs[len(epoch_vc) - 1]
             last = epoch_vc[-1]
             if kind == "wait":
                 setter = what.released_by
-                extra = vc.get(id(setter), {}) if setter is not None else {}
                 if setter is not None:
-                    extra = _join(extra, {setter.pipe: setter.pidx})
-                epoch_vc.append(_join(last, extra))
+                    last = _bump(_join(last, vc.get(id(setter), ZERO)), setter.pipe, setter.pidx)
             elif kind == "all":
-                epoch_vc.append(_join(last, what))
+                for pipe, n in what.items():
+                    last = _bump(last, pipe, n)
             else:  # "s": scalar accesses so far
-                epoch_vc.append(_join(last, {"S": what}))
+                last = _bump(last, "S", what)
+            epoch_vc.append(last)
         return epoch_vc[e]
 
     for ins in sorted((i for i in core.trace_log if i.start >= 0), key=lambda i: (i.start, i.seq)):
         p = ins.pipe
-        base = dict(scalar_vc(ins.sepoch))
+        base = scalar_vc(ins.sepoch)
         before = prev.get(p)
         if before is not None:
             base = _join(base, vc[id(before)])
-            if in_order.get(p, True) or before.kind == BARRIER:
-                base = _join(base, {p: before.pidx + 1 if before.kind != BARRIER else before.pidx})
+            if before.kind == BARRIER:
+                base = _bump(base, p, before.pidx)
+            elif in_order.get(p, True):
+                base = _bump(base, p, before.pidx + 1)
         if ins.kind == BARRIER or ins.kind == SET:
-            base = _join(base, {p: ins.pidx})
+            base = _bump(base, p, ins.pidx)
         if ins.kind == WAIT and ins.released_by is not None:
             s = ins.released_by
-            base = _join(base, _join(vc.get(id(s), {}), {s.pipe: s.pidx}))
+            base = _bump(_join(base, vc.get(id(s), ZERO)), s.pipe, s.pidx)
         vc[id(ins)] = base
         prev[p] = ins
     return vc
@@ -165,7 +199,7 @@ def detect(core, severity: str = "error") -> int:
                     if ehi <= lo or elo >= hi or y is x or not footprints_overlap(fp, efp):
                         keep.append(e)
                         continue
-                    ordered_before = kx.get(y.pipe, 0) > y.pidx
+                    ordered_before = kx[PIPE_INDEX[y.pipe]] > y.pidx
                     if not ordered_before:
                         races += 1
                         _report(core, y, x, yw, xw, buf, max(lo, elo), min(hi, ehi), severity, used_ids)
@@ -173,10 +207,6 @@ def detect(core, severity: str = "error") -> int:
                     if not (xw and ordered_before and covers(lo, hi, fp, elo, ehi, efp)):
                         keep.append(e)
                 entries[:] = keep
-            if not xw:  # earlier reads covered by this ordered read are redundant
-                reads[:] = [e for e in reads
-                            if not (covers(lo, hi, fp, e[0], e[1], e[3]) and e[2] is not x
-                                    and kx.get(e[2].pipe, 0) > e[2].pidx)]
             (writes if xw else reads).append((lo, hi, x, fp))
     return races
 

@@ -84,8 +84,8 @@ class Instr:
 class CommitQueue:
     """Pending writes ordered by completion cycle (then issue order).
 
-    Entries are ``[when, seq, fn]`` lists; ``take`` runs one early (an in-order pipe forwarding its
-    own earlier results to a later instruction) and blanks it so ``flush`` skips it.
+    Entries are ``[when, seq, instr, results]`` lists; ``take`` commits one early (an in-order pipe
+    forwarding its own earlier results to a later instruction) and blanks it so ``flush`` skips it.
     """
 
     __slots__ = ("heap", "seq")
@@ -94,25 +94,25 @@ class CommitQueue:
         self.heap: list = []
         self.seq = 0
 
-    def push(self, when: int, fn: Callable[[], None]) -> list:
+    def push(self, when: int, instr: Instr, results: list) -> list:
         self.seq += 1
-        entry = [when, self.seq, fn]
+        entry = [when, self.seq, instr, results]
         heapq.heappush(self.heap, entry)
         return entry
 
     @staticmethod
     def take(entry: list) -> None:
-        fn = entry[2]
-        if fn is not None:
+        instr = entry[2]
+        if instr is not None:
             entry[2] = None
-            fn()
+            instr.commit(instr, entry[3])
 
     def flush(self, upto: float) -> None:
         heap = self.heap
         while heap and heap[0][0] <= upto:
-            fn = heapq.heappop(heap)[2]
-            if fn is not None:
-                fn()
+            _, _, instr, results = heapq.heappop(heap)
+            if instr is not None:
+                instr.commit(instr, results)
 
 
 class Flags:
@@ -212,14 +212,13 @@ class Pipe:
                     for entry in self.own_pending:
                         commits.take(entry)
                     self.own_pending.clear()
-                results = ins.compute()
+                results = ins.compute(ins)
                 done = start + ins.latency
                 if self.in_order and done < self.last_done:
                     done = self.last_done
                 self.last_done = max(self.last_done, done)
                 ins.start, ins.end, ins.done = start, start + ins.occupancy, done
-                commit = ins.commit
-                entry = commits.push(done, lambda c=commit, r=results: c(r))
+                entry = commits.push(done, ins, results)
                 if self.in_order:
                     self.own_pending.append(entry)
                 self.busy += ins.occupancy
@@ -230,12 +229,10 @@ class Pipe:
             elif kind == SET:
                 # fires once every earlier instruction of this pipe has completed
                 start = max(now, ins.issue, self.last_done)
-                if start > now:
-                    yield timeout(start - now)
                 ins.start = start
-                if self.set_cost:
-                    yield timeout(self.set_cost)
                 ins.end = ins.done = start + self.set_cost
+                if ins.end > now:  # one event for the drain and the set itself
+                    yield timeout(ins.end - now)
                 self.busy += self.set_cost
                 flags.set(ins.flag, ins)
                 core.record(ins)
@@ -258,12 +255,10 @@ class Pipe:
                 core.record(ins)
             else:  # BARRIER: later instructions start after every earlier one completed
                 start = max(now, ins.issue, self.last_done)
-                if start > now:
-                    yield timeout(start - now)
                 ins.start = start
-                if self.barrier_cost:
-                    yield timeout(self.barrier_cost)
                 ins.end = ins.done = start + self.barrier_cost
+                if ins.end > now:
+                    yield timeout(ins.end - now)
                 self.last_done = max(self.last_done, ins.done)
                 self.busy += self.barrier_cost
                 core.record(ins)

@@ -122,42 +122,42 @@ def lower_tile_op(su, op: A.Op, spec, fn: Callable) -> Callable:
         reads = tuple(_range(s) for i, s in enumerate(in_snap) if s[0] != SCALAR and not scratch[i])
         writes = tuple(_range(s) for s in out_snap) + tuple(
             _range(s) for i, s in enumerate(in_snap) if s[0] != SCALAR and scratch[i])
-
-        def compute():
-            in_args = [_arg(s) for s in in_snap]
-            out_args = [_arg(s) for s in out_snap]
-            mem.note_reads(reads, instr)
-            try:
-                res = fn(in_args, out_args, attrs)
-            except PtoError as e:  # e.g. a semantics-level BoundsError: give it this op's location
-                if e.loc is None:
-                    e.loc = loc
-                raise
-            except (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError) as e:
-                raise KernelFault(f"{op.name}: {e}", loc) from None
-            fixed = []
-            for r in res:
-                if r is not None and isinstance(r, np.ndarray) and not r.flags.owndata:
-                    r = r.copy()  # results must not alias memory that may change before commit
-                fixed.append(r)
-            return fixed
-
-        def commit(results):
-            for s, r in zip(out_snap, results):
-                if r is None:
-                    continue
-                target = s[1]
-                try:
-                    target.write(r)
-                except ValueError as e:
-                    raise KernelFault(f"{op.name}: {e}", loc) from None
-            mem.note_writes(writes)
-
-        operands = (all_names, in_snap + out_snap)  # described lazily, by the trace writer
         instr = Instr(OP, name, loc, pipe, 0, occ, lat, compute, commit, reads, writes,
-                      operands=operands, nbytes=nbytes)
+                      operands=(all_names, in_snap + out_snap), nbytes=nbytes)
         su.issue(pipe, instr)
 
+    # compute / commit are shared by every issue of this op: the instruction carries its operands
+    def compute(instr: Instr) -> list:
+        snaps = instr.operands[1]
+        in_args = [_arg(s) for s in snaps[:n_ins]]
+        out_args = [_arg(s) for s in snaps[n_ins:]]
+        mem.note_reads(instr.reads, instr)
+        try:
+            res = fn(in_args, out_args, attrs)
+        except PtoError as e:  # e.g. a semantics-level BoundsError: give it this op's location
+            if e.loc is None:
+                e.loc = loc
+            raise
+        except (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError) as e:
+            raise KernelFault(f"{op.name}: {e}", loc) from None
+        fixed = []
+        for r in res:
+            if r is not None and isinstance(r, np.ndarray) and not r.flags.owndata:
+                r = r.copy()  # results must not alias memory that may change before commit
+            fixed.append(r)
+        return fixed
+
+    def commit(instr: Instr, results: list) -> None:
+        for s, r in zip(instr.operands[1][n_ins:], results):
+            if r is None:
+                continue
+            try:
+                s[1].write(r)
+            except ValueError as e:
+                raise KernelFault(f"{op.name}: {e}", loc) from None
+        mem.note_writes(instr.writes)
+
+    n_ins = len(ins)
     return step
 
 
