@@ -176,5 +176,6 @@ def load_machine(name_or_path: str = "a2a3") -> Machine:
     else:
         path = isa_dir() / "machines" / f"{base}.yaml"
     if not path.exists():
-        raise SpecError(f"no machine file for '{base}' (looked for {path})", Loc(str(path), 0, 0))
+        known = ", ".join(sorted(q.stem for q in (isa_dir() / "machines").glob("*.yaml")))
+        raise SpecError(f"no machine file for '{base}' (looked for {path}; known machines: {known})")
     return _load_path(str(path.resolve()), option)
