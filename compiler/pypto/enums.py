@@ -12,6 +12,7 @@ class MemorySpace(enum.IntEnum):
     Left = 3
     Right = 4
     Acc = 5
+    Bias = 6  # extension: the cube's bias table (matmul_bias / gemv_bias operand)
 
     @property
     def loc(self) -> str:
@@ -25,6 +26,7 @@ _LOC = {
     MemorySpace.Left: "left",
     MemorySpace.Right: "right",
     MemorySpace.Acc: "acc",
+    MemorySpace.Bias: "bias",
 }
 
 # Design-note aliases.
@@ -44,6 +46,7 @@ CAPACITY = {
     MemorySpace.Left: 64 * 1024,
     MemorySpace.Right: 64 * 1024,
     MemorySpace.Acc: 128 * 1024,
+    MemorySpace.Bias: 1024,
 }
 ALIGNMENT = {
     MemorySpace.Vec: 32,
@@ -51,8 +54,11 @@ ALIGNMENT = {
     MemorySpace.Left: 512,
     MemorySpace.Right: 512,
     MemorySpace.Acc: 64,
+    MemorySpace.Bias: 64,
 }
-CUBE_SPACES = frozenset({MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc})
+CUBE_SPACES = frozenset(
+    {MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc, MemorySpace.Bias}
+)
 
 
 class PipeType(enum.IntEnum):

@@ -31,7 +31,7 @@ ISA = {
     "move": "TMOV", "fillpad": "TFILLPAD", "reshape": "TRESHAPE", "transpose": "TTRANS",
 }
 TILE_KIND = {MemorySpace.Vec: "Vec", MemorySpace.Mat: "Mat", MemorySpace.Left: "Left", MemorySpace.Right: "Right",
-             MemorySpace.Acc: "Acc"}
+             MemorySpace.Acc: "Acc", MemorySpace.Bias: "Bias"}
 BLAYOUT = {TileLayout.row_major: "RowMajor", TileLayout.col_major: "ColMajor", TileLayout.none_box: "RowMajor"}
 SLAYOUT = {TileLayout.none_box: "NoneBox", TileLayout.row_major: "RowMajor", TileLayout.col_major: "ColMajor"}
 CPP_OP = {

@@ -156,6 +156,7 @@ class Pipe:
         self.idle_waiters: list[simpy.Event] = []
         self.current: Instr | None = None
         self.last_done = 0  # completion cycle of the latest instruction so far
+        self.ready_at = 0  # the next instruction starts no earlier (after a wait or barrier)
         # In-order pipes see their own earlier results (hardware forwards them along the pipe):
         # the still-pending commits of this pipe, applied before the next instruction reads.
         self.own_pending: deque[list] = deque()
@@ -204,7 +205,7 @@ class Pipe:
             now = env.now
             kind = ins.kind
             if kind == OP:
-                start = max(now, ins.issue)
+                start = max(now, ins.issue, self.ready_at)
                 if start > now:
                     yield timeout(start - now)
                 commits.flush(start)
@@ -228,7 +229,7 @@ class Pipe:
                     yield timeout(ins.occupancy)
             elif kind == SET:
                 # fires once every earlier instruction of this pipe has completed
-                start = max(now, ins.issue, self.last_done)
+                start = max(now, ins.issue, self.last_done, self.ready_at)
                 ins.start = start
                 ins.end = ins.done = start + self.set_cost
                 if ins.end > now:  # one event for the drain and the set itself
@@ -237,7 +238,7 @@ class Pipe:
                 flags.set(ins.flag, ins)
                 core.record(ins)
             elif kind == WAIT:
-                start = max(now, ins.issue)
+                start = max(now, ins.issue, self.ready_at)
                 if start > now:
                     yield timeout(start - now)
                 ins.wait_start = start
@@ -247,18 +248,15 @@ class Pipe:
                     setter = flags.try_consume(ins.flag)
                 ins.released_by = setter
                 ins.start = env.now
-                if self.wait_cost:
-                    yield timeout(self.wait_cost)
-                ins.end = ins.done = ins.start + self.wait_cost
+                # the wait's own cost delays the next instruction: folded into ready_at, no event
+                ins.end = ins.done = self.ready_at = ins.start + self.wait_cost
                 self.busy += self.wait_cost
                 self.last_done = max(self.last_done, ins.done)
                 core.record(ins)
             else:  # BARRIER: later instructions start after every earlier one completed
-                start = max(now, ins.issue, self.last_done)
+                start = max(now, ins.issue, self.last_done, self.ready_at)
                 ins.start = start
-                ins.end = ins.done = start + self.barrier_cost
-                if ins.end > now:
-                    yield timeout(ins.end - now)
+                ins.end = ins.done = self.ready_at = start + self.barrier_cost
                 self.last_done = max(self.last_done, ins.done)
                 self.busy += self.barrier_cost
                 core.record(ins)
