@@ -209,7 +209,7 @@ def _wait_cycle(blocked: dict[str, Instr]) -> list[str]:
 
 def _static_set_flags(module: A.Module) -> set:
     """(src, dst, id) of every set_flag / record_event written with a constant id."""
-    from pyptoemu.core.scalar import _event_of, _pipe_of
+    from pyptoemu.core.coreops import _event_of, _pipe_of
 
     out = set()
     stack = [f.body for f in module.functions]

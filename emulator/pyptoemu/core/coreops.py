@@ -1,0 +1,554 @@
+"""Lowering of the `pto` ops the core executes itself (semantics keys ``core.*`` in the ISA specs):
+views and pointers, tile allocation and aliasing, flags and barriers, scalar tile access, debug
+printing. Tile instructions with NumPy semantics are lowered in ``tileop``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+from pyptoemu.core.memory import PartitionView, Ptr, TensorView, Tile
+from pyptoemu.core.pipe import BARRIER, SET, WAIT, Instr
+from pyptoemu.core.scalar import EVENT_CLASS_PIPE, PIPE_NAMES, ScalarUnit, _fail, lower_noop
+from pyptoemu.dtypes import np_dtype
+from pyptoemu.errors import BoundsError, KernelFault, Loc, UnsupportedOpError, VerifyError
+from pyptoemu.isa.arg import Arg
+from pyptoemu.pto import ast as A
+
+
+def lower_make_tensor_view(su: ScalarUnit, op: A.Op) -> Callable:
+    ptr_name = op.operands[0]
+    shape_n = op.groups.get("shape", [])
+    stride_n = op.groups.get("strides", [])
+    res = op.results[0]
+    loc = op.loc
+    if len(shape_n) != len(stride_n):
+        return _fail(VerifyError(f"make_tensor_view: {len(shape_n)} shape operands but "
+                                 f"{len(stride_n)} strides", loc))
+
+    def step(frame):
+        ptr = su.value(frame, ptr_name, loc)
+        if not isinstance(ptr, Ptr):
+            raise VerifyError(f"make_tensor_view needs a !pto.ptr operand, got {ptr_name}", loc)
+        shape = tuple(int(su.value(frame, n, loc)) for n in shape_n)
+        strides = tuple(int(su.value(frame, n, loc)) for n in stride_n)
+        if any(d < 0 for d in shape):
+            raise BoundsError(f"make_tensor_view: negative dimension in shape {list(shape)}", loc)
+        su.core.memory.note_view(ptr, shape, strides, loc)
+        frame[res] = TensorView(ptr, shape, strides)
+        su.charge(su.arith_cost)
+
+    return step
+
+
+def lower_partition_view(su: ScalarUnit, op: A.Op) -> Callable:
+    tv_name = op.operands[0]
+    off_n = op.groups.get("offsets", [])
+    size_n = op.groups.get("sizes", [])
+    res = op.results[0]
+    loc = op.loc
+
+    def step(frame):
+        tv = su.value(frame, tv_name, loc)
+        if isinstance(tv, PartitionView):  # a window of a window
+            parent_strides, base0, parent_shape = tv.strides, tv.base, tv.sizes
+            gm = tv.gm
+        elif isinstance(tv, TensorView):
+            parent_strides, base0, parent_shape = tv.strides, tv.ptr.offset, tv.shape
+            gm = tv.ptr.gm
+        else:
+            raise VerifyError(f"partition_view needs a tensor view, got {tv_name}", loc)
+        offs = [int(su.value(frame, n, loc)) for n in off_n]
+        sizes = [int(su.value(frame, n, loc)) for n in size_n]
+        if len(offs) != len(parent_shape) or len(sizes) != len(parent_shape):
+            raise VerifyError(f"partition_view: view has rank {len(parent_shape)} but "
+                              f"{len(offs)} offsets and {len(sizes)} sizes were given", loc)
+        for d, (o, z, n) in enumerate(zip(offs, sizes, parent_shape)):
+            if o < 0 or z < 0 or o + z > n:
+                raise BoundsError(f"partition_view: dim {d} window [{o}, {o + z}) is outside the "
+                                  f"view's size {n}", loc)
+        base = base0 + sum(o * s for o, s in zip(offs, parent_strides))
+        pv = PartitionView(gm, base, tuple(sizes), tuple(parent_strides))
+        pv.check_bounds(loc)
+        frame[res] = pv
+        su.charge(su.arith_cost)
+
+    return step
+
+
+def lower_alloc_tile(su: ScalarUnit, op: A.Op, key: object | None = None) -> Callable:
+    t = op.result_types[0] if op.result_types else None
+    loc = op.loc
+    if not isinstance(t, A.TileBufType):
+        return _fail(VerifyError("alloc_tile needs a !pto.tile_buf result type", loc))
+    res = op.results[0]
+    if t.loc == "left":  # the assembler forces left tiles to ZZ on A2/A3 and NZ on A5 (§2.5)
+        forced = "col_major" if su.machine.name.startswith("a5") else "row_major"
+        if t.blayout != forced:
+            t = dataclasses.replace(t, blayout=forced)
+    buf = su.core.memory.onchip.get(t.loc)
+    if buf is None:
+        return _fail(VerifyError(f"no on-chip buffer for loc={t.loc} on machine "
+                                 f"{su.machine.name}", loc))
+    try:
+        dtype = np_dtype(t.dtype)
+    except ValueError as e:
+        return _fail(VerifyError(str(e), loc))
+    if (t.v_row is not None and t.v_row > t.rows) or (t.v_col is not None and t.v_col > t.cols):
+        return _fail(VerifyError(f"valid region {t.v_row}x{t.v_col} exceeds tile shape {t.rows}x{t.cols}",
+                                 loc))
+    addr_n = op.groups.get("addr", [None])[0]
+    vr_n = op.groups.get("valid_row", [None])[0]
+    vc_n = op.groups.get("valid_col", [None])[0]
+    akey = key if key is not None else op
+
+    def step(frame):
+        vrow = t.v_row if t.v_row is not None else (
+            int(su.value(frame, vr_n, loc)) if vr_n is not None else t.rows)
+        vcol = t.v_col if t.v_col is not None else (
+            int(su.value(frame, vc_n, loc)) if vc_n is not None else t.cols)
+        if not (0 <= vrow <= t.rows and 0 <= vcol <= t.cols):
+            raise BoundsError(f"{res}: valid region {vrow}x{vcol} outside tile shape {t.rows}x{t.cols}",
+                              loc)
+        tile = Tile(buf, 0, t, dtype, vrow, vcol, res)
+        if addr_n is not None:
+            addr = int(su.value(frame, addr_n, loc))
+            buf.check_placement(addr, tile.nbytes, res, loc)
+            buf.allocations.setdefault(akey, (addr, tile.nbytes, res))
+        else:
+            addr = buf.allocate(akey, tile.nbytes, res, loc)
+        tile.addr = addr
+        su.core.note_alloc(buf)
+        frame[res] = tile
+        su.charge(su.arith_cost)
+
+    return step
+
+
+def lower_set_validshape(su: ScalarUnit, op: A.Op) -> Callable:
+    t_n, vr_n, vc_n = op.operands[:3]
+    loc = op.loc
+
+    def step(frame):
+        tile = su.value(frame, t_n, loc)
+        vr, vc = int(su.value(frame, vr_n, loc)), int(su.value(frame, vc_n, loc))
+        if not (0 <= vr <= tile.rows and 0 <= vc <= tile.cols):
+            raise BoundsError(f"set_validshape {vr}x{vc} outside tile shape {tile.rows}x{tile.cols}", loc)
+        tile.vrow, tile.vcol = vr, vc
+        su.charge(su.arith_cost)
+
+    return step
+
+
+def lower_alias(su: ScalarUnit, op: A.Op) -> Callable:
+    """treshape / bitcast / tassign: the same bytes seen through another tile type."""
+    src_n = op.operands[0] if op.operands else (op.ins[0] if op.ins else None)
+    res = op.results[0] if op.results else (op.outs[0] if op.outs else None)
+    t = op.result_types[0] if op.result_types else (op.out_types[0] if op.out_types else None)
+    loc = op.loc
+    addr_n = op.operands[1] if op.name == "pto.tassign" and len(op.operands) > 1 else None
+    if not isinstance(t, A.TileBufType) or res is None:
+        return _fail(VerifyError(f"{op.name} needs a !pto.tile_buf result type", loc))
+    dtype = np_dtype(t.dtype)
+
+    def step(frame):
+        src = su.value(frame, src_n, loc)
+        if not isinstance(src, Tile):
+            raise VerifyError(f"{op.name} needs a tile operand", loc)
+        vr = t.v_row if t.v_row is not None else src.vrow
+        vc = t.v_col if t.v_col is not None else src.vcol
+        new = src.retyped(t, dtype, vr, vc, res)
+        if addr_n is not None:
+            new.addr = int(su.value(frame, addr_n, loc))
+            src.buffer.check_placement(new.addr, new.nbytes, res, loc)
+        elif new.nbytes > src.nbytes and op.name != "pto.tassign":
+            raise VerifyError(f"{op.name}: {t} needs {new.nbytes} bytes but the source tile has "
+                              f"{src.nbytes}", loc)
+        frame[res] = new
+        su.charge(su.arith_cost)
+
+    return step
+
+
+def lower_subset(su: ScalarUnit, op: A.Op) -> Callable:
+    t_n, r_n, c_n = op.operands[:3]
+    sizes = op.groups.get("sizes", [])
+    res = op.results[0]
+    loc = op.loc
+
+    def step(frame):
+        src = su.value(frame, t_n, loc)
+        r, c = int(su.value(frame, r_n, loc)), int(su.value(frame, c_n, loc))
+        h, w = (int(su.value(frame, s, loc)) for s in sizes)
+        if r < 0 or c < 0 or r + h > src.rows or c + w > src.cols:
+            raise BoundsError(f"subset [{r}:{r + h}, {c}:{c + w}] outside tile {src.rows}x{src.cols}", loc)
+        if src.type.slayout != "none_box" or src.type.blayout != "row_major":
+            raise UnsupportedOpError("pto.subset of boxed or column-major tiles is not supported by the "
+                                     "emulator yet", loc)
+        if w != src.cols:
+            raise UnsupportedOpError("pto.subset narrower than its row-major parent is not supported "
+                                     "by the emulator yet", loc)
+        t = A.TileBufType(src.type.loc, src.type.dtype, h, w, h, w, src.type.blayout, src.type.slayout,
+                          src.type.fractal, src.type.pad)
+        vr = max(0, min(h, src.vrow - r))
+        vc = max(0, min(w, src.vcol - c))
+        new = src.retyped(t, src.dtype, vr, vc, res)
+        new.addr = src.addr + (r * src.cols + c) * src.esize
+        frame[res] = new
+        su.charge(su.arith_cost)
+
+    return step
+
+
+def lower_addptr(su: ScalarUnit, op: A.Op) -> Callable:
+    p_n, o_n = op.operands[:2]
+    res = op.results[0]
+    loc = op.loc
+
+    def step(frame):
+        p = su.value(frame, p_n, loc)
+        frame[res] = Ptr(p.gm, p.offset + int(su.value(frame, o_n, loc)))
+        su.charge(su.arith_cost)
+
+    return step
+
+
+def lower_get_tensor_view_dim(su: ScalarUnit, op: A.Op) -> Callable:
+    tv_n, d_n = op.operands[:2]
+    res = op.results[0]
+    loc = op.loc
+
+    def step(frame):
+        tv = su.value(frame, tv_n, loc)
+        d = int(su.value(frame, d_n, loc))
+        shape = tv.shape if isinstance(tv, TensorView) else tv.sizes
+        if not 0 <= d < len(shape):
+            raise BoundsError(f"get_tensor_view_dim: dim {d} of a rank-{len(shape)} view", loc)
+        frame[res] = shape[d]
+        su.charge(su.arith_cost)
+
+    return step
+
+
+def lower_block_const(value_attr: str) -> Callable:
+    def lower(su: ScalarUnit, op: A.Op) -> Callable:
+        res = op.results[0]
+
+        def step(frame):
+            frame[res] = int(getattr(su.core, value_attr))
+            su.charge(su.arith_cost)
+
+        return step
+
+    return lower
+
+
+def _pipe_of(attr, loc: Loc) -> str:
+    if isinstance(attr, A.EnumAttr):
+        if attr.kind in ("pipe_event_type", "sync_op_type"):
+            p = EVENT_CLASS_PIPE.get(attr.value)
+        else:
+            p = PIPE_NAMES.get(attr.value)
+        if p is not None:
+            return p
+    raise VerifyError(f"expected a pipe (like <PIPE_V>) or an op class, got {attr}", loc)
+
+
+def _event_of(attr, loc: Loc) -> int | None:
+    if isinstance(attr, A.EnumAttr) and attr.value.startswith("EVENT_ID"):
+        return int(attr.value[8:])
+    if isinstance(attr, int) and not isinstance(attr, bool):
+        return attr
+    return None
+
+
+def lower_flag(su: ScalarUnit, op: A.Op) -> Callable:
+    """set_flag / wait_flag / record_event / wait_event and their _dyn forms."""
+    is_set = op.name in ("pto.set_flag", "pto.record_event", "pto.set_flag_dyn")
+    items = op.attrs.get("args", [])
+    loc = op.loc
+    if len(items) < 2:
+        return _fail(VerifyError(f"{op.name} needs [src pipe, dst pipe, event id]", loc))
+    src, dst = _pipe_of(items[0], loc), _pipe_of(items[1], loc)
+    if "ALL" in (src, dst):
+        return _fail(VerifyError(f"{op.name}: PIPE_ALL is only valid in barriers", loc))
+    static_id = _event_of(items[2], loc) if len(items) > 2 else None
+    dyn = op.operands[0] if op.operands else None
+    if static_id is None and dyn is None:
+        return _fail(VerifyError(f"{op.name} needs an event id like <EVENT_ID0>", loc))
+    n_ids = su.machine.event_ids
+    name = op.name[4:]
+
+    def step(frame):
+        eid = static_id if dyn is None else int(su.value(frame, dyn, loc))
+        if not 0 <= eid < n_ids:
+            su.core.findings.event_out_of_range(name, eid, n_ids, loc)
+        flag = (src, dst, eid)
+        instr = Instr(SET if is_set else WAIT, name, loc, src if is_set else dst, 0, flag=flag)
+        pipe = src if is_set else dst
+        if pipe == "S":
+            return su_flag_on_scalar(su, instr)
+        su.issue(pipe, instr)
+        return None
+
+    return step
+
+
+def su_flag_on_scalar(su: ScalarUnit, instr: Instr):
+    """A set_flag from, or wait_flag on, the scalar pipe: executed by the scalar unit itself."""
+    env = su.core.env
+    su.charge(su.issue_cost)
+    yield from su.sync_time()
+    instr.issue = instr.start = int(env.now)
+    instr.pidx = su.s_accesses
+    instr.sepoch = len(su.epochs)
+    su.count += 1
+    instr.iseq = su.count
+    if instr.kind == SET:
+        su.charge(su.set_cost)
+        instr.end = instr.done = instr.start + su.set_cost
+        su.core.flags.set(instr.flag, instr)
+    else:
+        instr.wait_start = instr.start
+        setter = su.core.flags.try_consume(instr.flag)
+        if setter is None:
+            su.core.blocked_scalar = instr
+            yield su.core.flags.wait_event(instr.flag)
+            su.core.blocked_scalar = None
+            setter = su.core.flags.try_consume(instr.flag)
+            su.resume_at_now()
+        instr.released_by = setter
+        su.epochs.append(("wait", instr))
+        instr.start = int(env.now)
+        su.charge(su.wait_cost)
+        instr.end = instr.done = instr.start + su.wait_cost
+        su.core.commits.flush(env.now)
+    su.core.record(instr)
+
+
+def lower_barrier(su: ScalarUnit, op: A.Op) -> Callable:
+    loc = op.loc
+    items = op.attrs.get("args")
+    attr = op.attrs.get("pipe") if items is None else items[0]
+    pipe = _pipe_of(attr, loc) if attr is not None else None
+    if pipe is None:
+        return _fail(VerifyError(f"{op.name} needs a pipe", loc))
+
+    def step(frame):
+        if pipe == "ALL":
+            return _barrier_all(su, op)
+        if pipe == "S":
+            su.charge(su.issue_cost)
+            return None
+        su.issue(pipe, Instr(BARRIER, "barrier", loc, pipe, 0))
+        return None
+
+    return step
+
+
+def _barrier_all(su: ScalarUnit, op: A.Op):
+    su.charge(su.issue_cost)
+    start = su.vclock
+    yield from su.drain_all()
+    su.epochs.append(("all", dict(su.issued)))
+    su.charge(su.barrier_all_cost)
+    instr = Instr(BARRIER, "barrier", op.loc, "S", start)
+    instr.start, instr.end, instr.done = start, su.vclock, su.vclock
+    su.core.record(instr)
+
+
+def lower_tprint(su: ScalarUnit, op: A.Op) -> Callable:
+    """tprint: a full barrier, then print the tile (or GM view) as the hardware debug print does."""
+    from pyptoemu.isa.semantics import format_tile
+
+    src_n = op.ins[0] if op.ins else op.operands[0]
+    loc = op.loc
+
+    def run(frame):
+        yield from _barrier_all(su, op)
+        v = su.value(frame, src_n, loc)
+        if isinstance(v, Tile):
+            arg = Arg("tile", v.type.dtype, v.dtype, v.logical(), v.rows, v.cols, v.vrow, v.vcol,
+                      v.type.pad, v.loc)
+        elif isinstance(v, PartitionView):
+            arr = v.read()
+            arg = Arg("view", v.gm.dtype_name, v.gm.dtype, arr, v.rows, v.cols, v.rows, v.cols, 0, "gm")
+        else:
+            raise VerifyError("tprint needs a tile or a view", loc)
+        su.core.printed.append(f"{loc}: tprint {src_n}\n{format_tile(arg)}")
+
+    return run
+
+
+def lower_tgetval(su: ScalarUnit, op: A.Op) -> Callable:
+    t_n, off_n = op.ins[:2]
+    res = op.results[0] if op.results else None
+    loc = op.loc
+
+    def run(frame):
+        su.charge(su.issue_cost)
+        yield from su.sync_time()
+        su.core.commits.flush(su.core.env.now)
+        tile = su.value(frame, t_n, loc)
+        off = int(su.value(frame, off_n, loc))
+        if not 0 <= off < tile.rows * tile.cols:
+            raise BoundsError(f"tgetval offset {off} outside tile of {tile.rows * tile.cols} elements", loc)
+        v = tile.logical().reshape(-1)[off].item()
+        frame[res] = v
+        su.core.record_scalar_access(op, tile, reads=True)
+
+    return run
+
+
+def lower_tsetval(su: ScalarUnit, op: A.Op) -> Callable:
+    off_n, v_n = op.ins[:2]
+    t_n = op.outs[0]
+    loc = op.loc
+
+    def run(frame):
+        su.charge(su.issue_cost)
+        yield from su.sync_time()
+        su.core.commits.flush(su.core.env.now)
+        tile = su.value(frame, t_n, loc)
+        off = int(su.value(frame, off_n, loc))
+        if not 0 <= off < tile.rows * tile.cols:
+            raise BoundsError(f"tsetval offset {off} outside tile of {tile.rows * tile.cols} elements", loc)
+        arr = tile.logical().copy()
+        arr.reshape(-1)[off] = su.value(frame, v_n, loc)
+        tile.write(arr)
+        su.core.record_scalar_access(op, tile, reads=False)
+
+    return run
+
+
+def lower_eventid_array(su: ScalarUnit, op: A.Op) -> Callable:
+    loc = op.loc
+    if op.name == "pto.declare_eventid_array":
+        res = op.results[0]
+
+        def step(frame):
+            frame[res] = {}
+
+        return step
+    if op.name == "pto.eventid_array_set":
+        arr_n, idx_n, v_n = op.operands[:3]
+
+        def step(frame):
+            su.value(frame, arr_n, loc)[int(su.value(frame, idx_n, loc))] = int(su.value(frame, v_n, loc))
+            su.charge(su.arith_cost)
+
+        return step
+    arr_n, idx_n = op.operands[:2]
+    res = op.results[0]
+
+    def step(frame):
+        arr = su.value(frame, arr_n, loc)
+        i = int(su.value(frame, idx_n, loc))
+        if i not in arr:
+            raise KernelFault(f"eventid_array_get: element {i} was never set", loc)
+        frame[res] = arr[i]
+        su.charge(su.arith_cost)
+
+    return step
+
+
+def lower_load_scalar(su: ScalarUnit, op: A.Op) -> Callable:
+    loc = op.loc
+    is_load = op.name == "pto.load_scalar"
+
+    def run(frame):
+        su.charge(su.issue_cost)
+        yield from su.sync_time()
+        su.core.commits.flush(su.core.env.now)
+        if is_load:
+            p = su.value(frame, op.operands[0], loc)
+            off = int(su.value(frame, op.operands[1], loc)) if len(op.operands) > 1 else 0
+        else:
+            v = su.value(frame, op.operands[0], loc)
+            p = su.value(frame, op.operands[1], loc)
+            off = int(su.value(frame, op.operands[2], loc)) if len(op.operands) > 2 else 0
+        gm = p.gm
+        i = p.offset + off
+        if gm.data is None or not 0 <= i < gm.data.size:
+            raise BoundsError(f"{op.name}: element {i} outside {gm.name}", loc)
+        if is_load:
+            frame[op.results[0]] = gm.data[i].item()
+        else:
+            gm.data[i] = v
+            gm.written = True
+
+    return run
+
+
+def lower_trap(su: ScalarUnit, op: A.Op) -> Callable:
+    return _fail(KernelFault("pto.trap: the kernel aborted", op.loc))
+
+
+def lower_print(su: ScalarUnit, op: A.Op) -> Callable:
+    loc = op.loc
+
+    def step(frame):
+        fmt = next((x for x in op.ins if isinstance(x, str) and not x.startswith("%")), None)
+        vals = [su.value(frame, x, loc) for x in op.ins if isinstance(x, str) and x.startswith("%")]
+        fmt = op.attrs.get("format", fmt) or "%s"
+        try:
+            text = str(fmt) % tuple(vals)
+        except (TypeError, ValueError):
+            text = " ".join(str(v) for v in vals)
+        su.core.printed.append(f"{loc}: {text}")
+
+    return step
+
+
+def lower_section(su: ScalarUnit, op: A.Op) -> Callable:
+    def run(frame):
+        for r in op.regions:
+            yield from su.exec_region(r, frame)
+
+    return run
+
+
+CORE_OPS: dict[str, Callable[[ScalarUnit, A.Op], Callable]] = {
+    "make_tensor_view": lower_make_tensor_view,
+    "partition_view": lower_partition_view,
+    "subview": lower_partition_view,
+    "alloc_tile": lower_alloc_tile,
+    "set_validshape": lower_set_validshape,
+    "alias": lower_alias,
+    "treshape": lower_alias,
+    "bitcast": lower_alias,
+    "tassign": lower_alias,
+    "subset": lower_subset,
+    "addptr": lower_addptr,
+    "get_tensor_view_dim": lower_get_tensor_view_dim,
+    "get_block_idx": lower_block_const("block_idx"),
+    "get_block_num": lower_block_const("block_num"),
+    "get_subblock_idx": lower_block_const("subblock_idx"),
+    "get_subblock_num": lower_block_const("subblock_num"),
+    "set_flag": lower_flag,
+    "wait_flag": lower_flag,
+    "set_flag_dyn": lower_flag,
+    "wait_flag_dyn": lower_flag,
+    "record_event": lower_flag,
+    "wait_event": lower_flag,
+    "flag": lower_flag,
+    "barrier": lower_barrier,
+    "barrier_sync": lower_barrier,
+    "tsync": lambda su, op: (lambda frame: _barrier_all(su, op)),
+    "tprint": lower_tprint,
+    "tgetval": lower_tgetval,
+    "tsetval": lower_tsetval,
+    "declare_eventid_array": lower_eventid_array,
+    "eventid_array_get": lower_eventid_array,
+    "eventid_array_set": lower_eventid_array,
+    "load_scalar": lower_load_scalar,
+    "store_scalar": lower_load_scalar,
+    "trap": lower_trap,
+    "print": lower_print,
+    "section": lower_section,
+    "section.cube": lower_section,
+    "section.vector": lower_section,
+    "noop": lower_noop,
+    "set_ffts": lower_noop,
+}
