@@ -130,3 +130,21 @@ def test_isa_list_and_show():
     assert r.returncode == 0 and "trowsum" in r.stdout.lower() and "tmatmul" in r.stdout.lower()
     r = cli("isa", "show", "TROWSUM")
     assert r.returncode == 0 and "V" in r.stdout and "tmp" in r.stdout
+
+
+def test_race_report_in_json_and_trace(tmp_path):
+    trace = tmp_path / "t.json"
+    r = cli("run", "examples/vadd_race.pto", "--json", "--trace", str(trace), "--output-dir", str(tmp_path))
+    assert r.returncode == 1  # races are errors by default
+    doc = json.loads(r.stdout)
+    races = [f for f in doc["findings"] if f["kind"] == "race"]
+    assert len(races) == 1 and races[0]["severity"] == "error"
+    assert races[0]["locations"] == ["examples/vadd_race.pto:43:5", "examples/vadd_race.pto:50:5"]
+    assert races[0]["detail"]["kind"] == "RAW"
+    events = json.loads(trace.read_text())["traceEvents"]
+    names = {e["tid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    marks = {names[e["tid"]] for e in events if e["ph"] == "i" and e["name"] == "race"}
+    assert marks == {"PIPE_V", "PIPE_MTE3"}
+    assert cli("run", "examples/vadd_race.pto", "--races", "warn", "--output-dir", str(tmp_path)).returncode == 0
+    off = cli("run", "examples/vadd_race.pto", "--races", "off", "--json", "--output-dir", str(tmp_path))
+    assert not [f for f in json.loads(off.stdout)["findings"] if f["kind"] == "race"]
