@@ -7,6 +7,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Reproducible property tests: fixed seeds everywhere, no wall-clock deadlines (simulator runs vary).
+settings.register_profile("repo", derandomize=True, deadline=None, print_blob=True)
+settings.load_profile("repo")
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
