@@ -42,3 +42,45 @@ def _emulator_ready() -> bool:
 
 
 needs_emulator = pytest.mark.skipif(not _emulator_ready(), reason="pyptoemu.run is not available yet")
+
+
+# ----------------------------------------------------------------------------- one-kernel DSL programs
+
+_DSL_DIR: list[str] = []
+
+
+def dsl_program(body: str, inputs: dict, out: tuple, header: str = ""):
+    """A one-kernel ``@pl.program`` built from DSL source text (the parser reads functions from files).
+
+    ``inputs`` maps parameter names to ``(shape, "FP32")``; ``out`` is the output tensor's
+    ``(shape, dtype)``. ``body`` is the kernel body (4-space relative indentation) and must leave the
+    result tile in ``r``, which is stored at the origin of the output tensor ``o``.
+    """
+    import hashlib
+    import tempfile
+    import textwrap
+
+    def ty(shape, dtype):
+        return f"pl.Tensor[[{', '.join(str(d) for d in shape)}], pl.{dtype}]"
+
+    params = ", ".join(f"{n}: {ty(*spec)}" for n, spec in inputs.items())
+    lines = textwrap.indent(textwrap.dedent(body).strip("\n"), " " * 8)
+    src = (
+        "import pypto.language as pl\n\n" + header + "\n\n@pl.program\nclass P:\n"
+        "    @pl.function(type=pl.FunctionType.InCore)\n"
+        f"    def k(self, {params}, o: pl.Out[{ty(*out)}]) -> {ty(*out)}:\n"
+        f"{lines}\n"
+        "        return pl.store(r, [0] * " + str(len(out[0])) + ", o)\n"
+    ).replace("[0] * 1,", "[0],").replace("[0] * 2,", "[0, 0],").replace("[0] * 3,", "[0, 0, 0],")
+    if not _DSL_DIR:
+        _DSL_DIR.append(tempfile.mkdtemp(prefix="pypto_dsl_"))
+    path = os.path.join(_DSL_DIR[0], "k_" + hashlib.sha1(src.encode()).hexdigest()[:16] + ".py")
+    if not os.path.exists(path):
+        with open(path, "w") as f:
+            f.write(src)
+    return load_module(path).P
+
+
+def errors(result) -> list:
+    """Findings that make a run wrong: errors (races included)."""
+    return [f for f in result.findings if getattr(f, "severity", "") == "error" or "race" in getattr(f, "kind", "")]

@@ -1,4 +1,9 @@
-"""Random chains of elementwise / unary / reduction tile ops, compiled and checked against NumPy."""
+"""Random chains of elementwise / unary / reduction tile ops, compiled and checked against NumPy.
+
+Float chains run in FP32, FP16 and BF16 (each step rounded to the tile dtype in the reference);
+INT32 chains use small values so no step overflows and results must match exactly. A chain may end
+in a row reduction (sum/max/min over each row) or a column reduction (sum/max/min down each column).
+"""
 
 import numpy as np
 import pytest
@@ -16,23 +21,47 @@ pytestmark = needs_emulator
 UNARY = {"abs": np.abs, "neg": np.negative, "relu": lambda x: np.maximum(x, 0), "exp": np.exp}
 BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "maximum": np.maximum, "minimum": np.minimum}
 SCALAR = {"adds": np.add, "muls": np.multiply, "maxs": np.maximum, "mins": np.minimum}
-REDUCE = {"row_sum": lambda x: x.sum(axis=1, keepdims=True), "row_max": lambda x: x.max(axis=1, keepdims=True)}
+INT_BINARY = {**BINARY, "and_": np.bitwise_and, "or_": np.bitwise_or, "shl": np.left_shift}
+INT_SCALAR = {**SCALAR, "ands": np.bitwise_and, "ors": np.bitwise_or, "shls": np.left_shift}
+REDUCE = {
+    "row_sum": lambda x: x.sum(axis=1, keepdims=True), "row_max": lambda x: x.max(axis=1, keepdims=True),
+    "row_min": lambda x: x.min(axis=1, keepdims=True), "col_sum": lambda x: x.sum(axis=0, keepdims=True),
+    "col_max": lambda x: x.max(axis=0, keepdims=True), "col_min": lambda x: x.min(axis=0, keepdims=True),
+}
+# Ops each dtype supports on the target (bf16 has no max/min/exp/abs/relu on A2/A3).
+OPS = {
+    DataType.FP32: (UNARY, BINARY, SCALAR, [-0.5, 0.25, 1.5]),
+    DataType.FP16: (UNARY, BINARY, SCALAR, [-0.5, 0.25, 1.5]),
+    DataType.BF16: ({"neg": np.negative}, {k: BINARY[k] for k in ("add", "sub", "mul")}, SCALAR, [-0.5, 0.25, 1.5]),
+    DataType.INT32: ({"neg": np.negative, "relu": UNARY["relu"]}, INT_BINARY, INT_SCALAR, [-3, 1, 2]),
+}
+TOL = {DataType.FP32: 1e-5, DataType.FP16: 2e-2, DataType.BF16: 1.6e-2, DataType.INT32: 0}
 
-step = st.one_of(
-    st.tuples(st.just("unary"), st.sampled_from(sorted(UNARY))),
-    st.tuples(st.just("binary"), st.sampled_from(sorted(BINARY))),
-    st.tuples(st.just("scalar"), st.sampled_from(sorted(SCALAR)), st.sampled_from([-0.5, 0.25, 1.5])),
-)
+
+@st.composite
+def chains(draw):
+    dtype = draw(st.sampled_from(sorted(OPS, key=lambda d: d.name)))
+    unary, binary, scalar, consts = OPS[dtype]
+    step = st.one_of(
+        st.tuples(st.just("unary"), st.sampled_from(sorted(unary))),
+        st.tuples(st.just("binary"), st.sampled_from(sorted(binary))),
+        st.tuples(st.just("scalar"), st.sampled_from(sorted(scalar)), st.sampled_from(consts)),
+    )
+    steps = draw(st.lists(step, min_size=1, max_size=5))
+    if dtype is DataType.INT32:
+        # a shift by a negative scalar is undefined; keep scalar shifts in 0..2
+        steps = [(s[0], s[1], abs(s[2]) % 3) if s[1] == "shls" else s for s in steps]
+    return dtype, steps
 
 
 def build(rows, cols, dtype, steps, reduce):
     ib = IRBuilder()
-    out_cols = 1 if reduce else cols
+    out = {None: [rows, cols], "row": [rows, 1], "col": [1, cols]}[reduce and reduce[:3]]
     with ib.program("Chain") as p, ib.function("chain", type=ir.FunctionType.InCore) as f:
         a = f.param("a", ir.TensorType([rows, cols], dtype))
         b = f.param("b", ir.TensorType([rows, cols], dtype))
-        o = f.param("o", ir.TensorType([rows, out_cols], dtype), direction=ir.ParamDirection.Out)
-        f.return_type(ir.TensorType([rows, out_cols], dtype))
+        o = f.param("o", ir.TensorType(out, dtype), direction=ir.ParamDirection.Out)
+        f.return_type(ir.TensorType(out, dtype))
         x = ib.let("x", block.load(a, [0, 0], [rows, cols]))
         y = ib.let("y", block.load(b, [0, 0], [rows, cols]))
         for i, s in enumerate(steps):
@@ -42,51 +71,79 @@ def build(rows, cols, dtype, steps, reduce):
                 x = ib.let(f"b{i}", getattr(block, s[1])(x, y))
             else:
                 x = ib.let(f"s{i}", getattr(block, s[1])(x, s[2]))
-        if reduce:
+        if reduce and reduce.startswith("row"):
             tmp = ib.let("tmp", block.create_tile([rows, cols], dtype))
             x = ib.let("red", getattr(block, reduce)(x, tmp))
+        elif reduce:
+            x = ib.let("red", getattr(block, reduce[4:])(x, axis=0, keepdim=True))
         ib.return_stmt(ib.let("r", block.store(x, [0, 0], o)))
     return p.get_result()
 
 
-def reference(a, b, steps, reduce):
-    x = a.astype(np.float32)
-    y = b.astype(np.float32)
+def reference(a, b, dtype, steps, reduce):
+    unary, binary, scalar, _ = OPS[dtype]
+    work = np.int64 if dtype is DataType.INT32 else np.float32
+    x, y = a.astype(work), b.astype(work)
     for s in steps:
         if s[0] == "unary":
-            x = UNARY[s[1]](x)
+            x = unary[s[1]](x)
         elif s[0] == "binary":
-            x = BINARY[s[1]](x, y)
+            x = binary[s[1]](x, y)
         else:
-            x = SCALAR[s[1]](x, s[2])
-        x = x.astype(a.dtype).astype(np.float32)
+            x = scalar[s[1]](x, work(s[2]))
+        x = x.astype(a.dtype).astype(work)
     return REDUCE[reduce](x) if reduce else x
 
 
-@settings(derandomize=True, deadline=None, max_examples=25)
+def inputs(rows, cols, dtype):
+    rng = np.random.default_rng(rows * 1000 + cols)
+    if dtype is DataType.INT32:
+        # small values; b doubles as a shift count, so keep it in 0..3
+        return rng.integers(-8, 9, (rows, cols)).astype(np.int32), rng.integers(0, 4, (rows, cols)).astype(np.int32)
+    npdt = dtype.numpy
+    return (rng.random((rows, cols)) - 0.5).astype(npdt), (rng.random((rows, cols)) - 0.5).astype(npdt)
+
+
+def check(rows, cols, dtype, steps, reduce, strategy):
+    a, b = inputs(rows, cols, dtype)
+    r = run(build(rows, cols, dtype, steps, reduce), a, b, strategy=strategy)
+    assert not [f for f in r.findings if getattr(f, "severity", "") == "error"]
+    want = reference(a, b, dtype, steps, reduce)
+    got = r.outputs[0]
+    if dtype is DataType.INT32:
+        np.testing.assert_array_equal(got, want.astype(np.int32))
+        return
+    tol = TOL[dtype]
+    span = {None: 1, "row": cols, "col": rows}[reduce and reduce[:3]]
+    np.testing.assert_allclose(got.astype(np.float32), want, rtol=tol, atol=tol * (span if "sum" in str(reduce) else 1))
+
+
+@settings(derandomize=True, deadline=None, max_examples=60)
 @given(
     rows=st.sampled_from([8, 16, 32]),
     cols=st.sampled_from([16, 32, 64]),
-    dtype=st.sampled_from([DataType.FP32, DataType.FP16]),
-    steps=st.lists(step, min_size=1, max_size=5),
-    reduce=st.sampled_from([None, "row_sum", "row_max"]),
+    chain=chains(),
+    reduce=st.sampled_from([None, *sorted(REDUCE)]),
     strategy=st.sampled_from(["Default", "PTOAS"]),
 )
-def test_random_chain_matches_numpy(rows, cols, dtype, steps, reduce, strategy):
-    rng = np.random.default_rng(rows * 1000 + cols)
-    npdt = dtype.numpy
-    a = (rng.random((rows, cols)) - 0.5).astype(npdt)
-    b = (rng.random((rows, cols)) - 0.5).astype(npdt)
-    r = run(build(rows, cols, dtype, steps, reduce), a, b, strategy=strategy)
-    assert not [f for f in r.findings if getattr(f, "severity", "") == "error"]
-    want = reference(a, b, steps, reduce)
-    tol = 1e-5 if dtype is DataType.FP32 else 2e-2
-    np.testing.assert_allclose(r.outputs[0].astype(np.float32), want, rtol=tol, atol=tol * (cols if reduce else 1))
+def test_random_chain_matches_numpy(rows, cols, chain, reduce, strategy):
+    dtype, steps = chain
+    check(rows, cols, dtype, steps, reduce, strategy)
 
 
 @pytest.mark.parametrize("dtype", [DataType.FP32, DataType.FP16])
 def test_chain_smoke(dtype):
     steps = [("binary", "add"), ("unary", "relu"), ("scalar", "muls", 0.25)]
-    a = np.linspace(-1, 1, 16 * 32).reshape(16, 32).astype(dtype.numpy)
-    r = run(build(16, 32, dtype, steps, "row_sum"), a, a)
-    np.testing.assert_allclose(r.outputs[0].astype(np.float32), reference(a, a, steps, "row_sum"), rtol=2e-2, atol=2e-2)
+    check(16, 32, dtype, steps, "row_sum", "Default")
+
+
+@pytest.mark.parametrize("reduce", sorted(REDUCE))
+def test_int32_chain_with_every_reduction(reduce):
+    steps = [("binary", "shl"), ("binary", "and_"), ("scalar", "ors", 1), ("binary", "sub"), ("scalar", "maxs", -3)]
+    check(16, 32, DataType.INT32, steps, reduce, "Default")
+
+
+@pytest.mark.parametrize("reduce", [None, "row_sum", "col_max"])
+def test_bf16_chain(reduce):
+    steps = [("binary", "mul"), ("scalar", "adds", 0.25), ("unary", "neg"), ("binary", "sub")]
+    check(16, 64, DataType.BF16, steps, reduce, "Default")

@@ -276,6 +276,10 @@ class _CppGen:
             self.emit(f"{op}({dst}, {a[0]});")
         elif name == "block.col_expand":
             self.emit(f"TCOLEXPAND({dst}, {a[1]});")
+        elif name == "block.transpose":
+            self.emit(f"TTRANS({dst}, {a[0]}{', ' + a[3] if len(a) > 3 else ''});")
+        elif name == "block.sels":
+            self.emit(f"TSELS({', '.join([dst, a[0], a[1], *a[3:], a[2]])});")
         elif short in ISA and ns == "block":
             self.emit(f"{ISA[short]}({', '.join([dst] + a)});")
         else:

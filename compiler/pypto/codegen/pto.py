@@ -7,6 +7,7 @@ live in buffers/views shared through their MemRefs).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from pypto.codegen.common import core_kind, kernels, tile_dims, valid_dims
@@ -17,7 +18,7 @@ from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.expr import static_int
 from pypto.ir.types import ScalarType, TensorType, TileType
-from pypto.ir.visitor import stmt_list
+from pypto.ir.visitor import stmt_list, walk_stmts
 from pypto.passes.analysis import defined_vars, memref_of
 
 SIMPLE = {
@@ -48,7 +49,12 @@ LAYOUT = {TileLayout.none_box: "none_box", TileLayout.row_major: "row_major", Ti
 
 
 def scalar_type(dtype: DataType) -> str:
-    return "index" if dtype is DataType.INDEX else dtype.mlir
+    """MLIR type of a scalar value: ``index``, or a signless integer / float type."""
+    if dtype is DataType.INDEX:
+        return "index"
+    if dtype.is_unsigned():
+        return f"i{dtype.bits}"
+    return dtype.mlir
 
 
 def tile_buf(t: TileType) -> str:
@@ -82,6 +88,7 @@ class _FunctionGen:
         self.values: dict = {}
         self.views: dict = {}  # DDR memref -> (view name, tensor type)
         self.buffers: dict = {}  # (memref, tile_buf string) -> name
+        self.var_bufs: dict = {}  # tile variable -> (name, type) for values made by treshape
 
     def new(self) -> str:
         self.counter += 1
@@ -167,18 +174,20 @@ class _FunctionGen:
         if src.is_float() and dst.is_float():
             op = "extf" if dst.bits > src.bits else "truncf"
         elif src.is_float():
-            op = "fptosi"
+            op = "fptoui" if dst.is_unsigned() else "fptosi"
         elif dst.is_float():
-            op = "sitofp"
+            op = "uitofp" if src.is_unsigned() else "sitofp"
         elif DataType.INDEX in (src, dst):
             op = "index_cast"
         else:
-            op = "extsi" if dst.bits > src.bits else "trunci"
+            op = ("extui" if src.is_unsigned() else "extsi") if dst.bits > src.bits else "trunci"
         self.line(f"{name} = arith.{op} {v} : {scalar_type(src)} to {scalar_type(dst)}")
         return name
 
     # ------------------------------------------------------------------ buffers and views
     def buf(self, v: Any) -> tuple[str, str]:
+        if v in self.var_bufs:
+            return self.var_bufs[v]
         t = v.type
         if not isinstance(t, TileType) or t.memref is None:
             raise CompileError(f"'{getattr(v, 'name', v)}' is not an allocated tile", getattr(v, "span", None))
@@ -259,8 +268,14 @@ class _FunctionGen:
 
     def make_allocs(self) -> None:
         seen: dict = {}
+        reshaped = {
+            s.var for s in walk_stmts(self.func.body)
+            if isinstance(s, St.AssignStmt) and isinstance(s.value, E.Call) and s.value.op.name == "block.reshape"
+        }
         for v in defined_vars(self.func):
             m = memref_of(v)
+            if v in reshaped:
+                continue
             if isinstance(v.type, TileType) and m is not None and m.memory_space is not MemorySpace.DDR:
                 seen.setdefault((m, tile_buf(v.type)), v)
         for (m, ty), v in sorted(seen.items(), key=lambda kv: (kv[0][0].memory_space, kv[0][0].id, kv[0][1])):
@@ -397,11 +412,10 @@ class _FunctionGen:
                 t = call.args[0].type
                 self.values[result] = self.value(t.shape[static_int(call.args[1]) % len(t.shape)])
         elif name == "block.get_block_idx":
-            raw, idx = self.new(), self.new()
+            raw = self.new()
             self.line(f"{raw} = pto.get_block_idx")
             self.values[result] = raw
-            self.values[("index", result)] = idx
-        elif name == "block.full" or name == "block.expands":
+        elif name in ("block.full", "block.expands"):
             self.dps("texpands", [call.args[1]], result)
         elif name == "block.cast":
             mode = ROUND_MODES[call.kwargs.get("mode", 2)].upper()
@@ -409,6 +423,11 @@ class _FunctionGen:
         elif name in ("block.cmp", "block.cmps"):
             mode = CmpType(call.kwargs.get("cmp_type", 0)).name.lower()
             self.dps("tcmp" if name == "block.cmp" else "tcmps", list(call.args), result, f"{{cmpMode = #pto<cmp {mode}>}}")
+        elif name == "block.sels":
+            mask, data, scalar, tmp = self._with_scratch(call, 4)
+            self.dps("tsels", [mask, data, tmp, scalar], result)
+        elif name in ("block.sel", "block.rem", "block.rems"):
+            self.dps(SIMPLE[short], self._with_scratch(call, {"sel": 4, "rem": 3, "rems": 3}[short]), result)
         elif name in ("block.sum", "block.max", "block.min"):
             axis = call.kwargs.get("axis", 0) % len(call.args[0].type.shape)
             if axis != 0:
@@ -417,15 +436,43 @@ class _FunctionGen:
         elif name == "block.col_expand":
             self.dps("tcolexpand", [call.args[1]], result)
         elif name == "block.reshape":
-            src, sty = self.buf(call.args[0])
-            dst, dty = self.buf(result)
-            self.line(f"{dst}_r = pto.treshape {src} : {sty} -> {dty}")
+            self.reshape(call, result)
         elif name == "block.transpose":
-            self.dps("ttrans", [call.args[0], call.args[0]], result)
+            src, _, _, tmp = self._with_scratch(call, 4)
+            self.dps("ttrans", [src, tmp], result)
+        elif name == "block.not" and call.args[0].type.dtype is DataType.UINT16:
+            # tnot is defined on signed integers: run it on INT16 views of the same bytes
+            src, dst = (self.alias(v, DataType.INT16) for v in (call.args[0], result))
+            self.line(f"pto.tnot ins({src[0]} : {src[1]}) outs({dst[0]} : {dst[1]})")
         elif short in SIMPLE and ns == "block":
             self.dps(SIMPLE[short], list(call.args), result)
         else:
             raise CompileError(f"op '{name}' has no PTO lowering", s.span)
+
+    @staticmethod
+    def _with_scratch(call: E.Call, n: int) -> list:
+        if len(call.args) != n:
+            raise CompileError(f"{call.op.name} reached code generation without its scratch tile", call.span)
+        return list(call.args)
+
+    def reshape(self, call: E.Call, result: Any) -> None:
+        """``treshape`` re-types the source's bytes; the result variable then names that value."""
+        src, sty = self.buf(call.args[0])
+        dty = tile_buf(result.type)
+        if sty == dty:
+            self.var_bufs[result] = (src, sty)
+            return
+        name = self.new()
+        self.line(f"{name} = pto.treshape {src} : {sty} -> {dty}")
+        self.var_bufs[result] = (name, dty)
+
+    def alias(self, v: Any, dtype: DataType) -> tuple[str, str]:
+        """A treshape view of tile ``v`` with another element type of the same width."""
+        src, sty = self.buf(v)
+        ty = tile_buf(replace(v.type, dtype=dtype))
+        name = self.new()
+        self.line(f"{name} = pto.treshape {src} : {sty} -> {ty}")
+        return name, ty
 
     def sync(self, call: E.Call) -> None:
         short = call.op.name.split(".")[1]
@@ -440,13 +487,6 @@ class _FunctionGen:
 
     def index_value(self, e: Any) -> str:
         t = getattr(e, "type", None)
-        if isinstance(e, E.Var) and ("index", e) in self.values:
-            key = ("index", e)
-            name = self.values[key]
-            if not name.endswith("!"):  # first use: materialise the index cast
-                self.line(f"{name} = arith.index_cast {self.values[e]} : i64 to index")
-                self.values[key] = name + "!"
-            return name
         v = self.value(e)
         if isinstance(t, ScalarType) and scalar_type(t.dtype) != "index":
             name = self.new()
@@ -456,7 +496,7 @@ class _FunctionGen:
 
     def partition(self, tensor: Any, offsets: E.MakeTuple, sizes: list[int]) -> tuple[str, str]:
         view, tt = self.view(tensor)
-        offs = [self.index_value(o).rstrip("!") for o in offsets.elements]
+        offs = [self.index_value(o) for o in offsets.elements]
         szs = [self.const(int(sz), "index") for sz in sizes]
         name = self.new()
         pty = "!pto.partition_tensor_view<" + "x".join(str(sz) for sz in sizes) + f"x{tt.dtype.mlir}>"

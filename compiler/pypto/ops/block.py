@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from pypto.dtype import DataType, promote
-from pypto.enums import ROUND_MODES, CmpType, MemorySpace, PipeType
+from pypto.enums import ROUND_MODES, CmpType, MemorySpace, PipeType, TilePad
 from pypto.errors import PyptoTypeError, Span
-from pypto.ir.expr import Call, ConstInt, Expr, static_int
+from pypto.ir.expr import Call, ConstFloat, ConstInt, Expr, static_int
 from pypto.ir.registry import create_op_call, register_op
 from pypto.ir.scalar import as_expr
 from pypto.ir.type_rules import broadcast_shapes, int_list, scalar, tensor, tile, vec_view, view_for_space
@@ -16,35 +16,99 @@ from pypto.ops.common import dtype_of, scalar_arg, to_tuple
 
 BLOCK = "BlockOp"
 
+D = DataType
+_F = (D.FP16, D.FP32)
+_FB = (D.FP16, D.BF16, D.FP32)
+_INTS = (D.INT8, D.INT16, D.INT32, D.UINT8, D.UINT16, D.UINT32)
+_ARITH = (D.INT8, D.INT16, D.INT32) + _FB
+_RED = (D.INT16, D.INT32) + _FB
+_ANY = _INTS + _FB
+
+# Element dtypes each tile op accepts (the union over the A2/A3 and A5 targets of the PTO ISA, as the
+# emulator implements it). A program using another dtype is rejected at the op's source line.
+OP_DTYPES: dict[str, tuple] = {
+    "block.add": _ARITH, "block.sub": _ARITH, "block.mul": (D.INT16, D.INT32) + _FB,
+    "block.div": (D.INT16, D.INT32) + _F, "block.maximum": (D.INT8, D.INT16, D.INT32) + _F,
+    "block.minimum": (D.INT8, D.INT16, D.INT32) + _F, "block.rem": (D.INT16, D.INT32) + _F,
+    "block.adds": _ARITH, "block.subs": _ARITH, "block.muls": _ARITH, "block.divs": (D.INT16, D.INT32) + _FB,
+    "block.maxs": _ARITH, "block.mins": _ARITH, "block.rems": (D.INT16, D.INT32) + _F,
+    "block.addc": (D.INT16, D.INT32) + _FB, "block.subc": _ARITH, "block.addsc": _ARITH, "block.subsc": _ARITH,
+    "block.exp": _F, "block.log": _F, "block.sqrt": _F, "block.rsqrt": _F, "block.recip": _F, "block.abs": _F,
+    "block.neg": _ARITH, "block.relu": (D.INT32,) + _F, "block.lrelu": _F, "block.prelu": _F,
+    "block.not": (D.INT16, D.UINT16),
+    "block.row_sum": _RED, "block.row_max": _RED, "block.row_min": _RED,
+    "block.sum": _RED, "block.max": _RED, "block.min": _RED,
+    "block.row_expand": _ANY, "block.col_expand": _ANY, "block.expands": _ARITH, "block.full": _ARITH,
+    "block.cmp": (D.INT16, D.INT32) + _FB, "block.cmps": (D.INT16, D.INT32) + _FB,
+    "block.sel": _ANY, "block.sels": _ANY, "block.transpose": _ANY, "block.reshape": _ANY + (D.INT64,),
+    "block.fillpad": _ANY + (D.INT64,), "block.cast": _ANY + (D.INT64,),
+}
+for _n in ("and", "or", "xor", "shl", "shr", "ands", "ors", "xors", "shls", "shrs"):
+    OP_DTYPES["block." + _n] = _INTS
+for _n in ("add", "sub", "mul", "div"):
+    OP_DTYPES[f"block.row_expand_{_n}"] = _ANY
+for _n in ("mul", "div", "sub"):
+    OP_DTYPES[f"block.col_expand_{_n}"] = _ANY
+# (lhs, rhs) operand dtypes of the cube ops.
+MATMUL_DTYPES = (D.INT8, D.FP16, D.BF16, D.FP32)
+
+
+def check_dtype(name: str, dtype: DataType, span: Span, what: str = "tiles") -> None:
+    """Raise at ``span`` when ``name`` does not support ``dtype``."""
+    allowed = OP_DTYPES.get(name)
+    if allowed is not None and dtype not in allowed:
+        short = name.split(".", 1)[1]
+        raise PyptoTypeError(
+            f"{short}: {dtype.name} {what} are not supported (supported: {', '.join(d.name for d in allowed)})",
+            span,
+        )
+
+
+def mask_shape(shape: tuple, span: Span) -> tuple:
+    """Shape of the packed predicate tile that ``cmp``/``cmps`` produce for data of ``shape``.
+
+    The compare writes one bit per element, eight per byte, least-significant bit first, one mask row
+    per data row (pto-text-format §4.10). The mask is a UINT8 tile with the data's rows and
+    ``ceil(C / 8)`` bytes per row, rounded up to 32 bytes so the row meets the vector alignment rule:
+    a [16, 64] FP32 compare gives a [16, 32] UINT8 mask, a [8, 512] one a [8, 64] mask. ``sel`` and
+    ``sels`` read it back; storing it gives the raw bit pattern.
+    """
+    cols = static_int(shape[-1])
+    if cols is None:
+        raise PyptoTypeError("cmp: the last dim of a compared tile must be static", span)
+    mask_bytes = (cols + 7) // 8
+    mcols = (mask_bytes + 31) // 32 * 32
+    return tuple(shape[:-1]) + (ConstInt(mcols, DataType.INDEX),)
+
 # ----------------------------------------------------------------------------- elementwise
 
 
-def _tt(name: str, int_only: bool = False):
-    names = ("lhs", "rhs")
+def _tt(name: str, tmp: bool = False):
+    names = ("lhs", "rhs", "tmp") if tmp else ("lhs", "rhs")
 
     def deduce(args: list, kw: dict, span: Span) -> TileType:
         a, b = tile(name, args, 0, names, span), tile(name, args, 1, names, span)
         shape = broadcast_shapes(a.shape, b.shape, name, span)
         dt = promote(a.dtype, b.dtype)
-        if int_only and not dt.is_int():
-            raise PyptoTypeError(f"{name}: needs integer tiles, got {dt.name}", span)
+        check_dtype(name, dt, span)
         valid = a.valid_shape if len(a.shape) == len(shape) else shape
         return TileType(shape, dt, tile_view=vec_view(shape, valid))
 
-    register_op(name, BLOCK, names, pipe=PipeType.V)(deduce)
+    register_op(name, BLOCK, names, pipe=PipeType.V, min_args=2)(deduce)
 
 
-def _ts(name: str, int_only: bool = False):
-    names = ("lhs", "rhs")
+def _ts(name: str, tmp: bool = False):
+    names = ("lhs", "rhs", "tmp") if tmp else ("lhs", "rhs")
 
     def deduce(args: list, kw: dict, span: Span) -> TileType:
         a, s = tile(name, args, 0, names, span), scalar(name, args, 1, names, span)
-        dt = promote(a.dtype, s.dtype)
-        if int_only and not dt.is_int():
-            raise PyptoTypeError(f"{name}: needs an integer tile and scalar, got {dt.name}", span)
+        dt = promote(a.dtype, s.dtype) if not a.dtype.is_int() else a.dtype
+        check_dtype(name, a.dtype, span)
+        if a.dtype.is_int() and s.dtype.is_float():
+            raise PyptoTypeError(f"{name.split('.', 1)[1]}: a {a.dtype.name} tile needs an integer scalar", span)
         return TileType(a.shape, dt, tile_view=vec_view(a.shape, a.valid_shape))
 
-    register_op(name, BLOCK, names, pipe=PipeType.V)(deduce)
+    register_op(name, BLOCK, names, pipe=PipeType.V, min_args=2)(deduce)
 
 
 def _three(name: str, kinds: str, names: tuple):
@@ -54,23 +118,25 @@ def _three(name: str, kinds: str, names: tuple):
         shape, dt = None, None
         for i, k in enumerate(kinds):
             t = tile(name, args, i, names, span) if k == "t" else scalar(name, args, i, names, span)
+            if names[i] == "tmp":
+                continue
             dt = t.dtype if dt is None else promote(dt, t.dtype)
-            if k == "t" and names[i] != "tmp":
+            if k == "t":
                 shape = t.shape if shape is None else broadcast_shapes(shape, t.shape, name, span)
+        check_dtype(name, dt, span)
         first = args[0].type
         return TileType(shape, dt, tile_view=vec_view(shape, first.valid_shape))
 
     register_op(name, BLOCK, names, pipe=PipeType.V)(deduce)
 
 
-for _n in ("add", "sub", "mul", "div", "maximum", "minimum", "rem"):
+# rem/rems take an optional scratch tile (appended by the compiler before memory planning).
+for _n in ("add", "sub", "mul", "div", "maximum", "minimum", "and", "or", "shl", "shr"):
     _tt("block." + _n)
-for _n in ("and", "or", "shl", "shr"):
-    _tt("block." + _n, int_only=True)
-for _n in ("adds", "subs", "muls", "divs", "maxs", "mins", "rems", "lrelu"):
+_tt("block.rem", tmp=True)
+for _n in ("adds", "subs", "muls", "divs", "maxs", "mins", "lrelu", "ands", "ors", "shls", "shrs"):
     _ts("block." + _n)
-for _n in ("ands", "ors", "shls", "shrs"):
-    _ts("block." + _n, int_only=True)
+_ts("block.rems", tmp=True)
 _three("block.addc", "ttt", ("lhs", "rhs", "rhs2"))
 _three("block.subc", "ttt", ("lhs", "rhs", "rhs2"))
 _three("block.addsc", "tst", ("lhs", "rhs", "rhs2"))
@@ -80,28 +146,30 @@ _three("block.xors", "tst", ("lhs", "rhs", "tmp"))
 _three("block.prelu", "ttt", ("tile", "slope", "tmp"))
 
 
-def _unary(name: str, dtypes: tuple | None = None):
+def _unary(name: str):
     names = ("tile",)
 
     def deduce(args: list, kw: dict, span: Span) -> TileType:
         t = tile(name, args, 0, names, span)
-        if dtypes is not None and t.dtype not in dtypes:
-            allowed = ", ".join(d.name for d in dtypes)
-            raise PyptoTypeError(f"{name}: dtype must be one of {allowed}, got {t.dtype.name}", span)
+        check_dtype(name, t.dtype, span)
         return TileType(t.shape, t.dtype, tile_view=vec_view(t.shape))
 
     register_op(name, BLOCK, names, pipe=PipeType.V)(deduce)
 
 
-for _n in ("exp", "neg", "sqrt", "rsqrt", "recip", "log", "abs", "relu", "row_expand"):
+for _n in ("exp", "neg", "sqrt", "rsqrt", "recip", "log", "abs", "relu", "row_expand", "not"):
     _unary("block." + _n)
-_unary("block.not", (DataType.INT16, DataType.UINT16))
 
 
-@register_op("block.fillpad", BLOCK, ("tile",), pipe=PipeType.V)
+@register_op("block.fillpad", BLOCK, ("tile",), attrs={"pad": int}, pipe=PipeType.V)
 def _fillpad(args: list, kw: dict, span: Span) -> TileType:
+    """Copy of ``tile`` over its full shape: the valid region is kept, the rest gets the pad value."""
     t = tile("block.fillpad", args, 0, ("tile",), span)
-    return TileType(t.shape, t.dtype, tile_view=t.tile_view)
+    check_dtype("block.fillpad", t.dtype, span)
+    pad = TilePad(kw.get("pad", int(TilePad.zero)))
+    if pad is TilePad.null:
+        raise PyptoTypeError("fillpad: the pad value must be zero, max or min", span)
+    return TileType(t.shape, t.dtype, tile_view=vec_view(t.shape, pad=pad))
 
 
 # ----------------------------------------------------------------------------- reductions
@@ -113,6 +181,7 @@ def _row_reduce(name: str):
     def deduce(args: list, kw: dict, span: Span) -> TileType:
         t = tile(name, args, 0, names, span)
         tile(name, args, 1, names, span)
+        check_dtype(name, t.dtype, span)
         if len(t.shape) < 2:
             raise PyptoTypeError(f"{name}: needs a tile of rank >= 2, got {shape_str(t.shape)}", span)
         shape = t.shape[:-1] + (ConstInt(1, DataType.INDEX),)
@@ -130,6 +199,7 @@ def _axis_reduce(name: str):
 
     def deduce(args: list, kw: dict, span: Span) -> Any:
         t = tile(name, args, 0, names, span)
+        check_dtype(name, t.dtype, span)
         rank = len(t.shape)
         axis = kw.get("axis", 0)
         if not -rank <= axis < rank:
@@ -139,8 +209,13 @@ def _axis_reduce(name: str):
             shape = t.shape[:axis] + (ConstInt(1, DataType.INDEX),) + t.shape[axis + 1 :]
         else:
             shape = t.shape[:axis] + t.shape[axis + 1 :]
-        if not shape:
-            return ScalarType(t.dtype)
+        if rank != 2 or (axis == 1 and not kw.get("keepdim", False)):
+            raise PyptoTypeError(
+                f"{name.split('.', 1)[1]}: supported on 2-D tiles over axis 0 (a column reduction) or over "
+                f"axis 1 with keepdim=True (a row reduction), got axis {axis} of a rank-{rank} tile"
+                + ("" if rank != 2 else " without keepdim"),
+                span,
+            )
         return TileType(shape, t.dtype, tile_view=vec_view(shape))
 
     register_op(name, BLOCK, names, attrs={"axis": int, "keepdim": bool}, pipe=PipeType.V)(deduce)
@@ -171,7 +246,9 @@ def _expand(name: str, vec_kind: str):
             raise PyptoTypeError(
                 f"{name}: '{names[1]}' must have shape {want}, got {shape_str(v.shape)}", span
             )
-        return TileType(t.shape, promote(t.dtype, v.dtype), tile_view=vec_view(t.shape))
+        dt = promote(t.dtype, v.dtype)
+        check_dtype(name, dt, span)
+        return TileType(t.shape, dt, tile_view=vec_view(t.shape))
 
     register_op(name, BLOCK, names, pipe=PipeType.V)(deduce)
 
@@ -187,7 +264,9 @@ _expand("block.col_expand", "col")
 def _expands(args: list, kw: dict, span: Span) -> TileType:
     t = tile("block.expands", args, 0, ("target", "scalar"), span)
     s = scalar("block.expands", args, 1, ("target", "scalar"), span)
-    return TileType(t.shape, promote(t.dtype, s.dtype), tile_view=vec_view(t.shape))
+    dt = promote(t.dtype, s.dtype) if not t.dtype.is_int() else t.dtype
+    check_dtype("block.expands", dt, span)
+    return TileType(t.shape, dt, tile_view=vec_view(t.shape))
 
 
 # ----------------------------------------------------------------------------- matmul
@@ -196,6 +275,9 @@ def _expands(args: list, kw: dict, span: Span) -> TileType:
 def _mm_dtype(name: str, a: TileType, b: TileType, span: Span) -> DataType:
     if a.dtype is not b.dtype:
         raise PyptoTypeError(f"{name}: operand dtypes differ ({a.dtype.name} vs {b.dtype.name})", span)
+    if a.dtype not in MATMUL_DTYPES:
+        allowed = ", ".join(d.name for d in MATMUL_DTYPES)
+        raise PyptoTypeError(f"{name}: {a.dtype.name} operands are not supported (supported: {allowed})", span)
     return DataType.FP32 if a.dtype.is_float() else DataType.INT32
 
 
@@ -206,6 +288,8 @@ def _mm_check(name: str, a: TileType, b: TileType, span: Span) -> None:
         raise PyptoTypeError(
             f"{name}: K dims differ: lhs is {shape_str(a.shape)}, rhs is {shape_str(b.shape)}", span
         )
+    if name.startswith("block.gemv") and static_int(a.shape[0]) != 1:
+        raise PyptoTypeError(f"{name}: lhs must be a [1, K] row, got {shape_str(a.shape)}", span)
 
 
 def _acc_tile(shape: tuple, dtype: DataType) -> TileType:
@@ -243,7 +327,16 @@ def _register_mm(kind: str) -> None:
         a, b = tile(base + "_bias", args, 0, bnames, span), tile(base + "_bias", args, 1, bnames, span)
         bias = tile(base + "_bias", args, 2, bnames, span)
         _mm_check(base + "_bias", a, b, span)
-        return _acc_tile((a.shape[0], b.shape[1]), promote(promote(a.dtype, b.dtype), bias.dtype))
+        acc = _mm_dtype(base + "_bias", a, b, span)
+        if len(bias.shape) != 2 or static_int(bias.shape[0]) != 1 or not dims_equal(bias.shape[1], b.shape[1]):
+            raise PyptoTypeError(
+                f"{base}_bias: bias must have shape [1, {shape_str(b.shape[1:])[1:-1]}], got {shape_str(bias.shape)}",
+                span,
+            )
+        if bias.dtype is not acc:
+            raise PyptoTypeError(f"{base}_bias: bias must be {acc.name} (the accumulator dtype), got {bias.dtype.name}",
+                                 span)
+        return _acc_tile((a.shape[0], b.shape[1]), acc)
 
 
 _register_mm("matmul")
@@ -252,42 +345,102 @@ _register_mm("gemv")
 # ----------------------------------------------------------------------------- cast, compare, select
 
 
+# Conversions tcvt supports (pto-text-format §4.9; union of the A2/A3 and A5 targets).
+CAST_PAIRS: dict[DataType, tuple] = {
+    D.FP32: (D.FP32, D.FP16, D.BF16, D.INT16, D.INT32, D.INT64),
+    D.FP16: (D.FP32, D.INT32, D.INT16, D.INT8, D.UINT8),
+    D.BF16: (D.FP32, D.INT32, D.FP16),
+    D.INT16: (D.FP16, D.FP32, D.UINT8, D.UINT32, D.INT32),
+    D.INT32: (D.FP32, D.INT16, D.INT64, D.FP16, D.UINT16, D.UINT8),
+    D.INT64: (D.FP32, D.INT32),
+    D.UINT8: (D.FP16, D.UINT16),
+    D.INT8: (D.FP16, D.INT16, D.INT32),
+}
+
+
 @register_op("block.cast", BLOCK, ("tile",), attrs={"target_type": DataType, "mode": int}, pipe=PipeType.V)
 def _cast(args: list, kw: dict, span: Span) -> TileType:
     t = tile("block.cast", args, 0, ("tile",), span)
     if "target_type" not in kw:
         raise PyptoTypeError("block.cast requires 'target_type'", span)
-    return TileType(t.shape, kw["target_type"], tile_view=vec_view(t.shape, t.valid_shape))
+    dst = kw["target_type"]
+    if dst not in CAST_PAIRS.get(t.dtype, ()):
+        to = ", ".join(d.name for d in CAST_PAIRS.get(t.dtype, ())) or "nothing"
+        raise PyptoTypeError(f"cast: {t.dtype.name} tiles cannot be converted to {dst.name} (supported: {to})", span)
+    return TileType(t.shape, dst, tile_view=vec_view(t.shape, t.valid_shape))
+
+
+def _mask_type(shape: tuple, span: Span) -> TileType:
+    mshape = mask_shape(shape, span)
+    return TileType(mshape, DataType.UINT8, tile_view=vec_view(mshape))
 
 
 @register_op("block.cmp", BLOCK, ("lhs", "rhs"), attrs={"cmp_type": int}, pipe=PipeType.V)
 def _cmp(args: list, kw: dict, span: Span) -> TileType:
+    """Element-wise compare into a packed UINT8 predicate mask (see :func:`mask_shape`)."""
     a, b = tile("block.cmp", args, 0, ("lhs", "rhs"), span), tile("block.cmp", args, 1, ("lhs", "rhs"), span)
-    shape = broadcast_shapes(a.shape, b.shape, "block.cmp", span)
-    return TileType(shape, promote(a.dtype, b.dtype), tile_view=vec_view(shape, a.valid_shape))
+    if len(a.shape) != len(b.shape) or not all(dims_equal(x, y) for x, y in zip(a.shape, b.shape)):
+        raise PyptoTypeError(f"cmp: operand shapes differ: {shape_str(a.shape)} and {shape_str(b.shape)}", span)
+    if a.dtype is not b.dtype:
+        raise PyptoTypeError(f"cmp: operand dtypes differ ({a.dtype.name} vs {b.dtype.name})", span)
+    check_dtype("block.cmp", a.dtype, span)
+    _cmp_mode(kw, span)
+    return _mask_type(a.shape, span)
 
 
 @register_op("block.cmps", BLOCK, ("lhs", "rhs"), attrs={"cmp_type": int}, pipe=PipeType.V)
 def _cmps(args: list, kw: dict, span: Span) -> TileType:
+    """Tile-versus-scalar compare into a packed UINT8 predicate mask (see :func:`mask_shape`)."""
     a = tile("block.cmps", args, 0, ("lhs", "rhs"), span)
-    s = scalar("block.cmps", args, 1, ("lhs", "rhs"), span)
-    return TileType(a.shape, promote(a.dtype, s.dtype), tile_view=vec_view(a.shape))
+    scalar("block.cmps", args, 1, ("lhs", "rhs"), span)
+    check_dtype("block.cmps", a.dtype, span)
+    _cmp_mode(kw, span)
+    return _mask_type(a.shape, span)
 
 
-@register_op("block.sel", BLOCK, ("mask", "lhs", "rhs"), pipe=PipeType.V)
+def _cmp_mode(kw: dict, span: Span) -> None:
+    if not 0 <= kw.get("cmp_type", 0) <= 5:
+        raise PyptoTypeError(f"cmp: cmp_type must be 0..5 (EQ, NE, LT, LE, GT, GE), got {kw['cmp_type']}", span)
+
+
+def _check_mask(name: str, mask: TileType, data: tuple, span: Span) -> None:
+    want = mask_shape(data, span)
+    ok = mask.dtype in (DataType.UINT8, DataType.INT8) and len(mask.shape) == len(data) and all(
+        dims_equal(x, y) for x, y in zip(mask.shape[:-1], data[:-1])
+    )
+    if not ok or (static_int(mask.shape[-1]) or 0) * 8 < (static_int(data[-1]) or 0):
+        raise PyptoTypeError(
+            f"{name}: 'mask' must be a UINT8 predicate tile of shape {shape_str(want)} (the result of cmp/cmps "
+            f"on {shape_str(data)} data), got {mask.dtype.name} {shape_str(mask.shape)}",
+            span,
+        )
+
+
+@register_op("block.sel", BLOCK, ("mask", "lhs", "rhs", "tmp"), pipe=PipeType.V, min_args=3)
 def _sel(args: list, kw: dict, span: Span) -> TileType:
-    names = ("mask", "lhs", "rhs")
-    tile("block.sel", args, 0, names, span)
+    """``where(mask, lhs, rhs)``; ``tmp`` is the scratch tile the compiler appends."""
+    names = ("mask", "lhs", "rhs", "tmp")
+    m = tile("block.sel", args, 0, names, span)
     a, b = tile("block.sel", args, 1, names, span), tile("block.sel", args, 2, names, span)
-    shape = broadcast_shapes(a.shape, b.shape, "block.sel", span)
-    return TileType(shape, promote(a.dtype, b.dtype), tile_view=vec_view(shape))
+    if len(a.shape) != len(b.shape) or not all(dims_equal(x, y) for x, y in zip(a.shape, b.shape)):
+        raise PyptoTypeError(f"sel: operand shapes differ: {shape_str(a.shape)} and {shape_str(b.shape)}", span)
+    if a.dtype is not b.dtype:
+        raise PyptoTypeError(f"sel: operand dtypes differ ({a.dtype.name} vs {b.dtype.name})", span)
+    check_dtype("block.sel", a.dtype, span)
+    _check_mask("sel", m, a.shape, span)
+    return TileType(a.shape, a.dtype, tile_view=vec_view(a.shape))
 
 
-@register_op("block.sels", BLOCK, ("lhs", "rhs", "select_mode"), pipe=PipeType.V)
+@register_op("block.sels", BLOCK, ("mask", "lhs", "rhs", "tmp"), pipe=PipeType.V, min_args=3)
 def _sels(args: list, kw: dict, span: Span) -> TileType:
-    names = ("lhs", "rhs", "select_mode")
-    a, b = tile("block.sels", args, 0, names, span), tile("block.sels", args, 1, names, span)
-    return TileType(a.shape, promote(a.dtype, b.dtype), tile_view=vec_view(a.shape))
+    """``where(mask, lhs, rhs)`` with a scalar ``rhs``; ``tmp`` is the scratch tile the compiler appends."""
+    names = ("mask", "lhs", "rhs", "tmp")
+    m = tile("block.sels", args, 0, names, span)
+    a = tile("block.sels", args, 1, names, span)
+    scalar("block.sels", args, 2, names, span)
+    check_dtype("block.sels", a.dtype, span)
+    _check_mask("sels", m, a.shape, span)
+    return TileType(a.shape, a.dtype, tile_view=vec_view(a.shape))
 
 
 # ----------------------------------------------------------------------------- memory
@@ -386,6 +539,9 @@ def _full(args: list, kw: dict, span: Span) -> TileType:
     if "dtype" not in kw:
         raise PyptoTypeError("block.full requires 'dtype'", span)
     scalar("block.full", args, 1, ("shape", "value"), span)
+    if not isinstance(args[1], (ConstInt, ConstFloat)):
+        raise PyptoTypeError("block.full: 'value' must be a constant", span)
+    check_dtype("block.full", kw["dtype"], span)
     return TileType(shape, kw["dtype"], tile_view=vec_view(shape))
 
 
@@ -397,6 +553,7 @@ def _get_block_idx(args: list, kw: dict, span: Span) -> ScalarType:
 @register_op("block.reshape", BLOCK, ("tile", "shape"), pipe=PipeType.V)
 def _reshape(args: list, kw: dict, span: Span) -> TileType:
     t = tile("block.reshape", args, 0, ("tile", "shape"), span)
+    check_dtype("block.reshape", t.dtype, span)
     shape = int_list("block.reshape", args[1], "shape", span, static=True)
     n_old, n_new = 1, 1
     for d in t.shape:
@@ -408,13 +565,15 @@ def _reshape(args: list, kw: dict, span: Span) -> TileType:
     return TileType(shape, t.dtype, tile_view=vec_view(shape))
 
 
-@register_op("block.transpose", BLOCK, ("tile", "axis1", "axis2"), pipe=PipeType.V)
+@register_op("block.transpose", BLOCK, ("tile", "axis1", "axis2", "tmp"), pipe=PipeType.V, min_args=3)
 def _transpose(args: list, kw: dict, span: Span) -> TileType:
+    """Swap two axes; ``tmp`` is the scratch tile the compiler appends (ttrans needs one on A2/A3)."""
     t = tile("block.transpose", args, 0, ("tile",), span)
+    check_dtype("block.transpose", t.dtype, span)
     a1, a2 = static_int(args[1]), static_int(args[2])
     rank = len(t.shape)
-    if rank < 2 or a1 is None or a2 is None or a1 % rank == a2 % rank:
-        raise PyptoTypeError("block.transpose: needs rank >= 2 and two different constant axes", span)
+    if rank != 2 or a1 is None or a2 is None or not -rank <= a1 < rank or not -rank <= a2 < rank or a1 % rank == a2 % rank:
+        raise PyptoTypeError("transpose: tiles must be 2-D and the two axes different constants in [-2, 1]", span)
     shape = list(t.shape)
     shape[a1 % rank], shape[a2 % rank] = shape[a2 % rank], shape[a1 % rank]
     return TileType(tuple(shape), t.dtype, tile_view=vec_view(tuple(shape)))
@@ -525,14 +684,24 @@ def _unary_builder(op: str):
 
 
 add, sub, mul, div = (_binary_builder(n) for n in ("add", "sub", "mul", "div"))
-maximum, minimum, rem = (_binary_builder(n) for n in ("maximum", "minimum", "rem"))
+maximum, minimum = _binary_builder("maximum"), _binary_builder("minimum")
 and_, or_, shl, shr = (_binary_builder(n) for n in ("and", "or", "shl", "shr"))
 adds, subs, muls, divs = (_scalar_builder(n) for n in ("adds", "subs", "muls", "divs"))
-maxs, mins, rems, lrelu = (_scalar_builder(n) for n in ("maxs", "mins", "rems", "lrelu"))
+maxs, mins, lrelu = (_scalar_builder(n) for n in ("maxs", "mins", "lrelu"))
 ands, ors, shls, shrs = (_scalar_builder(n) for n in ("ands", "ors", "shls", "shrs"))
 exp, neg, sqrt, rsqrt = (_unary_builder(n) for n in ("exp", "neg", "sqrt", "rsqrt"))
 recip, log, abs, relu = (_unary_builder(n) for n in ("recip", "log", "abs", "relu"))
-not_, fillpad, row_expand = (_unary_builder(n) for n in ("not", "fillpad", "row_expand"))
+not_, row_expand = _unary_builder("not"), _unary_builder("row_expand")
+
+
+def fillpad(tile: Expr, pad: Any = "zero", span: Span | None = None) -> Call:
+    """``tile`` over its full shape, elements outside its valid region set to ``pad``
+    (``"zero"``, ``"max"`` = +inf / type max, ``"min"`` = -inf / type min, or a ``pl.TilePad``)."""
+    if isinstance(pad, str):
+        if pad not in ("zero", "max", "min"):
+            raise PyptoTypeError(f"fillpad: pad must be 'zero', 'max' or 'min', got '{pad}'", span)
+        pad = TilePad[pad]
+    return create_op_call("block.fillpad", [tile], {"pad": int(pad)}, span)
 
 
 def expands(target: Expr, scalar: Any, span: Span | None = None) -> Call:
@@ -570,11 +739,32 @@ matmul_acc, matmul_bias = _triple_builder("matmul_acc"), _triple_builder("matmul
 gemv_acc, gemv_bias = _triple_builder("gemv_acc"), _triple_builder("gemv_bias")
 addc, subc, xor, prelu = (_triple_builder(n) for n in ("addc", "subc", "xor", "prelu"))
 addsc, subsc, xors = (_triple_builder(n, 1) for n in ("addsc", "subsc", "xors"))
-sel = _triple_builder("sel")
 
 
-def sels(lhs: Expr, rhs: Expr, select_mode: Any, span: Span | None = None) -> Call:
-    return create_op_call("block.sels", [lhs, rhs, as_expr(select_mode, span)], {}, span)
+def _tmp(args: list, tmp: Expr | None) -> list:
+    return args if tmp is None else [*args, tmp]
+
+
+def sel(mask: Expr, lhs: Expr, rhs: Expr, tmp: Expr | None = None, span: Span | None = None) -> Call:
+    """``where(mask, lhs, rhs)`` for a predicate ``mask`` made by :func:`cmp` / :func:`cmps`.
+    ``tmp`` (normally left out) is the scratch tile; the compiler adds one when it is missing."""
+    return create_op_call("block.sel", _tmp([mask, lhs, rhs], tmp), {}, span)
+
+
+def sels(mask: Expr, lhs: Expr, rhs: Any, tmp: Expr | None = None, span: Span | None = None) -> Call:
+    """``where(mask, lhs, rhs)`` with a scalar ``rhs`` (pto.tsels): elements whose predicate bit is
+    clear take the scalar. ``mask`` comes from :func:`cmp` / :func:`cmps`; ``tmp`` as for :func:`sel`."""
+    return create_op_call("block.sels", _tmp([mask, lhs, scalar_arg(rhs, dtype_of(lhs), span)], tmp), {}, span)
+
+
+def rem(lhs: Expr, rhs: Expr, tmp: Expr | None = None, span: Span | None = None) -> Call:
+    """Floored remainder ``lhs - floor(lhs / rhs) * rhs``; ``tmp`` as for :func:`sel`."""
+    return create_op_call("block.rem", _tmp([lhs, rhs], tmp), {}, span)
+
+
+def rems(lhs: Expr, rhs: Any, tmp: Expr | None = None, span: Span | None = None) -> Call:
+    """Floored remainder by a scalar; ``tmp`` as for :func:`sel`."""
+    return create_op_call("block.rems", _tmp([lhs, scalar_arg(rhs, dtype_of(lhs), span)], tmp), {}, span)
 
 
 def _reduce_builder(op: str):
@@ -620,5 +810,7 @@ def reshape(tile: Expr, shape: Any, span: Span | None = None) -> Call:
     return create_op_call("block.reshape", [tile, to_tuple(shape, span, "shape")], {}, span)
 
 
-def transpose(tile: Expr, axis1: int, axis2: int, span: Span | None = None) -> Call:
-    return create_op_call("block.transpose", [tile, as_expr(axis1, span), as_expr(axis2, span)], {}, span)
+def transpose(tile: Expr, axis1: Any, axis2: Any, tmp: Expr | None = None, span: Span | None = None) -> Call:
+    """Swap two axes of a 2-D tile; ``tmp`` as for :func:`sel`."""
+    args = [tile, as_expr(axis1, span), as_expr(axis2, span)]
+    return create_op_call("block.transpose", _tmp(args, tmp), {}, span)

@@ -15,9 +15,11 @@ from pypto.ir.visitor import substitute, walk_stmts
 MATMUL_OPS = {
     "block.matmul", "block.matmul_acc", "block.matmul_bias", "block.gemv", "block.gemv_acc", "block.gemv_bias",
 }
-NO_INSTRUCTION = {"block.create_tile", "block.get_block_idx", "tensor.dim"}
+NO_INSTRUCTION = {"block.create_tile", "block.get_block_idx", "tensor.dim", "block.reshape"}
+# Argument position of the scratch tile an op overwrites (user-given or appended by the compiler).
 SCRATCH_ARG = {"block.row_sum": 1, "block.row_max": 1, "block.row_min": 1, "block.xor": 2, "block.xors": 2,
-               "block.prelu": 2}
+               "block.prelu": 2, "block.sel": 3, "block.sels": 3, "block.rem": 2, "block.rems": 2,
+               "block.transpose": 3}
 
 
 def defined_vars(func: St.Function) -> list[E.Var]:

@@ -2,6 +2,12 @@
 
 * ``block.sum/max/min`` over the last axis (keepdim) become a scratch ``create_tile`` plus
   ``row_sum/row_max/row_min`` (PTO row reductions need a tmp tile).
+* Ops whose PTO instruction needs a scratch tile the language does not expose (``sel``, ``sels``,
+  ``rem``, ``rems``, ``transpose``) get one: a ``create_tile`` right before the op, appended as the
+  op's last argument, so memory planning and sync insertion see it like any other tile.
+* ``subc(a, b, c)`` = a - b - c and ``subsc(a, s, c)`` = a - s - c become two subtractions: the PTO
+  ``tsubc``/``tsubsc`` instructions compute a - b + c, not the language's a - b - c.
+* The bias operand of ``matmul_bias``/``gemv_bias`` is moved to the Bias table when it is not there yet.
 * Loop-carried and if-merged Vec tiles share one buffer; an incoming value that cannot safely live
   in that buffer (used elsewhere, or the carried value is still read after it is defined) is first
   copied with ``block.move(..., Vec)``.
@@ -13,6 +19,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
+from pypto.dtype import DataType
 from pypto.enums import MemorySpace
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
@@ -21,6 +28,22 @@ from pypto.ir.visitor import stmt_list, walk
 from pypto.ops import block as B
 
 _ROW = {"block.sum": "row_sum", "block.max": "row_max", "block.min": "row_min"}
+# op -> (scratch shape and dtype from the call's tile operands) for the ops that get a compiler scratch tile.
+_SCRATCH = {
+    # tsel/tsels: a small mask scratch (the corpus uses a 1x16 ui32 tile on A2/A3)
+    "block.sel": lambda c: ([1, 16], DataType.UINT32),
+    "block.sels": lambda c: ([1, 16], DataType.UINT32),
+    # trem/trems: one row of the destination dtype, as wide as the destination
+    "block.rem": lambda c: ([1, _cols(c.type)], c.type.dtype),
+    "block.rems": lambda c: ([1, _cols(c.type)], c.type.dtype),
+    # ttrans: the source's shape
+    "block.transpose": lambda c: (list(c.args[0].type.shape), c.args[0].type.dtype),
+}
+_ARITY = {"block.sel": 3, "block.sels": 3, "block.rem": 2, "block.rems": 2, "block.transpose": 3}
+
+
+def _cols(t: Any) -> Any:
+    return t.shape[-1]
 
 
 def _space(value: Any) -> MemorySpace | None:
@@ -36,6 +59,7 @@ class Normalizer:
         for n in walk(func.body):
             if isinstance(n, St.AssignStmt):
                 self.space[n.var] = _space(n.value)
+        self.names = {n.name for n in walk(func) if isinstance(n, E.Var)}
         self.counter = 0
 
     def is_vec(self, v: Any) -> bool:
@@ -56,7 +80,47 @@ class Normalizer:
             out.extend(self.stmt(s))
         return St.SeqStmts(tuple(out), getattr(body, "span", None))
 
+    def fresh(self, base: str) -> str:
+        self.counter += 1
+        name = f"{base}{self.counter}"
+        while name in self.names:
+            self.counter += 1
+            name = f"{base}{self.counter}"
+        self.names.add(name)
+        return name
+
+    def let(self, base: str, call: E.Call, span: Any, out: list) -> E.Var:
+        v = E.Var(self.fresh(base), call.type, span)
+        out.append(St.AssignStmt(v, call, span))
+        self.space[v] = _space(call)
+        return v
+
+    def legalize(self, s: St.AssignStmt) -> list | None:
+        """Rewrite one op statement (see the module docstring); None when it stays as it is."""
+        from pypto.ir.registry import create_op_call
+
+        c, name, out = s.value, s.value.op.name, []
+        if name in _SCRATCH and len(c.args) == _ARITY[name]:
+            shape, dtype = _SCRATCH[name](c)
+            tmp = self.let(f"{s.var.name}_tmp", B.create_tile(shape, dtype, MemorySpace.Vec, span=s.span), s.span, out)
+            call = create_op_call(name, [*c.args, tmp], dict(c.kwargs), c.span)
+            return out + [St.AssignStmt(s.var, call, s.span)]
+        if name in ("block.subc", "block.subsc"):
+            a, b, rest = c.args
+            first = B.sub(a, b, span=c.span) if name == "block.subc" else B.subs(a, b, span=c.span)
+            t = self.let(f"{s.var.name}_part", first, s.span, out)
+            return out + [St.AssignStmt(s.var, B.sub(t, rest, span=c.span), s.span)]
+        if name in ("block.matmul_bias", "block.gemv_bias") and self.space.get(c.args[2]) is not MemorySpace.Bias:
+            bias = self.let(f"{s.var.name}_bias", B.move(c.args[2], MemorySpace.Bias, span=c.span), s.span, out)
+            call = create_op_call(name, [c.args[0], c.args[1], bias], dict(c.kwargs), c.span)
+            return out + [St.AssignStmt(s.var, call, s.span)]
+        return None
+
     def stmt(self, s: Any) -> list:
+        if isinstance(s, St.AssignStmt) and isinstance(s.value, E.Call) and not isinstance(s.value.op, E.GlobalVar):
+            done = self.legalize(s)
+            if done is not None:
+                return done
         if isinstance(s, St.AssignStmt) and isinstance(s.value, E.Call) and s.value.op.name in _ROW:
             c = s.value
             t = c.args[0].type

@@ -47,6 +47,13 @@ def _returned_params(func: St.Function) -> list[int | None]:
     return out
 
 
+def _has_sync_ops(func: St.Function) -> bool:
+    for s in walk_stmts(func.body):
+        if isinstance(s, St.EvalStmt) and isinstance(s.expr, E.Call) and s.expr.op.name.startswith("system."):
+            return True
+    return False
+
+
 class Launcher:
     def __init__(self, pto: dict[str, str], strategy_sync: str, machine: str, trace: str | None, stats: LaunchStats):
         self.pto = pto
@@ -82,9 +89,12 @@ class Launcher:
         for k, (i, axis) in enumerate(_dyn_args(func)):
             scalars[f"arg{n + k}"] = int(args[i].shape[axis])
         trace = self._trace_path()
+        # Under PTOAS the emulator inserts synchronisation like ptoas does, unless the kernel was
+        # synchronised by hand (pl.system.*): then it runs as written and checks the hand-written sync.
+        sync = "asis" if self.sync == "auto" and _has_sync_ops(func) else self.sync
         r = pyptoemu.run(
             self.pto[func.name], inputs=inputs, args=scalars, entry=func.name, machine=self.machine,
-            trace=trace, sync=self.sync,
+            trace=trace, sync=sync,
         )
         self.stats.launches += 1
         self.stats.cycles += int(r.cycles)

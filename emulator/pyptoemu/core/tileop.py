@@ -75,6 +75,7 @@ def lower_tile_op(su, op: A.Op, spec, fn: Callable) -> Callable:
         for i, t in enumerate(in_types + [None] * (len(ins) - len(in_types)))
     ]
     domain = spec.domain
+    legal_dtypes = tuple(spec.dtypes)
     name = op.name[4:]
     pipes = su.core.pipes
     pipe_cache: dict[tuple, tuple] = {}
@@ -115,6 +116,10 @@ def lower_tile_op(su, op: A.Op, spec, fn: Callable) -> Callable:
             pipe, case = resolve_pipe(src_loc, dst_loc)
             dom = out_snap[0] if domain == "dst" and out_snap else next(
                 (s for s in in_snap if s[0] != SCALAR), out_snap[0] if out_snap else None)
+            if legal_dtypes and domain != "none" and dom is not None and dom[4] not in legal_dtypes:
+                which = "destination" if dom in out_snap else "source"
+                raise VerifyError(f"{op.name}: {which} element type {dom[4]} is not supported "
+                                  f"(legal: {', '.join(legal_dtypes)})", loc)
             variables = _timing_vars(dom, in_snap, out_snap)
             occ, lat = case.evaluate(variables)
             hit = timing_cache[key] = (pipe, occ, lat, int(variables["bytes"]))

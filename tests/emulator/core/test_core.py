@@ -306,3 +306,15 @@ def test_ragged_tail_idiom_with_dynamic_valid_region():
     got = res.outputs["arg1"].reshape(16)
     np.testing.assert_array_equal(got[:5], x[:5, :40].max(axis=1))
     assert np.all(np.isneginf(got[5:]))
+
+
+def test_illegal_element_type_is_a_precise_input_error():
+    text = """func.func @k(%arg0: !pto.ptr<i32>) {
+  %t = pto.alloc_tile : !pto.tile_buf<vec, 8x8xi32>
+  pto.texp ins(%t : !pto.tile_buf<vec, 8x8xi32>) outs(%t : !pto.tile_buf<vec, 8x8xi32>)
+  return
+}
+"""
+    with pytest.raises(InputError, match=r"<string>:3:3: pto.texp: destination element type i32 is not "
+                                         r"supported \(legal: f16, f32\)"):
+        pyptoemu.run(text)
