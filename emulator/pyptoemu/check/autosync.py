@@ -154,10 +154,45 @@ def prepare(module: A.Module, fn: A.Function, sync: str | None, isa: ISA | None,
         return module, fn, "asis", notices
     if sync != "auto":
         raise InputError(f"unknown sync mode '{sync}' (auto or asis)", module.loc or Loc(module.file, 1, 1))
-    new = insert_sync(module, isa, machine)
+    try:
+        new = insert_sync(module, isa, machine)
+        mode = "auto"
+    except InputError as e:
+        if not notices:  # the user asked for --sync auto: say why it cannot be done
+            raise
+        # The author relied on the toolchain, which could not help here either (tassign, too many
+        # live flags): run in program order so the numbers are still exact.
+        new = serialise(module, isa, machine)
+        mode = "serial"
+        notices[-1] = (f"{module.file}: no sync ops in the kernel and automatic insertion is not possible "
+                       f"({e}); ran in program order with a full barrier after every instruction "
+                       f"(functionally exact, timing pessimistic)")
     new_fn = new.function(fn.name)
     assert new_fn is not None
-    return new, new_fn, "auto", notices
+    return new, new_fn, mode, notices
+
+
+def serialise(module: A.Module, isa: ISA | None, machine: Machine | str) -> A.Module:
+    """A copy of ``module`` with `pto.barrier <PIPE_ALL>` after every instruction a pipe executes:
+    program order, so results equal a sequential reference whatever the pipes' timing."""
+    mach = machine if isinstance(machine, Machine) else load_machine(str(machine))
+    if isa is None:
+        from pyptoemu.isa.loader import load_isa
+
+        isa = load_isa(machine=mach)
+
+    def region(r: A.Region) -> A.Region:
+        ops: list[A.Op] = []
+        for op in r.ops:
+            if op.regions:
+                op = replace(op, regions=[region(x) for x in op.regions])
+            ops.append(op)
+            spec = isa.get(op.name) if op.name.startswith("pto.") else None
+            if spec is not None and not spec.is_core:
+                ops.append(A.Op("pto.barrier", op.loc, attrs={"pipe": A.EnumAttr("pipe", "PIPE_ALL")}))
+        return replace(r, ops=ops)
+
+    return replace(module, functions=[replace(fn, body=region(fn.body)) for fn in module.functions])
 
 
 def sync_file(path: str | os.PathLike, out_path: str | os.PathLike, machine: str = "a2a3",
