@@ -3,6 +3,7 @@ order, exactly; asking for --sync auto explicitly is an error that says why."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +24,7 @@ def test_falls_back_to_program_order():
     assert r.findings == []
     # every tile instruction is followed by a full barrier: the pipes never overlap
     ops = sorted((i for i in r.core.trace_log if i.kind == 0), key=lambda i: i.start)
-    assert all(a.done <= b.start for a, b in zip(ops, ops[1:]))
+    assert all(a.done <= b.start for a, b in itertools.pairwise(ops))
 
 
 def test_explicit_auto_reports_why_not():
