@@ -146,10 +146,10 @@ def clocks(core) -> dict[int, tuple]:
     return vc
 
 
-def _fix(y: Instr, x: Instr, used_ids: dict) -> str:
+def _fix(y: Instr, x: Instr, used_ids: dict, n_ids: int) -> str:
     if y.pipe == x.pipe:
         return f"add `pto.barrier <PIPE_{x.pipe}>` between {y.loc} and {x.loc}"
-    free = next((i for i in range(8) if i not in used_ids.get((y.pipe, x.pipe), set())), 0)
+    free = next((i for i in range(n_ids) if i not in used_ids.get((y.pipe, x.pipe), set())), 0)
     flag = f"[<PIPE_{y.pipe}>, <PIPE_{x.pipe}>, <EVENT_ID{free}>]"
     return f"add `pto.set_flag{flag}` after {y.loc} and `pto.wait_flag{flag}` before {x.loc}"
 
@@ -164,7 +164,7 @@ def _report(core, y: Instr, x: Instr, yw: bool, xw: bool, buf: str, olo: int, oh
         f"{kind} on {buf} bytes [{olo}, {ohi}): {y.name} ({y.pipe}, {y.loc}) "
         f"{'writes' if yw else 'reads'} and {x.name} ({x.pipe}, {x.loc}) "
         f"{'writes' if xw else 'reads'} with no synchronisation ordering them; "
-        f"fix: {_fix(y, x, used_ids)}",
+        f"fix: {_fix(y, x, used_ids, core.machine.event_ids)}",
         [y.loc, x.loc], [y.pipe, x.pipe], cycle=x.start,
         key=(kind, y.loc.line, y.loc.col, x.loc.line, x.loc.col),
         detail={"kind": kind, "buffer": buf, "bytes": [olo, ohi],

@@ -165,7 +165,7 @@ class AICore:
                                      if p.current is not None and p.current.kind == WAIT}
         if self.blocked_scalar is not None:
             blocked["S"] = self.blocked_scalar
-        static_sets = _static_set_flags(self.module)
+        static_sets = _static_set_flags(self.module, self.machine.event_ids)
         lines, locs = [], []
         for name, cur in blocked.items():
             src, dst, eid = cur.flag
@@ -207,7 +207,7 @@ def _wait_cycle(blocked: dict[str, Instr]) -> list[str]:
     return []
 
 
-def _static_set_flags(module: A.Module) -> set:
+def _static_set_flags(module: A.Module, machine_ids: int) -> set:
     """(src, dst, id) of every set_flag / record_event written with a constant id."""
     from pyptoemu.core.coreops import _event_of, _pipe_of
 
@@ -225,7 +225,7 @@ def _static_set_flags(module: A.Module) -> set:
                     continue
                 eid = _event_of(items[2], op.loc) if len(items) > 2 else None
                 if eid is None:  # a runtime id: it could be any
-                    out.update((src, dst, i) for i in range(64))
+                    out.update((src, dst, i) for i in range(machine_ids))
                 else:
                     out.add((src, dst, eid))
     return out
