@@ -18,6 +18,10 @@ from pyptoemu.errors import DeadlockError, InputError, Loc, PtoError
 from pyptoemu.machine import Machine
 from pyptoemu.pto import ast as A
 
+# A resource limit of the emulator itself (not of the modelled machine): a typo in a shape should
+# not make it try to allocate terabytes of random data.
+MAX_GENERATED_BYTES = 2**30
+
 
 class Memories:
     """GM buffers per pointer argument plus the on-chip buffers of the machine."""
@@ -45,6 +49,11 @@ class Memories:
         if gm.given:
             raise InputError(f"input {gm.name} holds {have} elements of {gm.dtype_name} but the view "
                              f"made here reaches element {need - 1}", loc)
+        if need * gm.dtype.itemsize > MAX_GENERATED_BYTES:
+            raise InputError(f"the view made here over {gm.name} reaches {need} elements "
+                             f"({need * gm.dtype.itemsize / 2**30:.1f} GiB); the emulator generates at most "
+                             f"{MAX_GENERATED_BYTES // 2**30} GiB of stand-in data per argument: pass the "
+                             f"input (--input {gm.name}=FILE.npy) if this size is intended", loc)
         extra = random_data(gm.dtype_name, gm.dtype, need - have,
                             np.random.default_rng([self.seed, gm.index, have]))
         gm.data = extra if gm.data is None else np.concatenate([gm.data, extra])

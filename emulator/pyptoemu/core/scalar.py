@@ -127,9 +127,14 @@ class ScalarUnit:
             if step is None:
                 step = self.lower(op)
                 steps[op] = step
-            gen = step(frame)
-            if gen is not None:
-                yield from gen
+            try:
+                gen = step(frame)
+                if gen is not None:
+                    yield from gen
+            except (TypeError, AttributeError, ValueError, KeyError, IndexError, OverflowError) as e:
+                # an operand of the wrong kind reached an op (e.g. a tile where an index belongs)
+                raise VerifyError(f"{op.name}: operands do not fit this op ({type(e).__name__}: {e})",
+                                  op.loc) from None
 
     def count_step(self, op: A.Op) -> None:
         self.step_count += 1

@@ -67,8 +67,11 @@ def lower_tile_op(su, op: A.Op, spec, fn: Callable) -> Callable:
             raise VerifyError(msg, loc)
 
         return fail
+    # Operand specs matched to the operands as written (optional ones may be left out).
+    in_specs = _align(spec.ins, len(ins))
+    out_specs = _align(spec.outs, len(outs))
     # Which ins are scratch (tmp): written, not read, by the op.
-    spec_in_names = [o.name for o in spec.ins]
+    spec_in_names = [o.name for o in in_specs]
     scratch = [i < len(spec_in_names) and spec_in_names[i] == "tmp" for i in range(len(ins))]
     scalar_types = [
         (t.name if isinstance(t, A.ScalarType) else None) if i < len(in_types) else None
@@ -107,10 +110,14 @@ def lower_tile_op(su, op: A.Op, spec, fn: Callable) -> Callable:
         in_snap = [_snap(v, scalar_types[i], loc, op) for i, v in enumerate(in_vals)]
         out_snap = [_snap(v, None, loc, op) for v in out_vals]
         # pipe and timing depend only on shapes, dtypes and locations: memoised per op
-        key = tuple((s[2], s[3], s[4], s[5]) for s in in_snap if s[0] != SCALAR) + tuple(
-            (s[2], s[3], s[4], s[5]) for s in out_snap)
+        key = tuple((s[0], s[2], s[3], s[4], s[5]) for s in in_snap) + tuple(
+            (s[0], s[2], s[3], s[4], s[5]) for s in out_snap)
         hit = timing_cache.get(key)
         if hit is None:
+            _check_kinds(op, in_specs, in_snap, ins, "ins", loc)
+            _check_kinds(op, out_specs, out_snap, outs, "outs", loc)
+            if spec.semantics in ("load", "store"):
+                _check_windows(op, in_snap + out_snap, loc)
             src_loc = next((s[5] for s in in_snap if s[0] != SCALAR), None)
             dst_loc = out_snap[0][5] if out_snap else None
             pipe, case = resolve_pipe(src_loc, dst_loc)
@@ -164,6 +171,49 @@ def lower_tile_op(su, op: A.Op, spec, fn: Callable) -> Callable:
 
     n_ins = len(ins)
     return step
+
+
+KIND_NAME = {TILE: "tile", VIEW: "view", SCALAR: "scalar"}
+
+
+def _align(specs: tuple, n: int) -> tuple:
+    """The operand specs that ``n`` written operands fill: optional ones are dropped, last first,
+    until the counts agree (``tsels ins(%m, %a, %s)`` leaves out its optional tmp)."""
+    specs = list(specs)
+    for k in range(len(specs) - 1, -1, -1):
+        if len(specs) <= n:
+            break
+        if specs[k].optional:
+            del specs[k]
+    return tuple(specs)
+
+
+def _check_kinds(op: A.Op, specs: tuple, snaps: list, names: list, role: str, loc) -> None:
+    """Each operand must be of a kind (tile / view / scalar) and in a location the spec allows."""
+    for k, (s, name) in enumerate(zip(snaps, names)):
+        if k >= len(specs):
+            return
+        spec = specs[k]
+        kinds = {"index": "scalar", "handle": None}
+        allowed = {kinds.get(x, x) for x in spec.kinds}
+        got = KIND_NAME[s[0]]
+        if got not in allowed and None not in allowed:
+            raise VerifyError(f"{op.name}: {role} operand {k} ({name}) must be a "
+                              f"{' or '.join(sorted(a for a in allowed if a))}, got a {got}", loc)
+        if s[0] != SCALAR and spec.locs and s[5] not in spec.locs:
+            raise VerifyError(f"{op.name}: {role} operand {k} ({name}) is in {s[5]}; this op takes "
+                              f"{' or '.join(spec.locs)} there", loc)
+
+
+def _check_windows(op: A.Op, snaps: list, loc) -> None:
+    """A GM window loaded into or stored from a tile cannot hold more elements than the tile."""
+    tile = next((s for s in snaps if s[0] == TILE), None)
+    if tile is None:
+        return
+    for s in snaps:
+        if s[0] == VIEW and s[2] * s[3] > tile[1].rows * tile[1].cols:
+            raise BoundsError(f"{op.name}: the GM window is {s[2]}x{s[3]} but the tile holds only "
+                              f"{tile[1].rows}x{tile[1].cols} elements", loc)
 
 
 def _snap(v, scalar_type, loc, op):
