@@ -130,6 +130,11 @@ class AICore:
             instr.writes = rng
             self.memory.note_writes(rng)
         instr.start = instr.end = instr.done = int(self.env.now)
+        self.record_on_scalar(instr)
+
+    def record_on_scalar(self, instr: Instr) -> None:
+        """Record a memory access made by the scalar unit itself: it is ordered after every earlier
+        scalar sync point and before everything the scalar unit issues later."""
         su = self.scalar
         instr.pidx = su.s_accesses
         instr.sepoch = len(su.epochs)

@@ -94,7 +94,7 @@ def lower_tile_op(su, op: A.Op, spec, fn: Callable) -> Callable:
                 case = spec.timing.select(src_loc, dst_loc)
             except ValueError as e:
                 raise VerifyError(f"{op.name}: {e}", loc) from None
-            if pipe not in pipes:
+            if pipe not in pipes and pipe != "S":
                 raise UnsupportedOpError(f"{op.name} on pipe {pipe} is not supported by the emulator "
                                          f"yet", loc)
             hit = pipe_cache[key] = (pipe, case)
@@ -136,7 +136,10 @@ def lower_tile_op(su, op: A.Op, spec, fn: Callable) -> Callable:
             _range(s) for i, s in enumerate(in_snap) if s[0] != SCALAR and scratch[i])
         instr = Instr(OP, name, loc, pipe, 0, occ, lat, compute, commit, reads, writes,
                       operands=(all_names, in_snap + out_snap), nbytes=nbytes)
+        if pipe == "S":
+            return _run_on_scalar(su, instr)
         su.issue(pipe, instr)
+        return None
 
     # compute / commit are shared by every issue of this op: the instruction carries its operands
     def compute(instr: Instr) -> list:
@@ -203,6 +206,26 @@ def _check_kinds(op: A.Op, specs: tuple, snaps: list, names: list, role: str, lo
         if s[0] != SCALAR and spec.locs and s[5] not in spec.locs:
             raise VerifyError(f"{op.name}: {role} operand {k} ({name}) is in {s[5]}; this op takes "
                               f"{' or '.join(spec.locs)} there", loc)
+
+
+def _run_on_scalar(su, instr: Instr):
+    """A tile op on PIPE_S (e.g. tscatter on A2/A3): the scalar unit executes it itself, in program
+    order: reads at its cycle, its writes land before the scalar unit goes on."""
+    core = su.core
+    su.charge(su.issue_cost)
+    yield from su.sync_time()
+    now = int(core.env.now)
+    core.commits.flush(now)
+    instr.issue = instr.start = now
+    results = instr.compute(instr)
+    if instr.latency:
+        yield core.env.timeout(instr.latency)
+    instr.commit(instr, results)
+    instr.end = now + instr.occupancy
+    instr.done = now + instr.latency
+    su.busy += instr.occupancy
+    su.resume_at_now()
+    core.record_on_scalar(instr)
 
 
 def _check_windows(op: A.Op, snaps: list, loc) -> None:
