@@ -4,7 +4,14 @@ Importing this package imports every semantics module, which fills :data:`SEMANT
 convention is documented in :mod:`pyptoemu.isa.arg`.
 """
 
-from pyptoemu.isa.semantics import elementwise, matmul, misc, movement, reduce  # noqa: F401  (registration)
+from pyptoemu.isa.semantics import (  # noqa: F401  (registration)
+    data,
+    elementwise,
+    matmul,
+    misc,
+    movement,
+    reduce,
+)
 from pyptoemu.isa.semantics.misc import format_tile
 from pyptoemu.isa.semantics.registry import SEMANTICS, SemanticsFn, semantics
 
