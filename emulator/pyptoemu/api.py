@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from pyptoemu.check import autosync
 from pyptoemu.check import races as race_check
 from pyptoemu.check.findings import Finding
 from pyptoemu.core.aicore import AICore
@@ -204,7 +205,7 @@ def run(
     output_dir: str | os.PathLike | None = None,
     sync: str | None = None,
     races: str = "error",
-    max_steps: int = 50_000_000,
+    max_steps: int = 10_000_000,  # loop iterations before the run is stopped as endless
 ) -> RunResult:
     """Run a `.pto` kernel on the emulated AI core.
 
@@ -217,39 +218,33 @@ def run(
     """
     from pyptoemu.isa.loader import load_isa
 
+    if races not in ("error", "warn", "off"):
+        raise InputError(f"races must be error, warn or off, not {races!r}")
     inputs = dict(inputs or {})
     args = dict(args or {})
     module = load_kernel(kernel)
     mach = machine if isinstance(machine, Machine) else load_machine(str(machine))
     isa = load_isa(machine=mach)
     fn = choose_entry(module, entry)
-    notices: list[str] = []
-    mode = sync
-    try:
-        from pyptoemu.check import autosync
-    except ImportError:  # sync insertion not available: run as written
-        autosync = None
-    if autosync is not None:
-        module, fn, mode, notices = autosync.prepare(module, fn, sync, isa, mach)
-    elif mode is None:
-        mode = "asis"
+    module, fn, mode, notices = autosync.prepare(module, fn, sync, isa, mach)
     core = AICore(module, isa, mach, seed=seed, max_steps=max_steps)
     values = bind_arguments(fn, inputs, args, core)
     # Races are checked on what actually ran, inserted sync included: that is the pass's judge.
     check_races = races != "off"
+    severity = "error" if races == "error" else "warning"
     try:
         cycles = core.run(fn, values)
     except DeadlockError as e:
         # What ran before the deadlock may already show why: report it with the deadlock.
         if check_races:
-            race_check.detect(core, severity="error" if races == "error" else "warning")
+            race_check.detect(core, severity=severity)
         e.findings = list(core.findings)
         others = [str(f) for f in core.findings if f.kind != "deadlock"]
         if others:
             e.message += "\nalso found before the deadlock:\n" + "\n".join(f"  {o}" for o in others)
         raise
     if check_races:
-        race_check.detect(core, severity="error" if races == "error" else "warning")
+        race_check.detect(core, severity=severity)
 
     outputs: dict[str, np.ndarray] = {}
     for i, gm in sorted(core.memory.gm.items()):

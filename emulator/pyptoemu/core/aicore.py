@@ -88,7 +88,7 @@ def random_data(dtype_name: str, dtype: np.dtype, n: int, rng: np.random.Generat
 
 
 class AICore:
-    def __init__(self, module: A.Module, isa, machine: Machine, seed: int = 0, max_steps: int = 50_000_000,
+    def __init__(self, module: A.Module, isa, machine: Machine, seed: int = 0, max_steps: int = 10_000_000,
                  check_uninitialised: bool = True):
         self.module = module
         self.isa = isa
@@ -139,8 +139,8 @@ class AICore:
         instr.pidx = su.s_accesses
         instr.sepoch = len(su.epochs)
         su.s_accesses += 1
-        su.count += 1
-        instr.iseq = su.count
+        su.issued_total += 1
+        instr.iseq = su.issued_total
         su.epochs.append(("s", su.s_accesses))
         self.record(instr)
 

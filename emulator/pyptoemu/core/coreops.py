@@ -303,8 +303,8 @@ def su_flag_on_scalar(su: ScalarUnit, instr: Instr):
     instr.issue = instr.start = int(env.now)
     instr.pidx = su.s_accesses
     instr.sepoch = len(su.epochs)
-    su.count += 1
-    instr.iseq = su.count
+    su.issued_total += 1
+    instr.iseq = su.issued_total
     if instr.kind == SET:
         su.charge(su.set_cost)
         instr.end = instr.done = instr.start + su.set_cost

@@ -53,7 +53,8 @@ class ScalarUnit:
         self.barrier_all_cost = int(costs["barrier_all"])
         self.vclock = 0
         self.busy = 0
-        self.count = 0
+        self.count = 0  # instructions the scalar unit executed (scalar ops and issues)
+        self.issued_total = 0  # program order across pipes, for naming races in program order
         self.steps: dict[A.Op, Callable] = {}
         from pyptoemu.core.control import LOWERINGS
         from pyptoemu.core.coreops import CORE_OPS
@@ -93,6 +94,7 @@ class ScalarUnit:
     def charge(self, cycles: int) -> None:
         self.vclock += cycles
         self.busy += cycles
+        self.count += 1
 
     def sync_time(self):
         """Bring SimPy time up to the scalar clock (generator)."""
@@ -139,7 +141,7 @@ class ScalarUnit:
     def count_step(self, op: A.Op) -> None:
         self.step_count += 1
         if self.step_count > self.max_steps:
-            raise KernelFault(f"the kernel executed more than {self.max_steps} ops; stopped "
+            raise KernelFault(f"the kernel ran more than {self.max_steps} loop iterations; stopped "
                               f"(an endless loop?)", op.loc)
 
     # ----------------------------------------------------------------------------- lowering
@@ -190,8 +192,8 @@ class ScalarUnit:
         instr.pidx = n
         self.issued[pipe] = n + 1
         instr.sepoch = len(self.epochs)
-        self.count += 1
-        instr.iseq = self.count
+        self.issued_total += 1
+        instr.iseq = self.issued_total
         self.core.pipes[pipe].push(instr)
 
 
