@@ -180,8 +180,6 @@ MM_BODY = (f"    %a = pto.alloc_tile : {LEFT}\n    %b = pto.alloc_tile : {RIGHT}
            f"    pto.tmatmul ins(%a, %b : {LEFT}, {RIGHT}) outs(%c : {ACC})\n")
 
 
-@pytest.mark.xfail(strict=True, reason="tmatmul K mismatch (left 16x32, right 16x16) fails with a location-less "
-                                       "'pyptoemu: ... has no 32x16 region' and exit 1 instead of a located error, exit 2")
 def test_matmul_static_shape_mismatch_is_located_bad_input(tmp_path, capsys):
     rc, text, path = _run(tmp_path, capsys, "mm", MM_BODY)
     _assert_loc(text, path, _line_of(MM_BODY, "pto.tmatmul"))
@@ -194,8 +192,6 @@ DSET_BODY = (f"    %a = pto.alloc_tile : {T}\n" + LOAD +
              "    pto.wait_flag[<PIPE_MTE2>, <PIPE_MTE3>, <EVENT_ID0>]\n" + STORE)
 
 
-@pytest.mark.xfail(strict=True, reason="set,set,wait on one flag is not reported as double-set (only a "
-                                       "flag-left-set warning, exit 0) when the wait is already pending")
 def test_double_set_before_wait_is_reported(tmp_path, capsys):
     rc, text, _ = _run(tmp_path, capsys, "dset", DSET_BODY)
     assert "double-set" in text
@@ -209,8 +205,6 @@ def test_double_set_leaves_a_located_warning(tmp_path, capsys):
     _assert_loc(text, path)
 
 
-@pytest.mark.xfail(strict=True, reason="tadd of an f32 and an f16 tile is accepted silently (NumPy promotion); "
-                                       "spec 4.0/4.3 require equal dtypes")
 def test_mixed_dtype_elementwise_rejected(tmp_path, capsys):
     body = (f"    %a = pto.alloc_tile : {T}\n    %b = pto.alloc_tile : {H}\n" + LOAD +
             f"    pto.tadd ins(%a, %b : {T}, {H}) outs(%a : {T})\n" + STORE)
@@ -219,8 +213,6 @@ def test_mixed_dtype_elementwise_rejected(tmp_path, capsys):
     _assert_loc(text, path, _line_of(body, "pto.tadd"))
 
 
-@pytest.mark.xfail(strict=True, reason="a use annotated with a type different from the value's definition "
-                                       "(f32 tile used as f16) is accepted silently")
 def test_use_type_differs_from_definition(tmp_path, capsys):
     body = f"    %a = pto.alloc_tile : {T}\n    pto.tload ins(%p0 : {PV}) outs(%a : {H})\n"
     rc, text, path = _run(tmp_path, capsys, "usetype", body)
@@ -228,8 +220,6 @@ def test_use_type_differs_from_definition(tmp_path, capsys):
     _assert_loc(text, path, _line_of(body, "pto.tload"))
 
 
-@pytest.mark.xfail(strict=True, reason="alloc_tile of a v_row=? tile without valid_row is accepted (spec 4.1: "
-                                       "valid_row present iff v_row=?)")
 def test_dynamic_valid_without_valid_row_rejected(tmp_path, capsys):
     dyn = "!pto.tile_buf<vec, 16x32xf32, valid=?x32>"
     body = (f"    %a = pto.alloc_tile : {dyn}\n    pto.tload ins(%p0 : {PV}) outs(%a : {dyn})\n"
@@ -239,8 +229,6 @@ def test_dynamic_valid_without_valid_row_rejected(tmp_path, capsys):
     _assert_loc(text, path, _line_of(body, "alloc_tile"))
 
 
-@pytest.mark.xfail(strict=True, reason="set_validshape on a tile with static v_row/v_col is accepted (spec 4.1: "
-                                       "TB must have v_row=?, v_col=?)")
 def test_set_validshape_on_static_tile_rejected(tmp_path, capsys):
     body = f"    %a = pto.alloc_tile : {T}\n    pto.set_validshape %a, %c16, %c16 : {T}\n"
     rc, text, path = _run(tmp_path, capsys, "svs", body)
@@ -248,7 +236,6 @@ def test_set_validshape_on_static_tile_rejected(tmp_path, capsys):
     _assert_loc(text, path, _line_of(body, "set_validshape"))
 
 
-@pytest.mark.xfail(strict=True, reason="tmov vec->left (not a legal tmov pair, spec 4.2) is accepted silently")
 def test_tmov_vec_to_left_rejected(tmp_path, capsys):
     v = "!pto.tile_buf<vec, 16x16xf16>"
     lt = "!pto.tile_buf<left, 16x16xf16, slayout=row_major>"
@@ -258,8 +245,6 @@ def test_tmov_vec_to_left_rejected(tmp_path, capsys):
     _assert_loc(text, path, _line_of(body, "pto.tmov"))
 
 
-@pytest.mark.xfail(strict=True, reason="an op name the dialect does not define is reported as 'not supported by "
-                                       "the emulator yet' with exit 1 instead of a bad-input error (exit 2)")
 def test_unknown_op_name_is_bad_input(tmp_path, capsys):
     body = f"    %a = pto.alloc_tile : {T}\n    pto.tfrobnicate ins(%a : {T}) outs(%a : {T})\n"
     rc, text, path = _run(tmp_path, capsys, "unknown", body)

@@ -66,7 +66,8 @@ class Findings:
         src, dst, eid = flag
         self.add("double-set", "error",
                  f"flag {src}->{dst} EVENT_ID{eid} set again at {second.loc} before a wait consumed the "
-                 f"set from {first.loc}", [first.loc, second.loc], [src], cycle=max(second.start, 0))
+                 f"set from {first.loc}", [first.loc, second.loc], [src], cycle=max(second.start, 0),
+                 key=(flag, first.loc.line, first.loc.col, second.loc.line, second.loc.col))
 
     def event_out_of_range(self, name: str, eid: int, n_ids: int, loc: Loc) -> None:
         self.add("event-id-range", "error",

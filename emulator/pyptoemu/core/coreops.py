@@ -101,6 +101,12 @@ def lower_alloc_tile(su: ScalarUnit, op: A.Op, key: object | None = None) -> Cal
     addr_n = op.groups.get("addr", [None])[0]
     vr_n = op.groups.get("valid_row", [None])[0]
     vc_n = op.groups.get("valid_col", [None])[0]
+    # §4.1: valid_row is present iff the type says v_row=? (same for columns)
+    for dim, given, static in (("row", vr_n, t.v_row), ("col", vc_n, t.v_col)):
+        if (given is None) != (static is not None):
+            what = (f"the type has v_{dim}=? but no valid_{dim} operand is given" if given is None
+                    else f"valid_{dim} is given but the type's v_{dim} is static ({static})")
+            return _fail(VerifyError(f"alloc_tile: {what}", loc))
     akey = key if key is not None else op
 
     def step(frame):
@@ -132,6 +138,11 @@ def lower_set_validshape(su: ScalarUnit, op: A.Op) -> Callable:
 
     def step(frame):
         tile = su.value(frame, t_n, loc)
+        if not isinstance(tile, Tile):
+            raise VerifyError(f"set_validshape needs a tile, got {t_n}", loc)
+        if tile.type.v_row is not None or tile.type.v_col is not None:
+            raise VerifyError(f"set_validshape: {t_n} has a static valid shape "
+                              f"({tile.type.v_row}x{tile.type.v_col}); the type must say v_row=?, v_col=?", loc)
         vr, vc = int(su.value(frame, vr_n, loc)), int(su.value(frame, vc_n, loc))
         if not (0 <= vr <= tile.rows and 0 <= vc <= tile.cols):
             raise BoundsError(f"set_validshape {vr}x{vc} outside tile shape {tile.rows}x{tile.cols}", loc)
@@ -286,6 +297,7 @@ def lower_flag(su: ScalarUnit, op: A.Op) -> Callable:
             su.core.findings.event_out_of_range(name, eid, n_ids, loc)
         flag = (src, dst, eid)
         instr = Instr(SET if is_set else WAIT, name, loc, src if is_set else dst, 0, flag=flag)
+        su.note_flag_order(instr)
         pipe = src if is_set else dst
         if pipe == "S":
             return su_flag_on_scalar(su, instr)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pyptoemu.core.pipe import Instr
+from pyptoemu.core.pipe import SET, Instr
 from pyptoemu.errors import KernelFault, Loc, UnsupportedOpError, VerifyError
 from pyptoemu.pto import ast as A
 
@@ -55,6 +55,7 @@ class ScalarUnit:
         self.busy = 0
         self.count = 0  # instructions the scalar unit executed (scalar ops and issues)
         self.issued_total = 0  # program order across pipes, for naming races in program order
+        self.flag_balance: dict[tuple, tuple] = {}  # flag -> (sets - waits issued, last set)
         self.steps: dict[A.Op, Callable] = {}
         from pyptoemu.core.control import LOWERINGS
         from pyptoemu.core.coreops import CORE_OPS
@@ -157,7 +158,10 @@ class ScalarUnit:
 
     def lower_pto(self, op: A.Op) -> Callable:
         spec = self.isa.get(op.name)
-        if spec is None or not spec.implemented:
+        if spec is None:
+            return _fail(VerifyError(f"{op.name} is not an op of the PTO dialect (see `pyptoemu isa list`)",
+                                     op.loc))
+        if not spec.implemented:
             return _fail(UnsupportedOpError(f"{op.name} is not supported by the emulator yet", op.loc))
         key = spec.semantics
         if key.startswith("core."):
@@ -184,6 +188,20 @@ class ScalarUnit:
             return frame[operand]
         except KeyError:
             raise VerifyError(f"undefined SSA value {operand}", loc) from None
+
+    def note_flag_order(self, instr: Instr) -> None:
+        """Flags are binary (§6.2): a second set of a flag before a wait consumes the first is
+        illegal. Checked in program order, so it does not depend on how the pipes happen to run:
+        the balance of sets minus waits issued so far may go below zero (a wait queued before the
+        set that releases it) but a set must not find it above zero."""
+        flag = instr.flag
+        balance, last = self.flag_balance.get(flag, (0, None))
+        if instr.kind == SET:
+            if balance >= 1 and last is not None:
+                self.core.findings.double_set(flag, last, instr)
+            self.flag_balance[flag] = (balance + 1, instr)
+        else:
+            self.flag_balance[flag] = (balance - 1, last)
 
     def issue(self, pipe: str, instr: Instr) -> None:
         self.charge(self.issue_cost)

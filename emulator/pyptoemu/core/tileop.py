@@ -116,6 +116,10 @@ def lower_tile_op(su, op: A.Op, spec, fn: Callable) -> Callable:
         if hit is None:
             _check_kinds(op, in_specs, in_snap, ins, "ins", loc)
             _check_kinds(op, out_specs, out_snap, outs, "outs", loc)
+            _check_declared_types(op, in_snap, in_types, out_snap, op.out_types, loc)
+            if "same_dtype" in spec.constraints:
+                _check_same_dtype(op, [s for i, s in enumerate(in_snap) if not scratch[i]] + out_snap, loc)
+            _check_matmul_shapes(op, in_snap, out_snap, loc)
             if spec.semantics in ("load", "store"):
                 _check_windows(op, in_snap + out_snap, loc)
             src_loc = next((s[5] for s in in_snap if s[0] != SCALAR), None)
@@ -226,6 +230,43 @@ def _run_on_scalar(su, instr: Instr):
     su.busy += instr.occupancy
     su.resume_at_now()
     core.record_on_scalar(instr)
+
+
+def _check_declared_types(op: A.Op, in_snap: list, in_types: list, out_snap: list, out_types: list,
+                          loc) -> None:
+    """The tile types written at the use must describe the tile the SSA value holds."""
+    for snaps, types in ((in_snap, in_types), (out_snap, out_types)):
+        for s, t in zip(snaps, types):
+            if s[0] != TILE or not isinstance(t, A.TileBufType):
+                continue
+            have = s[1].type
+            if (t.loc, t.dtype, t.rows, t.cols) != (have.loc, have.dtype, have.rows, have.cols):
+                raise VerifyError(f"{op.name}: {s[1].name} is written here as {t.loc} {t.rows}x{t.cols}x{t.dtype} "
+                                  f"but holds a {have.loc} {have.rows}x{have.cols}x{have.dtype} tile", loc)
+
+
+def _check_same_dtype(op: A.Op, snaps: list, loc) -> None:
+    tiles = [s for s in snaps if s[0] == TILE]
+    kinds = {s[4] for s in tiles}
+    if len(kinds) > 1:
+        listing = ", ".join(f"{s[1].name}: {s[4]}" for s in tiles)
+        raise VerifyError(f"{op.name}: tile operands must share one element type ({listing})", loc)
+
+
+def _check_matmul_shapes(op: A.Op, in_snap: list, out_snap: list, loc) -> None:
+    """Static shapes of a cube op: a.rows == c.rows, a.cols == b.rows, b.cols == c.cols (§4.8)."""
+    left = next((s[1] for s in in_snap if s[0] == TILE and s[5] == "left"), None)
+    right = next((s[1] for s in in_snap if s[0] == TILE and s[5] == "right"), None)
+    acc = next((s[1] for s in out_snap if s[0] == TILE and s[5] == "acc"), None)
+    if left is None or right is None:
+        return
+    if left.cols != right.rows:
+        raise VerifyError(f"{op.name}: the left tile {left.name} is {left.rows}x{left.cols} but the right tile "
+                          f"{right.name} is {right.rows}x{right.cols} (K must agree)", loc)
+    if acc is not None and (acc.rows != left.rows or acc.cols != right.cols):
+        raise VerifyError(f"{op.name}: the result {acc.name} is {acc.rows}x{acc.cols} but "
+                          f"{left.rows}x{left.cols} @ {right.rows}x{right.cols} is {left.rows}x{right.cols}",
+                          loc)
 
 
 def _check_windows(op: A.Op, snaps: list, loc) -> None:

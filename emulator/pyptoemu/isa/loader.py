@@ -18,6 +18,7 @@ File shape::
         semantics: binary_add      # a registered key or core.*; optional when implemented is false
         implemented: true
         attrs: {rmode: {type: round_mode, default: CAST_RINT}}   # optional
+        constraints: [same_dtype]  # optional: checks the core makes on the operands
 
 Every problem raises :class:`SpecError` naming the file, the entry and the line.
 """
@@ -56,7 +57,11 @@ _FILE_OPTIONAL = frozenset({"family", "description", "templates"})
 _ENTRY_REQUIRED = frozenset(
     {"mnemonic", "description", "ins", "outs", "dtypes", "pipe", "domain", "timing", "implemented"}
 )
-_ENTRY_OPTIONAL = frozenset({"semantics", "attrs", "notes"})
+_ENTRY_OPTIONAL = frozenset({"semantics", "attrs", "notes", "constraints"})
+# Operand constraints the core checks before running an instruction (pto-text-format §4.0).
+CONSTRAINTS = frozenset({
+    "same_dtype",  # every tile operand except scratch (tmp) has one element type
+})
 
 _ALLOWED_NODES = (
     ast.Expression, ast.BinOp, ast.UnaryOp, ast.Call, ast.Name, ast.Load, ast.Constant,
@@ -262,7 +267,15 @@ def _entry(m: YMap, family: str, file: str, machine: Machine) -> InstrSpec:
     elif implemented:
         raise ctx.err("missing field 'semantics' (required when implemented: true)", m.loc)
 
+    constraints = tuple(str(c) for c in _seq(m["constraints"], ctx, "constraints", m.loc_of("constraints"))) \
+        if "constraints" in m else ()
+    for c in constraints:
+        if c not in CONSTRAINTS:
+            raise ctx.err(f"unknown constraint '{c}' (known: {', '.join(sorted(CONSTRAINTS))})",
+                          m.loc_of("constraints"))
+
     return InstrSpec(
+        constraints=constraints,
         mnemonic=mnemonic,
         family=family,
         file=file,

@@ -169,6 +169,7 @@ class InstrSpec:
     implemented: bool
     attrs: dict[str, AttrSpec] = field(default_factory=dict)
     line: int = 0
+    constraints: tuple[str, ...] = ()  # checked by the core on the operands (e.g. same_dtype)
 
     @property
     def is_core(self) -> bool:

@@ -156,7 +156,14 @@ def test_partition_out_of_bounds_is_an_error_with_location():
 def test_unknown_op_fails_at_run_time_with_location():
     text = binary_kernel(f"    %x = pto.alloc_tile : {T}\n    pto.tfrobnicate ins(%x : {T}) outs(%x : {T})\n",
                          nargs=1)
-    with pytest.raises(UnsupportedOpError, match=r"<string>:\d+:5: pto.tfrobnicate is not supported by "
+    with pytest.raises(InputError, match=r"<string>:\d+:5: pto.tfrobnicate is not an op of the PTO dialect"):
+        pyptoemu.run(text)
+
+
+def test_op_not_executable_yet_fails_at_run_time_with_location():
+    text = binary_kernel(f"    %x = pto.alloc_tile : {T}\n    pto.tget_scale_addr ins(%x : {T}) outs(%x : {T})\n",
+                         nargs=1)
+    with pytest.raises(UnsupportedOpError, match=r"<string>:\d+:5: pto.tget_scale_addr is not supported by "
                                                  r"the emulator yet"):
         pyptoemu.run(text)
 
