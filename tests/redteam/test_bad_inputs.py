@@ -1,14 +1,12 @@
 """Red-team: malformed or invalid kernels must fail with a precise `file:line:col` message and the
 documented exit code (2 bad input, 1 kernel fault), never a Python traceback.
 
-Tests marked xfail(strict=True) document emulator bugs found by the red team.
+The cases at the end were emulator bugs found by the red team; they pass since the fixes.
 """
 
 from __future__ import annotations
 
 import re
-
-import pytest
 
 from pyptoemu import cli
 
@@ -174,7 +172,7 @@ def test_declared_but_unimplemented_op_is_located(tmp_path, capsys):
     _assert_loc(text, path, _line_of(body, "tpush_to_aic"))
 
 
-# ---- emulator bugs (xfail) -----------------------------------------------------------------------
+# ---- found by the red team, fixed since ---------------------------------------------------------
 
 MM_BODY = (f"    %a = pto.alloc_tile : {LEFT}\n    %b = pto.alloc_tile : {RIGHT}\n    %c = pto.alloc_tile : {ACC}\n"
            f"    pto.tmatmul ins(%a, %b : {LEFT}, {RIGHT}) outs(%c : {ACC})\n")
@@ -199,7 +197,7 @@ def test_double_set_before_wait_is_reported(tmp_path, capsys):
 
 
 def test_double_set_leaves_a_located_warning(tmp_path, capsys):
-    # What the emulator does today: at least the leftover set is located (documents the current state).
+    # Besides the double set, the unconsumed second set is reported where it was made.
     _, text, path = _run(tmp_path, capsys, "dset2", DSET_BODY)
     assert "flag-left-set" in text
     _assert_loc(text, path)
