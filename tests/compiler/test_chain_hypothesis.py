@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from pypto import DataType, ir
 from pypto.ir import IRBuilder
+from pypto.ir.expr import ConstFloat
 from pypto.ir.op import block
 from pypto.runtime import run
 
@@ -70,7 +71,9 @@ def build(rows, cols, dtype, steps, reduce):
             elif s[0] == "binary":
                 x = ib.let(f"b{i}", getattr(block, s[1])(x, y))
             else:
-                x = ib.let(f"s{i}", getattr(block, s[1])(x, s[2]))
+                # a typed constant keeps FP16/BF16 chains in their dtype (a bare float literal is FP32)
+                c = ConstFloat(float(s[2]), dtype) if dtype.is_float() else s[2]
+                x = ib.let(f"s{i}", getattr(block, s[1])(x, c))
         if reduce and reduce.startswith("row"):
             tmp = ib.let("tmp", block.create_tile([rows, cols], dtype))
             x = ib.let("red", getattr(block, reduce)(x, tmp))

@@ -260,12 +260,18 @@ r = pl.col_expand_{op}(t, cv)
     same(execute(body, {"a": a, "c": c}, (16, 64), dtype), COL_EXPAND[op](a, c).astype(a.dtype), rtol=tol, atol=tol)
 
 
+def lit(value, dtype: str) -> str:
+    """A scalar literal in ``dtype``: a bare float literal is FP32 (spec §2.1) and would promote a
+    narrower float tile to FP32, so narrow floats are written as ``pl.const``."""
+    return f"pl.const({value}, pl.{dtype})" if dtype in ("FP16", "BF16") else repr(value)
+
+
 @pytest.mark.parametrize("dtype,value", [("FP32", 2.5), ("FP16", -0.75), ("INT32", 7), ("INT16", -3)])
 def test_expands_and_full(dtype, value):
     a = ints((16, 64), dtype, seed=28)
     body = f"""
 t = pl.load(a, [0, 0], [16, 64])
-e = pl.expands(t, {value})
+e = pl.expands(t, {lit(value, dtype)})
 f = pl.block.full([16, 64], pl.{dtype}, {value})
 r = pl.add(pl.add(e, f), t)
 """
@@ -386,7 +392,7 @@ def test_not(dtype):
 def test_lrelu_prelu(dtype):
     a, slope = normal((16, 64), dtype, 41), rng(42).uniform(0.05, 0.5, (16, 64)).astype(NP[dtype])
     tol = 1e-6 if dtype == "FP32" else 1e-3
-    body = "t = pl.load(a, [0, 0], [16, 64])\nr = pl.lrelu(t, 0.125)\n"
+    body = f"t = pl.load(a, [0, 0], [16, 64])\nr = pl.lrelu(t, {lit(0.125, dtype)})\n"
     same(execute(body, {"a": a}, (16, 64), dtype), np.where(a > 0, a, a * NP[dtype].type(0.125)), rtol=tol, atol=tol)
     body = f"""
 t = pl.load(a, [0, 0], [16, 64])
@@ -411,7 +417,7 @@ def test_three_operand(op, dtype):
     a, b, c = (ints((16, 64), dtype, -100, 100, seed) for seed in (43, 44, 45))
     s = 7 if dtype == "INT32" else 0.5
     expr, ref = TERNARY[op]
-    body = LOAD2.format(R=16, C=64) + "tc = pl.load(c, [0, 0], [16, 64])\nr = " + expr.format(s=s) + "\n"
+    body = LOAD2.format(R=16, C=64) + "tc = pl.load(c, [0, 0], [16, 64])\nr = " + expr.format(s=lit(s, dtype)) + "\n"
     want = ref(a, b, c, NP[dtype].type(s)).astype(a.dtype)
     same(execute(body, {"a": a, "b": b, "c": c}, (16, 64), dtype), want)
 

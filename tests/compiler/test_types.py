@@ -5,6 +5,7 @@ import pytest
 from pypto.dtype import DataType, promote
 from pypto.errors import PyptoTypeError, Span
 from pypto.ir import TensorType, TileType, Var, create_op_call, get_op, is_op_registered
+from pypto.ir.expr import ConstFloat
 from pypto.ir.type_rules import broadcast_shapes
 from pypto.ir.types import static_shape
 from pypto.ops import block, tensor
@@ -109,6 +110,11 @@ def test_row_reduction_is_column_vector():
     assert static_shape(r.type) == (32, 1) and r.type.tile_view.blayout.name == "col_major"
 
 
-def test_literal_scalars_follow_tile_dtype():
+def test_float_literal_promotes_and_const_keeps_tile_dtype():
+    """Spec §2.1: a float literal is FP32, so FP16 x 0.5 deduces FP32; an int literal or a typed
+    constant keeps the tile's dtype."""
     t = Var("t", TileType([16, 16], DataType.FP16))
-    assert block.muls(t, 0.5).type.dtype is DataType.FP16
+    assert block.muls(t, 0.5).type.dtype is DataType.FP32
+    assert block.muls(t, 2).type.dtype is DataType.FP16
+    assert block.muls(t, ConstFloat(0.5, DataType.FP16)).type.dtype is DataType.FP16
+    assert block.cmps(t, 0.5).args[1].dtype is DataType.FP16

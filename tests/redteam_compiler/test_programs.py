@@ -174,7 +174,6 @@ def test_gm_scratch_written_then_read_back(strategy):
     check(prog("gm_roundtrip", "GmRoundTrip"), (x,), w + 1, strategy)
 
 
-@pytest.mark.xfail(strict=True, reason="pl.while_ loops: 'WhileStmt is not supported by the PTO backend'")
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_while_loop_with_init_values(strategy):
     x = normal((128, 64), seed=18)
@@ -182,14 +181,12 @@ def test_while_loop_with_init_values(strategy):
     check(prog("while_loop", "WhileSum"), (x, 3), want, strategy)
 
 
-@pytest.mark.xfail(strict=True, reason="natural `while` loops are rejected by the parser (spec §1.6/§3.2 accept them)")
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_natural_while_loop(strategy):
     x = normal((32, 32), seed=19)
     check(prog("natural_while", "NaturalWhile"), (x,), x * 8, strategy)
 
 
-@pytest.mark.xfail(strict=True, reason="pl.range with a negative step emits scf.for with step -1 (emulator faults)")
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_negative_step_loop_fp16_cast(strategy):
     x = normal((64, 64), np.float16, seed=20)
@@ -214,7 +211,6 @@ def test_dynamic_rows_from_orchestration(strategy):
     check(prog("dynamic_rows", "DynamicOrch"), (x,), x * x, strategy)
 
 
-@pytest.mark.xfail(strict=True, reason="load with a dynamic valid_shapes: 'block.load needs a static valid shape for PTO'")
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_dynamic_tail_with_valid_shapes(strategy):
     x = normal((40, 64), seed=23)
@@ -230,7 +226,6 @@ def test_keyword_forms_and_static_valid_shapes(strategy):
     check(prog("keywords_valid", "ValidInBounds"), (x, y), want, strategy, entry="k")
 
 
-@pytest.mark.xfail(strict=True, reason="load/store bounds check uses the tile shape, not valid_shapes (tail tiles rejected)")
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_valid_shapes_tail_past_tensor_end(strategy):
     x = normal((40, 32), seed=25)
@@ -260,7 +255,6 @@ def test_int32_program(strategy):
     check(prog("dtypes", "Int32"), (a, b), np.maximum(a * b + 7 - a, -3).astype(np.int32), strategy, tol=(0, 0))
 
 
-@pytest.mark.xfail(strict=True, reason="pl.mul(fp16_tile, 0.5) deduces FP16; spec §2.1 says the FP32 literal promotes to FP32")
 def test_fp16_tile_times_float_literal_promotes_to_fp32():
     x = normal((16, 16), np.float16, 32)
     check(prog("promote_literal", "PromoteLiteral"), (x,), x.astype(np.float32) * np.float32(0.5), "Default")
@@ -283,7 +277,6 @@ def test_matmul_fp16_same_shapes_untransposed(strategy):
     check(prog("transpose_mm", "PlainMM"), (a, b), want, strategy, tol=mm_tol(64))
 
 
-@pytest.mark.xfail(strict=True, reason="pl.move(..., transpose=True) is lowered as a plain tmov (emulator faults)")
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_matmul_with_transposed_operand(strategy):
     a, bt = normal((32, 64), np.float16, 38), normal((32, 64), np.float16, 39)
@@ -291,10 +284,6 @@ def test_matmul_with_transposed_operand(strategy):
     check(prog("transpose_mm", "TransposeMM"), (a, bt), want, strategy, tol=mm_tol(64))
 
 
-MM_KLOOP_BUG = "matmul_acc carried through a loop: iter arg gets a Vec buffer ('values that must share a buffer ...')"
-
-
-@pytest.mark.xfail(strict=True, reason=MM_KLOOP_BUG)
 @pytest.mark.parametrize("strategy", STRATEGIES)
 @pytest.mark.parametrize("cls", ["MatmulKLoop", "MatmulTiled", "MatmulSimpleLoop", "MatmulUnrolled"])
 def test_matmul_k_loop_accumulation(strategy, cls):

@@ -193,6 +193,8 @@ class _CppGen:
             self.op(s.expr, None)
         elif isinstance(s, St.ForStmt):
             self.for_stmt(s)
+        elif isinstance(s, St.WhileStmt):
+            self.while_stmt(s)
         elif isinstance(s, St.IfStmt):
             self.if_stmt(s)
         elif isinstance(s, (St.SeqStmts, St.OpStmts)):
@@ -294,7 +296,28 @@ class _CppGen:
                 self.names[ia] = self.names[rv] = ia.name
         lv = s.loop_var.name
         self.names[s.loop_var] = lv
-        self.emit(f"for (int64_t {lv} = {self.expr(s.start)}; {lv} < {self.expr(s.stop)}; {lv} += {self.expr(s.step)}) {{")
+        step = static_int(s.step)
+        cmp = ">" if step is not None and step < 0 else "<"  # a negative-step range counts down
+        self.emit(f"for (int64_t {lv} = {self.expr(s.start)}; {lv} {cmp} {self.expr(s.stop)}; "
+                  f"{lv} += {self.expr(s.step)}) {{")
+        self.indent += 1
+        ys = self.block(s.body)
+        for ia, y in zip(s.iter_args, ys):
+            if not isinstance(ia.type, TensorType):
+                self.emit(f"{ia.name} = {self.expr(y)};")
+        self.indent -= 1
+        self.emit("}")
+
+    def while_stmt(self, s: St.WhileStmt) -> None:
+        """``while (cond) { body; carried = yielded; }``: scalars carried in variables, tiles and
+        tensors in their shared buffers (as for ``for_stmt``)."""
+        for ia, rv in zip(s.iter_args, s.return_vars):
+            if isinstance(ia.type, TensorType):
+                self.names[ia] = self.names[rv] = self.ptr_of(ia)[2]
+            else:
+                self.emit(f"auto {ia.name} = {self.expr(ia.init_value)};")
+                self.names[ia] = self.names[rv] = ia.name
+        self.emit(f"while ({self.expr(s.condition)}) {{")
         self.indent += 1
         ys = self.block(s.body)
         for ia, y in zip(s.iter_args, ys):

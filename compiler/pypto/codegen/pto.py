@@ -89,6 +89,8 @@ class _FunctionGen:
         self.views: dict = {}  # DDR memref -> (view name, tensor type)
         self.buffers: dict = {}  # (memref, tile_buf string) -> name
         self.var_bufs: dict = {}  # tile variable -> (name, type) for values made by treshape
+        # (memref, tile_buf, valid dims) -> name for tiles with a run-time valid shape; scoped per region
+        self.dyn_buffers: dict = {}
 
     def new(self) -> str:
         self.counter += 1
@@ -192,10 +194,47 @@ class _FunctionGen:
         if not isinstance(t, TileType) or t.memref is None:
             raise CompileError(f"'{getattr(v, 'name', v)}' is not an allocated tile", getattr(v, "span", None))
         ty = tile_buf(t)
+        if None in valid_dims(t):
+            return self.dyn_buf(v, ty)
         key = (t.memref, ty)
         if key not in self.buffers:
             raise CompileError(f"no allocation for tile '{v.name}'", v.span)
         return self.buffers[key], ty
+
+    def dyn_buf(self, v: Any, ty: str) -> tuple[str, str]:
+        """The buffer of a tile whose valid shape is only known at run time (``v_row=?``/``v_col=?``).
+
+        Its ``alloc_tile`` carries the ``valid_row``/``valid_col`` operands, so it is emitted where the
+        tile is first used (its definition), after the scalars it needs; the cache is scoped to the
+        enclosing region so a use in another region re-declares the buffer at the same address.
+        """
+        t = v.type
+        vs = list(t.valid_shape)
+        key = (t.memref, ty, tuple(id(d) for d in vs))
+        if key in self.dyn_buffers:
+            return self.dyn_buffers[key], ty
+        rows_expr = vs[:-1] if len(vs) > 1 else []
+        vr, vc = valid_dims(t)
+        clauses = []
+        if t.memref.addr >= 0:
+            clauses.append(f"addr = {self.const(t.memref.addr, 'i64')}")
+        if vr is None:
+            rows = self.index_value(rows_expr[0])
+            for d in rows_expr[1:]:
+                rows = self.arith("Mul", rows, self.index_value(d), DataType.INDEX)
+            clauses.append(f"valid_row = {rows}")
+        if vc is None:
+            clauses.append(f"valid_col = {self.index_value(vs[-1])}")
+        name = self.new()
+        self.line(f"{name} = pto.alloc_tile {' '.join(clauses)} : {ty}")
+        self.dyn_buffers[key] = name
+        return name, ty
+
+    def region(self, body: Any) -> None:
+        """Generate a nested region; buffers declared inside it are not visible after it."""
+        saved = dict(self.dyn_buffers)
+        self.block(body)
+        self.dyn_buffers = saved
 
     def view(self, v: Any) -> tuple[str, TensorType]:
         m = memref_of(v)
@@ -277,6 +316,8 @@ class _FunctionGen:
             if v in reshaped:
                 continue
             if isinstance(v.type, TileType) and m is not None and m.memory_space is not MemorySpace.DDR:
+                if None in valid_dims(v.type):
+                    continue  # declared where it is defined (dyn_buf)
                 seen.setdefault((m, tile_buf(v.type)), v)
         for (m, ty), v in sorted(seen.items(), key=lambda kv: (kv[0][0].memory_space, kv[0][0].id, kv[0][1])):
             name = self.new()
@@ -296,6 +337,8 @@ class _FunctionGen:
                 self.op(s.expr, None, s)
         elif isinstance(s, St.ForStmt):
             self.for_stmt(s)
+        elif isinstance(s, St.WhileStmt):
+            self.while_stmt(s)
         elif isinstance(s, St.IfStmt):
             self.if_stmt(s)
         elif isinstance(s, (St.ReturnStmt, St.YieldStmt)):
@@ -320,7 +363,19 @@ class _FunctionGen:
         return [i for i, ia in enumerate(s.iter_args) if isinstance(ia.type, ScalarType)]
 
     def for_stmt(self, s: St.ForStmt) -> None:
-        lo, hi, st = self.value(s.start), self.value(s.stop), self.value(s.step)
+        step = static_int(s.step)
+        down = step is not None and step < 0
+        if down:
+            # scf.for only counts up: run j over [0, start - stop) by -step and use i = start - j, which
+            # visits start, start + step, ... while i > stop, exactly Python's range(start, stop, step).
+            start = self.index_value(s.start)
+            lo = self.value(E.ConstInt(0, DataType.INDEX))
+            a, b = static_int(s.start), static_int(s.stop)
+            hi = (self.const(a - b, "index") if a is not None and b is not None
+                  else self.arith("Sub", start, self.index_value(s.stop), DataType.INDEX))
+            st = self.value(E.ConstInt(-step, DataType.INDEX))
+        else:
+            lo, hi, st = self.value(s.start), self.value(s.stop), self.value(s.step)
         lv = self.new()
         self.values[s.loop_var] = lv
         carried = self._carried_scalars(s)
@@ -342,10 +397,51 @@ class _FunctionGen:
                 self.values[s.return_vars[i]] = r
         self.line(results + head + " {")
         self.indent += 1
-        self.block(s.body)
+        if down:
+            self.values[s.loop_var] = self.arith("Sub", start, lv, DataType.INDEX)
+        self.region(s.body)
         self.yield_(s.body, carried, [scalar_type(s.iter_args[i].type.dtype) for i in carried])
         self.indent -= 1
         self.line("}")
+
+    def while_stmt(self, s: St.WhileStmt) -> None:
+        """``scf.while`` (pto-text-format §3.2): the before region evaluates the condition on the carried
+        scalars and passes them on with ``scf.condition``; the ``do`` region receives them as block
+        arguments and yields the next values. Carried tiles live in their shared buffers.
+        """
+        carried = self._carried_scalars(s)
+        types = [scalar_type(s.iter_args[i].type.dtype) for i in carried]
+        inits = [self.value(s.iter_args[i].init_value) for i in carried]
+        res = [self.new() for _ in carried]
+        before = [self.new() for _ in carried]
+        pairs = ", ".join(f"{b} = {v}" for b, v in zip(before, inits))
+        prefix = (", ".join(res) + " = ") if res else ""
+        sig = ", ".join(types)
+        self.line(f"{prefix}scf.while ({pairs}) : ({sig}) -> ({sig}) {{")
+        self.indent += 1
+        for i, b in zip(carried, before):
+            self.values[s.iter_args[i]] = b
+        saved = dict(self.dyn_buffers)
+        cond = self.value(s.condition)
+        self.dyn_buffers = saved
+        passed = f" {', '.join(before)} : {sig}" if carried else ""
+        self.line(f"scf.condition({cond}){passed}")
+        self.indent -= 1
+        self.line("} do {")
+        after = [self.new() for _ in carried]
+        if carried:
+            self.line("^bb0(" + ", ".join(f"{a}: {t}" for a, t in zip(after, types)) + "):")
+        self.indent += 1
+        for i, a in zip(carried, after):
+            self.values[s.iter_args[i]] = a
+        self.region(s.body)
+        self.yield_(s.body, carried, types)
+        if not carried:
+            self.line("scf.yield")
+        self.indent -= 1
+        self.line("}")
+        for i, r in zip(carried, res):
+            self.values[s.return_vars[i]] = r
 
     def yield_(self, body: Any, carried: list[int], types: list[str]) -> None:
         if not carried:
@@ -369,13 +465,13 @@ class _FunctionGen:
                 self.values[s.return_vars[i]] = r
         self.line(prefix + f"scf.if {cond}" + (f" -> ({', '.join(types)})" if types else "") + " {")
         self.indent += 1
-        self.block(s.then_body)
+        self.region(s.then_body)
         self.yield_(s.then_body, carried, types)
         self.indent -= 1
         if s.else_body is not None:
             self.line("} else {")
             self.indent += 1
-            self.block(s.else_body)
+            self.region(s.else_body)
             self.yield_(s.else_body, carried, types)
             self.indent -= 1
         self.line("}")
@@ -437,6 +533,8 @@ class _FunctionGen:
             self.dps("tcolexpand", [call.args[1]], result)
         elif name == "block.reshape":
             self.reshape(call, result)
+        elif name == "block.move" and call.kwargs.get("transpose") and len(call.args[0].type.shape) == 2:
+            self.transposed_move(call, result)
         elif name == "block.transpose":
             src, _, _, tmp = self._with_scratch(call, 4)
             self.dps("ttrans", [src, tmp], result)
@@ -466,6 +564,29 @@ class _FunctionGen:
         self.line(f"{name} = pto.treshape {src} : {sty} -> {dty}")
         self.var_bufs[result] = (name, dty)
 
+    def transposed_move(self, call: E.Call, result: Any) -> None:
+        """``move(..., transpose=True)``: ``treshape`` to the transposed layout, then a plain ``tmov``.
+
+        ``tmov`` cannot transpose, but a tile's bytes read through the layout with both orders flipped
+        (rows/cols swapped, ``blayout`` and ``slayout`` each row<->col) are exactly its transpose: an
+        NZ ``[R, C]`` Mat tile is the ZN ``[C, R]`` tile (the Right layout), an ND Vec tile the DN one
+        (pto-text-format §5.2). The reinterpretation costs nothing; the ``tmov`` then re-lays the
+        transposed values out as the destination requires.
+        """
+        src = call.args[0]
+        sname, sty = self.buf(src)
+        t = src.type
+        view = t.view
+        flip = {TileLayout.row_major: TileLayout.col_major, TileLayout.col_major: TileLayout.row_major,
+                TileLayout.none_box: TileLayout.none_box}
+        vs = tuple(t.valid_shape)
+        tview = replace(view, valid_shape=(vs[1], vs[0]), blayout=flip[view.blayout], slayout=flip[view.slayout])
+        tty = tile_buf(replace(t, shape=(t.shape[1], t.shape[0]), tile_view=tview))
+        name = self.new()
+        self.line(f"{name} = pto.treshape {sname} : {sty} -> {tty}")
+        dst, dty = self.buf(result)
+        self.line(f"pto.tmov ins({name} : {tty}) outs({dst} : {dty})")
+
     def alias(self, v: Any, dtype: DataType) -> tuple[str, str]:
         """A treshape view of tile ``v`` with another element type of the same width."""
         src, sty = self.buf(v)
@@ -494,12 +615,14 @@ class _FunctionGen:
             return name
         return v
 
-    def partition(self, tensor: Any, offsets: E.MakeTuple, sizes: list[int]) -> tuple[str, str]:
+    def partition(self, tensor: Any, offsets: E.MakeTuple, sizes: list) -> tuple[str, str]:
+        """A window of ``tensor``; a size that is an expression (a run-time valid dim) prints as ``?``."""
         view, tt = self.view(tensor)
         offs = [self.index_value(o) for o in offsets.elements]
-        szs = [self.const(int(sz), "index") for sz in sizes]
+        szs = [self.const(sz, "index") if isinstance(sz, int) else self.index_value(sz) for sz in sizes]
         name = self.new()
-        pty = "!pto.partition_tensor_view<" + "x".join(str(sz) for sz in sizes) + f"x{tt.dtype.mlir}>"
+        dims = [str(sz) if isinstance(sz, int) else "?" for sz in sizes]
+        pty = "!pto.partition_tensor_view<" + "x".join(dims) + f"x{tt.dtype.mlir}>"
         self.line(
             f"{name} = pto.partition_view {view}, offsets = [{', '.join(offs)}], sizes = [{', '.join(szs)}] "
             f": {tensor_view_type(tt)} -> {pty}"
@@ -507,9 +630,7 @@ class _FunctionGen:
         return name, pty
 
     def load(self, call: E.Call, result: Any) -> None:
-        sizes = [static_int(d) for d in result.type.valid_shape]
-        if any(sz is None for sz in sizes):
-            raise CompileError("block.load needs a static valid shape for PTO", call.span)
+        sizes = [_dim(d) for d in result.type.valid_shape]
         p, pty = self.partition(call.args[0], call.args[1], sizes)
         dst, dty = self.buf(result)
         self.line(f"pto.tload ins({p} : {pty}) outs({dst} : {dty})")
@@ -517,13 +638,17 @@ class _FunctionGen:
     def store(self, call: E.Call) -> None:
         tile, out = call.args[0], call.args[2]
         rank = len(out.type.shape)
-        vs = [static_int(d) for d in tile.type.valid_shape]
-        if any(sz is None for sz in vs):
-            raise CompileError("block.store needs a static tile valid shape for PTO", call.span)
+        vs = [_dim(d) for d in tile.type.valid_shape]
         sizes = [1] * (rank - len(vs)) + vs
         p, pty = self.partition(out, call.args[1], sizes)
         src, sty = self.buf(tile)
         self.line(f"pto.tstore ins({src} : {sty}) outs({p} : {pty})")
+
+
+def _dim(d: Any) -> Any:
+    """A window size: an int when static, else the scalar expression giving it at run time."""
+    v = static_int(d)
+    return d if v is None else v
 
 
 class PTOCodegen:

@@ -232,8 +232,12 @@ def inline_call(p: Any, node: ast.Call, fn: Any) -> Any:
     src = SourceInfo(fn.pyfunc)
     params = [a.arg for a in src.node.args.args]
     args = [p.expr(a) for a in node.args]
-    if node.keywords or len(args) != len(params):
-        raise p.error(f"inline function '{fn.pyfunc.__name__}' takes {len(params)} positional argument(s)", node)
+    if node.keywords:
+        raise p.error(f"inline function '{fn.pyfunc.__name__}' takes positional arguments only, got keyword "
+                      f"'{node.keywords[0].arg}'", node)
+    if len(args) != len(params):
+        raise p.error(f"inline function '{fn.pyfunc.__name__}' takes {len(params)} positional argument(s) "
+                      f"({', '.join(params)}), {len(args)} given", node)
     saved = (p.src, p.ns, p.env)
     p.src, p.ns = src, Namespace(fn.pyfunc, fn.frames)
     p.env = dict(zip(params, args))

@@ -255,7 +255,6 @@ class FunctionParser:
                 "Continue": "'continue'",
                 "FunctionDef": "nested function definitions",
                 "Try": "'try'",
-                "While": "natural 'while' loops; use pl.while_",
                 "Pass": "'pass'",
             }.get(type(node).__name__, f"'{type(node).__name__}' statements")
             raise self.error(f"unsupported syntax: {what} inside a @pl.function body", node)
@@ -459,7 +458,7 @@ class FunctionParser:
         for k in kw:
             if k not in ("init_values", "chunk", "chunk_policy"):
                 raise self.error(f"pl.{helper}: unknown keyword '{k}'", it)
-        bounds = [self.to_index(self.expr(a), a) for a in it.args]
+        bounds = [self.loop_bound(helper, self.expr(a), a) for a in it.args]
         if not 1 <= len(bounds) <= 3:
             raise self.error(f"pl.{helper} takes 1 to 3 positional arguments, got {len(bounds)}", it)
         zero, one = E.ConstInt(0, DataType.INDEX), E.ConstInt(1, DataType.INDEX)
@@ -575,6 +574,29 @@ class FunctionParser:
         self.emit(St.WhileStmt(cond, tuple(iter_args), body, tuple(return_vars), self.span(node)))
         for name, rv in zip(ys[-1][0] or names, return_vars):
             self.env[name] = rv
+
+    def stmt_While(self, node: ast.While) -> None:
+        """A natural ``while cond:`` loop: a WhileStmt without iter args (spec §3.2).
+
+        ConvertToSSA turns the names the body re-assigns into iter args and evaluates the condition
+        on them. The condition is re-evaluated every trip, so it must be a pure scalar expression:
+        an op call in it would be computed once, before the loop.
+        """
+        if node.orelse:
+            raise self.error("while ... else is not supported", node)
+        self.blocks.append([])
+        cond = self.to_ir(self.expr(node.test), node.test)
+        pre = self.blocks.pop()
+        if pre:
+            raise self.error("a while condition must be a scalar expression without op calls", node.test)
+        if not isinstance(getattr(cond, "type", None), ScalarType):
+            raise self.error("a while condition must be a scalar expression", node.test, PyptoTypeError)
+        self.yields.append([])
+        body = self.block(node.body)
+        ys = self.yields.pop()
+        if ys:
+            raise self.error("pl.yield_ in a natural while loop needs pl.while_(init_values=...)", ys[-1][3])
+        self.emit(St.WhileStmt(cond, (), body, (), self.span(node)))
 
     # ------------------------------------------------------------------ expressions
     def expr(self, node: ast.AST, top: bool = False) -> Any:
@@ -692,6 +714,14 @@ class FunctionParser:
         if isinstance(v, (bool, int, float)):
             return S.as_expr(v, self.span(node))
         raise self.error(f"expected an IR value, got Python {type(v).__name__}", node, PyptoTypeError)
+
+    def loop_bound(self, helper: str, v: Any, node: ast.AST) -> E.Expr:
+        """A start/stop/step of ``pl.range``-like loops: an integer, named in the error when not."""
+        e = self.to_ir(v, node)
+        t = e.type
+        if not isinstance(t, ScalarType) or not (t.dtype.is_int() or t.dtype is DataType.INDEX):
+            raise self.error(f"pl.{helper} bounds and step must be integers, got {type_str(t)}", node, PyptoTypeError)
+        return e
 
     def to_index(self, v: Any, node: ast.AST) -> E.Expr:
         e = self.to_ir(v, node)

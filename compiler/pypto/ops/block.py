@@ -469,11 +469,18 @@ def _load(args: list, kw: dict, span: Span) -> TileType:
         raise PyptoTypeError(
             f"block.load: tensor has rank {len(t.shape)} but {len(offs)} offsets were given", span
         )
-    for i, (o, s, d) in enumerate(zip(offs, shapes, t.shape)):
-        so, ss, sd = static_int(o), static_int(s), static_int(d)
-        if ss is not None and sd is not None and so is not None and so + ss > sd:
+    # Only the valid region is transferred (the rest of the tile is padding), so a partial tail tile
+    # may overhang the tensor: the bounds check uses the valid shape, not the tile shape.
+    for i, (o, s, v, d) in enumerate(zip(offs, shapes, valid, t.shape)):
+        so, ss, sv, sd = static_int(o), static_int(s), static_int(v), static_int(d)
+        if sv is not None and ss is not None and not 0 < sv <= ss:
             raise PyptoTypeError(
-                f"block.load: window [{so}, {so + ss}) exceeds dim {i} of size {sd} of the tensor", span
+                f"block.load: valid_shapes[{i}] = {sv} must be in [1, {ss}] (the tile shape)", span
+            )
+        if sv is not None and sd is not None and so is not None and so + sv > sd:
+            what = "window" if sv == ss else "valid window"
+            raise PyptoTypeError(
+                f"block.load: {what} [{so}, {so + sv}) exceeds dim {i} of size {sd} of the tensor", span
             )
     space = kw.get("target_memory", MemorySpace.Vec)
     if space not in (MemorySpace.Vec, MemorySpace.Mat):
@@ -491,12 +498,13 @@ def _store(args: list, kw: dict, span: Span) -> TensorType:
         raise PyptoTypeError(
             f"block.store: output tensor has rank {len(out.shape)} but {len(offs)} offsets were given", span
         )
-    for i, (o, s, d) in enumerate(zip(offs, _padded(t.shape, len(offs)), out.shape)):
+    # tstore writes the tile's valid region only, so that is what must fit into the output tensor.
+    for i, (o, s, d) in enumerate(zip(offs, _padded(t.valid_shape, len(offs)), out.shape)):
         so, ss, sd = static_int(o), static_int(s), static_int(d)
         if None not in (so, ss, sd) and so + ss > sd:
             raise PyptoTypeError(
-                f"block.store: tile {shape_str(t.shape)} at offset {so} exceeds dim {i} of size {sd} "
-                f"of the output tensor",
+                f"block.store: tile valid region {shape_str(t.valid_shape)} at offset {so} exceeds dim {i} "
+                f"of size {sd} of the output tensor",
                 span,
             )
     if t.dtype is not out.dtype:
@@ -669,7 +677,7 @@ def _binary_builder(op: str):
 
 def _scalar_builder(op: str):
     def build(lhs: Expr, rhs: Any, span: Span | None = None) -> Call:
-        return create_op_call("block." + op, [lhs, scalar_arg(rhs, dtype_of(lhs), span)], {}, span)
+        return create_op_call("block." + op, [lhs, scalar_arg(rhs, dtype_of(lhs), span, promote=True)], {}, span)
 
     build.__name__ = op
     return build
@@ -705,7 +713,8 @@ def fillpad(tile: Expr, pad: Any = "zero", span: Span | None = None) -> Call:
 
 
 def expands(target: Expr, scalar: Any, span: Span | None = None) -> Call:
-    return create_op_call("block.expands", [target, scalar_arg(scalar, dtype_of(target), span)], {}, span)
+    return create_op_call("block.expands", [target, scalar_arg(scalar, dtype_of(target), span, promote=True)], {},
+                          span)
 
 
 def _pair_builder(op: str):
@@ -728,7 +737,7 @@ def _triple_builder(op: str, scalar_pos: int | None = None):
     def build(a: Expr, b: Any, c: Expr, span: Span | None = None) -> Call:
         args = [a, b, c]
         if scalar_pos is not None:
-            args[scalar_pos] = scalar_arg(args[scalar_pos], dtype_of(a), span)
+            args[scalar_pos] = scalar_arg(args[scalar_pos], dtype_of(a), span, promote=True)
         return create_op_call("block." + op, args, {}, span)
 
     build.__name__ = op
@@ -764,7 +773,8 @@ def rem(lhs: Expr, rhs: Expr, tmp: Expr | None = None, span: Span | None = None)
 
 def rems(lhs: Expr, rhs: Any, tmp: Expr | None = None, span: Span | None = None) -> Call:
     """Floored remainder by a scalar; ``tmp`` as for :func:`sel`."""
-    return create_op_call("block.rems", _tmp([lhs, scalar_arg(rhs, dtype_of(lhs), span)], tmp), {}, span)
+    return create_op_call("block.rems", _tmp([lhs, scalar_arg(rhs, dtype_of(lhs), span, promote=True)], tmp), {},
+                          span)
 
 
 def _reduce_builder(op: str):

@@ -20,11 +20,18 @@ def to_tuple(v: Any, span: Span | None, what: str = "list") -> MakeTuple:
     raise PyptoTypeError(f"expected a list for '{what}', got {type(v).__name__}", span)
 
 
-def scalar_arg(v: Any, like_dtype: DataType | None, span: Span | None) -> Expr:
-    """A scalar operand of a tile op. Literal constants adopt the tile's dtype when compatible."""
+def scalar_arg(v: Any, like_dtype: DataType | None, span: Span | None, promote: bool = False) -> Expr:
+    """A scalar operand of a tile op; constants adopt the tile's dtype when compatible.
+
+    With ``promote`` (the arithmetic tile-scalar ops, whose result dtype is ``prom(D(tile), D(s))``)
+    a float constant keeps its own dtype: a bare float literal is FP32 (spec §2.1), so
+    ``muls(fp16_tile, 0.5)`` deduces FP32 and ``pl.const(0.5, pl.FP16)`` is the way to stay in FP16.
+    Integer constants still adopt the tile's dtype (an int never widens a float tile). Ops whose
+    scalar only has to match the tile (compare, select, fill) always adopt.
+    """
     e = as_expr(v, span, int_dtype=DataType.INT32)
     if like_dtype is not None and isinstance(e, (ConstInt, ConstFloat)) and e.dtype is not like_dtype:
-        if like_dtype.is_float():
+        if like_dtype.is_float() and not (promote and isinstance(e, ConstFloat)):
             return ConstFloat(float(e.value), like_dtype, e.span)
         if isinstance(e, ConstInt) and (like_dtype.is_int()):
             return ConstInt(int(e.value), like_dtype, e.span)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
+from pypto.ir.types import TensorType, TileType
 from pypto.ir.visitor import VarSubstituter, stmt_list, walk_stmts
 from pypto.passes.base import NameAllocator, Pass
 
@@ -45,8 +46,26 @@ class _SSA:
     def e(self, x: Any) -> Any:
         return VarSubstituter(self.subst).visit(x) if isinstance(x, E.Expr) else x
 
+    def t(self, ty: Any) -> Any:
+        """``ty`` with renamed variables substituted in its shape and valid shape.
+
+        A dynamic ``valid_shapes=[n, C]`` puts the scalar ``n`` into the tile's type; once ``n`` is
+        renamed, the type must name the new variable or code generation cannot find its value.
+        """
+        if not isinstance(ty, (TileType, TensorType)) or not self.subst:
+            return ty
+        shape = tuple(self.e(d) for d in ty.shape)
+        changed = any(a is not b for a, b in zip(shape, ty.shape))
+        out = replace(ty, shape=shape) if changed else ty
+        view = getattr(ty, "tile_view", None)
+        if view is not None and view.valid_shape:
+            vs = tuple(self.e(d) for d in view.valid_shape)
+            if any(a is not b for a, b in zip(vs, view.valid_shape)):
+                out = replace(out, tile_view=replace(view, valid_shape=vs))
+        return out
+
     def new_var(self, old: E.Var, name: str | None = None) -> E.Var:
-        return E.Var(self.names.fresh(name or old.name), old.type, old.span)
+        return E.Var(self.names.fresh(name or old.name), self.t(old.type), old.span)
 
     def block(self, body: Any) -> St.SeqStmts:
         out: list = []
@@ -120,12 +139,12 @@ class _SSA:
         self.subst[s.loop_var] = lv
         explicit = []
         for ia in s.iter_args:
-            nia = E.IterArg(self.names.fresh(ia.name), ia.type, ia.span, self.e(ia.init_value))
+            nia = E.IterArg(self.names.fresh(ia.name), self.t(ia.type), ia.span, self.e(ia.init_value))
             self.subst[ia] = nia
             explicit.append(nia)
         carried = self._carried(s.body, s.iter_args)
         new_ias = [
-            E.IterArg(self.names.fresh(n), self.env[n].type, s.span, self.env[n]) for n in carried
+            E.IterArg(self.names.fresh(n), self.t(self.env[n].type), s.span, self.env[n]) for n in carried
         ]
         body, _ = self._loop_body(s, carried, new_ias)
         rvs = []
@@ -143,11 +162,11 @@ class _SSA:
     def while_stmt(self, s: St.WhileStmt) -> St.WhileStmt:
         explicit = []
         for ia in s.iter_args:
-            nia = E.IterArg(self.names.fresh(ia.name), ia.type, ia.span, self.e(ia.init_value))
+            nia = E.IterArg(self.names.fresh(ia.name), self.t(ia.type), ia.span, self.e(ia.init_value))
             self.subst[ia] = nia
             explicit.append(nia)
         carried = self._carried(s.body, s.iter_args)
-        new_ias = [E.IterArg(self.names.fresh(n), self.env[n].type, s.span, self.env[n]) for n in carried]
+        new_ias = [E.IterArg(self.names.fresh(n), self.t(self.env[n].type), s.span, self.env[n]) for n in carried]
         for n, ia in zip(carried, new_ias):
             self.subst[self.orig[n]] = ia
         cond = self.e(s.condition)

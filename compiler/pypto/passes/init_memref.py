@@ -61,6 +61,43 @@ def _space_of_def(value: Any) -> MemorySpace | None:
     return None
 
 
+# Memory each operand of a cube op must be in (by argument position).
+_CUBE_OPERANDS = {
+    "block.matmul": (MemorySpace.Left, MemorySpace.Right),
+    "block.gemv": (MemorySpace.Left, MemorySpace.Right),
+    "block.matmul_acc": (MemorySpace.Acc, MemorySpace.Left, MemorySpace.Right),
+    "block.gemv_acc": (MemorySpace.Acc, MemorySpace.Left, MemorySpace.Right),
+    "block.matmul_bias": (MemorySpace.Left, MemorySpace.Right, MemorySpace.Bias),
+    "block.gemv_bias": (MemorySpace.Left, MemorySpace.Right, MemorySpace.Bias),
+}
+
+
+def _check_cube_operands(func: St.Function, space_of: Any) -> None:
+    """Reject a cube op whose operands are not in Left/Right (Acc for the accumulator) at its line.
+
+    Without this, a matmul on two Vec tiles only surfaces at code generation as "kernel mixes vector
+    and cube tiles", reported at the function definition, which does not point at the mistake.
+    """
+    for s in walk_stmts(func.body):
+        if not (isinstance(s, St.AssignStmt) and isinstance(s.value, E.Call)):
+            continue
+        want = _CUBE_OPERANDS.get(getattr(s.value.op, "name", None))
+        if want is None:
+            continue
+        short = s.value.op.name.split(".", 1)[1]
+        wrong = [(a, sp) for a, sp in zip(s.value.args, want) if _shaped(a) and space_of(a) is not sp]
+        if not wrong:
+            continue
+        got = ", ".join(f"'{a.name}' is in {space_of(a).name} (needs {sp.name})" for a, sp in wrong)
+        if any(sp in (MemorySpace.Left, MemorySpace.Right) for _, sp in wrong):
+            raise CompileError(
+                f"{short}: operands must be in Left/Right (use pl.move(..., "
+                f"target_memory=pl.MemorySpace.Left)); {got}",
+                s.span,
+            )
+        raise CompileError(f"{short}: {got}", s.span)
+
+
 @dataclass(frozen=True)
 class InitMemRefPass(Pass):
     name: ClassVar[str] = "init-memref"
@@ -125,6 +162,8 @@ class InitMemRefPass(Pass):
                 raise CompileError(f"tile '{v.name}' has a dynamic shape {type_str(v.type)}; tiles need static shapes", v.span)
             memrefs[uf.find(v)] = MemRef(sp, -1, max(n or 0 for n in sizes), next_id, v.span)
             next_id += 1
+
+        _check_cube_operands(func, lambda v: memrefs[uf.find(v)].memory_space)
 
         def new_type(v: E.Var) -> Any:
             if not _shaped(v):

@@ -7,6 +7,12 @@ on another pipe that the clock does not already cover gets a ``sync_src`` after 
 ``sync_dst`` before the consumer, both placed in the innermost block containing the two ops (a
 cross-iteration wait goes to the end of that block). A dependency on the same pipe gets a barrier for
 V and M. Event ids are allocated per pipe pair over the pairs' live intervals (at most 8).
+
+Hand-written ``pl.system`` sync is honoured rather than duplicated: a ``sync_src``/``sync_dst`` pair
+transfers the setting pipe's knowledge to the waiting pipe and a barrier completes its pipe, so a
+hazard the user already ordered gets no second flag (a second set of the same flag before its wait
+is an error on the machine), and the compiler never picks an event id the user's code uses for the
+same pipe pair.
 """
 
 from __future__ import annotations
@@ -32,12 +38,14 @@ class _State:
         self.know: dict = {}  # pipe -> {pipe: seq}
         self.buf: dict = {}  # memref -> (writers, readers); each a list of (seq, pipe, op_key)
         self.last: dict = {}  # pipe -> last issued seq
+        self.flags: dict = {}  # (set pipe, wait pipe, event) -> knowledge carried by a user set_flag
 
     def copy(self) -> _State:
         s = _State()
         s.know = {p: dict(k) for p, k in self.know.items()}
         s.buf = {m: (list(w), list(r)) for m, (w, r) in self.buf.items()}
         s.last = dict(self.last)
+        s.flags = {f: dict(k) for f, k in self.flags.items()}
         return s
 
     @staticmethod
@@ -52,6 +60,9 @@ class _State:
             s.buf[m] = (list(dict.fromkeys(wa + wb)), list(dict.fromkeys(ra + rb)))
         for p in set(a.last) | set(b.last):
             s.last[p] = max(a.last.get(p, -1), b.last.get(p, -1))
+        for f in set(a.flags) & set(b.flags):
+            fa, fb = a.flags[f], b.flags[f]
+            s.flags[f] = {x: min(fa[x], fb[x]) for x in set(fa) & set(fb)}
         return s
 
 
@@ -64,6 +75,7 @@ class _Planner:
         self.pairs: dict = {}  # (Q, P, block, set_idx, wait_idx or 'end') -> True
         self.barriers: dict = {}  # (block, idx) -> set of pipes
         self._children: dict = {}  # (block, id(stmt)) -> child block ids
+        self.user_events: set = set()  # (set pipe, wait pipe, event id) used by hand-written sync
         self.root = self.index(func.body, ())
 
     def index(self, body: Any, path: tuple) -> int:
@@ -107,6 +119,9 @@ class _Planner:
         call = op_call(s)
         if call is None:
             return
+        if call.op.name.startswith("system."):
+            self.user_sync(call, st)
+            return
         pipe = pipe_of(call, getattr(s, "var", None))
         if pipe is PipeType.S:
             return
@@ -143,6 +158,30 @@ class _Planner:
             if m not in writes:
                 w, r = st.buf.setdefault(m, ([], []))
                 r.append(entry)
+
+    def user_sync(self, call: Call, st: _State) -> None:
+        """Account for a hand-written flag or barrier (see the module docstring)."""
+        short = call.op.name.split(".", 1)[1]
+        kw = call.kwargs
+        if short in ("sync_src", "sync_dst"):
+            q, p, event = PipeType(kw["set_pipe"]), PipeType(kw["wait_pipe"]), int(kw["event_id"])
+            self.user_events.add((q, p, event))
+            if short == "sync_src":
+                last = st.last.get(q, -1)
+                carried = dict(self.snap.get(last, {})) if last >= 0 else {}
+                carried[q] = max(carried.get(q, -1), last)
+                st.flags[(q, p, event)] = carried
+            else:
+                know = st.know.setdefault(p, {})
+                for x, v in st.flags.pop((q, p, event), {}).items():
+                    if v > know.get(x, -1):
+                        know[x] = v
+            return
+        pipes = [PipeType.V] if short == "bar_v" else [PipeType.M] if short == "bar_m" else list(st.last)
+        for p in pipes:
+            know = st.know.setdefault(p, {})
+            for x in ([p] if short != "bar_all" else list(st.last)):
+                know[x] = max(know.get(x, -1), st.last.get(x, -1))
 
     def _loc(self, key: int) -> tuple:
         return self.paths[key][-1]
@@ -207,6 +246,9 @@ class InsertSyncPass(Pass):
         events: dict = {}
         for (q, p), items in by_pair.items():
             taken: list[list] = [[] for _ in range(MAX_EVENTS)]
+            for uq, up, eid in planner.user_events:
+                if (uq, up) == (q, p) and 0 <= eid < MAX_EVENTS:
+                    taken[eid].append((float("-inf"), float("inf")))  # the user's flag: never shared
             for lo, hi, key in sorted(items, key=lambda x: (x[0], x[1])):
                 for eid in range(MAX_EVENTS):
                     if all(hi < a or lo > b for a, b in taken[eid]):

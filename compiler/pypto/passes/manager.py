@@ -10,6 +10,7 @@ from pypto.ir.stmt import Program
 from pypto.ir.verifier import verify
 from pypto.passes.allocate_memory_addr import AllocateMemoryAddrPass
 from pypto.passes.base import Pass
+from pypto.passes.checks import check_orchestration
 from pypto.passes.convert_to_ssa import ConvertToSSAPass
 from pypto.passes.init_memref import InitMemRefPass
 from pypto.passes.insert_sync import InsertSyncPass
@@ -67,6 +68,7 @@ class PassManager:
         if dump_dir:
             os.makedirs(dump_dir, exist_ok=True)
             _write(os.path.join(dump_dir, "00_frontend.py"), python_print(program, prefix))
+        check_orchestration(program)
         verify(program, {"TypeChecked"})
         for i, p in enumerate(self.passes, 1):
             program = p.run(program)

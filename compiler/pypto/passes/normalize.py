@@ -7,10 +7,18 @@
   op's last argument, so memory planning and sync insertion see it like any other tile.
 * ``subc(a, b, c)`` = a - b - c and ``subsc(a, s, c)`` = a - s - c become two subtractions: the PTO
   ``tsubc``/``tsubsc`` instructions compute a - b + c, not the language's a - b - c.
+* Mixed-precision float arithmetic (``muls(fp16_tile, 0.5)`` deduces FP32 by §2.1 promotion) runs in
+  the result dtype: narrower tile operands are first converted with ``block.cast`` and scalar
+  operands are converted to the result dtype. Converting first (rather than computing in FP16 and
+  widening the result) is exact for the inputs, cannot overflow FP16 in the intermediate, and gives
+  what the promoted type promises: the operation performed in FP32.
 * The bias operand of ``matmul_bias``/``gemv_bias`` is moved to the Bias table when it is not there yet.
-* Loop-carried and if-merged Vec tiles share one buffer; an incoming value that cannot safely live
-  in that buffer (used elsewhere, or the carried value is still read after it is defined) is first
-  copied with ``block.move(..., Vec)``.
+* Loop-carried and if-merged tiles share one buffer. A carried tile takes the memory space of what
+  flows into it (an accumulator carried through a K loop stays in Acc). For Vec tiles, an incoming
+  value that cannot safely live in that buffer (used elsewhere, or the carried value is still read
+  after it is defined) is first copied with ``block.move(..., Vec)``. Cube-side spaces have no
+  same-space copy (``tmov`` cannot write Acc), so there the value is shared as it is, and a carried
+  value that is still read after its successor is computed is rejected instead of miscompiled.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from typing import Any
 
 from pypto.dtype import DataType
 from pypto.enums import MemorySpace
+from pypto.errors import CompileError
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.types import TileType
@@ -39,11 +48,26 @@ _SCRATCH = {
     # ttrans: the source's shape
     "block.transpose": lambda c: (list(c.args[0].type.shape), c.args[0].type.dtype),
 }
+# Float ops whose result dtype is the promotion of their operands: argument positions that are data
+# operands (scratch tiles and expands' shape-only target are left alone).
+_PROMOTING = {
+    **{f"block.{n}": (0, 1) for n in ("add", "sub", "mul", "div", "maximum", "minimum", "rem", "adds", "subs",
+                                      "muls", "divs", "maxs", "mins", "lrelu", "rems", "prelu")},
+    **{f"block.{n}": (0, 1, 2) for n in ("addc", "subc", "addsc", "subsc")},
+    **{f"block.row_expand_{n}": (0, 1) for n in ("add", "sub", "mul", "div")},
+    **{f"block.col_expand_{n}": (0, 1) for n in ("mul", "div", "sub")},
+    "block.expands": (1,),
+}
 _ARITY = {"block.sel": 3, "block.sels": 3, "block.rem": 2, "block.rems": 2, "block.transpose": 3}
 
 
 def _cols(t: Any) -> Any:
     return t.shape[-1]
+
+
+def _last_yield(body: Any) -> St.YieldStmt | None:
+    stmts = stmt_list(body)
+    return stmts[-1] if stmts and isinstance(stmts[-1], St.YieldStmt) else None
 
 
 def _space(value: Any) -> MemorySpace | None:
@@ -59,8 +83,44 @@ class Normalizer:
         for n in walk(func.body):
             if isinstance(n, St.AssignStmt):
                 self.space[n.var] = _space(n.value)
+        self._propagate_phi_spaces(func)
         self.names = {n.name for n in walk(func) if isinstance(n, E.Var)}
         self.counter = 0
+
+    def _propagate_phi_spaces(self, func: St.Function) -> None:
+        """Give loop iter args, loop/if results and plain aliases the space of the values flowing in.
+
+        Iterated to a fixpoint because a loop result can be the init of a later loop (or of a nested
+        one) and an iter arg's only known source may be the value yielded back into it.
+        """
+        changed = True
+        while changed:
+            changed = False
+
+            def learn(target: Any, sources: list) -> None:
+                nonlocal changed
+                if self.space.get(target) is not None or not isinstance(getattr(target, "type", None), TileType):
+                    return
+                for src in sources:
+                    sp = self.space.get(src) if isinstance(src, E.Var) else None
+                    if sp is not None:
+                        self.space[target] = sp
+                        changed = True
+                        return
+
+            for n in walk(func.body):
+                if isinstance(n, St.AssignStmt) and isinstance(n.value, E.Var):
+                    learn(n.var, [n.value])
+                elif isinstance(n, (St.ForStmt, St.WhileStmt)):
+                    y = _last_yield(n.body)
+                    for i, (ia, rv) in enumerate(zip(n.iter_args, n.return_vars)):
+                        yv = [y.value[i]] if y is not None and i < len(y.value) else []
+                        learn(ia, [ia.init_value, *yv, rv])
+                        learn(rv, [ia])
+                elif isinstance(n, St.IfStmt):
+                    ys = [_last_yield(b) for b in (n.then_body, n.else_body) if b is not None]
+                    for i, rv in enumerate(n.return_vars):
+                        learn(rv, [y.value[i] for y in ys if y is not None and i < len(y.value)])
 
     def is_vec(self, v: Any) -> bool:
         return isinstance(getattr(v, "type", None), TileType) and self.space.get(v, MemorySpace.Vec) in (
@@ -95,11 +155,44 @@ class Normalizer:
         self.space[v] = _space(call)
         return v
 
+    def promote(self, s: St.AssignStmt, out: list) -> St.AssignStmt:
+        """Convert the operands of a mixed-precision float op to its result dtype (module docstring)."""
+        from pypto.ir.registry import create_op_call
+
+        c = s.value
+        rd = getattr(s.var.type, "dtype", None)
+        positions = _PROMOTING.get(c.op.name)
+        if positions is None or not isinstance(s.var.type, TileType) or not rd.is_float():
+            return s
+        args, changed = list(c.args), False
+        for i in positions:
+            if i >= len(args):
+                continue
+            a = args[i]
+            t = getattr(a, "type", None)
+            if getattr(t, "dtype", rd) is rd:
+                continue
+            if isinstance(t, TileType):
+                args[i] = self.let(f"{s.var.name}_in", B.cast(a, rd, span=c.span), s.span, out)
+            elif isinstance(a, (E.ConstFloat, E.ConstInt)):
+                args[i] = E.ConstFloat(float(a.value), rd, a.span)
+            else:
+                args[i] = E.Cast(a, rd, c.span)
+            changed = True
+        if not changed:
+            return s
+        return St.AssignStmt(s.var, create_op_call(c.op.name, args, dict(c.kwargs), c.span), s.span)
+
     def legalize(self, s: St.AssignStmt) -> list | None:
         """Rewrite one op statement (see the module docstring); None when it stays as it is."""
         from pypto.ir.registry import create_op_call
 
-        c, name, out = s.value, s.value.op.name, []
+        out: list = []
+        promoted = self.promote(s, out)
+        if promoted is not s:
+            rest = self.legalize(promoted)
+            return out + (rest if rest is not None else [promoted])
+        c, name = s.value, s.value.op.name
         if name in _SCRATCH and len(c.args) == _ARITY[name]:
             shape, dtype = _SCRATCH[name](c)
             tmp = self.let(f"{s.var.name}_tmp", B.create_tile(shape, dtype, MemorySpace.Vec, span=s.span), s.span, out)
@@ -167,7 +260,19 @@ class Normalizer:
         defs = {st.var: i for i, st in enumerate(stmts) if isinstance(st, St.AssignStmt)}
         values = list(y.value)
         for k, (phi, v) in enumerate(zip(phis, values)):
-            if not self.is_vec(phi) or not isinstance(v, E.Var):
+            if not isinstance(v, E.Var):
+                continue
+            if not self.is_vec(phi):
+                if loop and isinstance(getattr(phi, "type", None), TileType) and v in defs:
+                    later = stmts[defs[v] + 1:]
+                    if any(n is phi for st in later for n in walk(st)):
+                        sp = self.space.get(phi)
+                        raise CompileError(
+                            f"loop-carried tile '{phi.name}' is still read after its next value '{v.name}' is "
+                            f"computed; it lives in {sp.name if sp else 'a cube buffer'}, where the two cannot "
+                            "be kept apart (no same-space copy exists)",
+                            y.span,
+                        )
                 continue
             safe = v in defs and self.uses[v] == 2 and self.space.get(v) is not None
             if safe and loop:

@@ -1,4 +1,4 @@
-# error: 17: inline function 'axpy' takes 3 positional argument(s)
+# error: 17: inline function 'axpy' takes 3 positional argument(s) (a, x, y), 2 given
 import pypto.language as pl
 
 

@@ -1,5 +1,5 @@
 # error: 14: matmul
-# xfail: matmul on Vec tiles is reported at the def line as 'kernel mixes vector and cube tiles'
+# fixed: was reported at the def line as 'kernel mixes vector and cube tiles'
 import pypto.language as pl
 
 

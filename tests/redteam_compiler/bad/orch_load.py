@@ -1,5 +1,5 @@
 # error: 17: Orchestration
-# xfail: pl.load in an Orchestration function reports "main: tile 't' has no MemRef"
+# fixed: was reported as "main: tile 't' has no MemRef"
 import pypto.language as pl
 
 

@@ -1,4 +1,4 @@
-# error: 11: expected an integer, got Scalar[FP32]
+# error: 11: pl.range bounds and step must be integers, got Scalar[FP32]
 import pypto.language as pl
 
 
