@@ -111,7 +111,12 @@ def _load_input(name: str, value: Any, dtype_name: str, loc: Loc) -> np.ndarray:
         else:
             raise InputError(f"input {name} has dtype {arr.dtype} but the kernel's pointer is "
                              f"!pto.ptr<{dtype_name}> ({want})", loc)
-    return np.ascontiguousarray(arr).reshape(-1).copy()
+    # Read-only view of the caller's data: copied on the first write (GMBuffer.writable), so
+    # inputs the kernel only reads cost nothing and the caller's arrays are never modified.
+    flat = np.ascontiguousarray(arr).reshape(-1)
+    view = flat.view()
+    view.flags.writeable = False
+    return view
 
 
 def _scalar_arg(name: str, value: Any, tname: str, loc: Loc):

@@ -487,8 +487,7 @@ def lower_load_scalar(su: ScalarUnit, op: A.Op) -> Callable:
         if is_load:
             frame[op.results[0]] = gm.data[i].item()
         else:
-            gm.data[i] = v
-            gm.written = True
+            gm.writable()[i] = v
 
     return run
 

@@ -205,6 +205,13 @@ class GMBuffer:
     def name(self) -> str:
         return f"arg{self.index}"
 
+    def writable(self) -> np.ndarray:
+        """The data, made a private copy first if it still is the caller's read-only input."""
+        if not self.data.flags.writeable:
+            self.data = self.data.copy()
+        self.written = True
+        return self.data
+
 
 class Ptr:
     """``!pto.ptr<T>`` value: a GM buffer plus an element offset (``pto.addptr``)."""
@@ -277,6 +284,7 @@ class PartitionView:
 
     def write(self, arr: np.ndarray) -> None:
         h, w = arr.shape
+        self.gm.writable()
         view = self._strided()
         if h == self.rows and w == self.cols:
             view[...] = arr.reshape(self.sizes)
@@ -288,7 +296,6 @@ class PartitionView:
                 full = v2.copy()
                 full[:h, :w] = arr
                 view[...] = full.reshape(self.sizes)
-        self.gm.written = True
 
     def byte_range(self) -> tuple[int, int]:
         es = self.gm.dtype.itemsize

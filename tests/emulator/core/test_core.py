@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -325,3 +326,12 @@ def test_illegal_element_type_is_a_precise_input_error():
     with pytest.raises(InputError, match=r"<string>:3:3: pto.texp: destination element type i32 is not "
                                          r"supported \(legal: f16, f32\)"):
         pyptoemu.run(text)
+
+
+def test_callers_arrays_are_never_modified():
+    x = np.ones((32, 32), np.float32)
+    z = np.zeros((32, 32), np.float32)
+    r = pyptoemu.run(Path(__file__).resolve().parents[3] / "examples" / "vadd_32x32.pto",
+                     inputs={"arg0": x, "arg1": x, "arg2": z})
+    assert float(r.outputs["arg2"][0, 0]) == 2.0
+    assert not z.any() and x.flags.writeable and np.all(x == 1)
