@@ -22,7 +22,7 @@ from pyptoemu.isa.spec import ISA
 from pyptoemu.machine import Machine, load_machine
 from pyptoemu.pto import ast as A
 
-__all__ = ["SyncStats", "has_sync", "insert_sync", "prepare", "strip_sync", "sync_file"]
+__all__ = ["SyncStats", "has_sync", "insert_sync", "insert_sync_with_stats", "prepare", "strip_sync", "sync_file"]
 
 
 class SyncStats:
@@ -87,20 +87,17 @@ def _order(module: A.Module, entry: str | None) -> list[A.Function]:
     return out
 
 
-_LAST_STATS = SyncStats()
-
-
-def last_stats() -> SyncStats:
-    """What the most recent :func:`insert_sync` inserted."""
-    return _LAST_STATS
-
-
 def insert_sync(module: A.Module, isa: ISA | None, machine: Machine | str, entry: str | None = None) -> A.Module:
     """The pass: a new module whose functions carry automatically inserted sync (any intra-core
     sync already present is replaced). ``entry`` limits the work to that function and its callees;
     other functions are copied unchanged. Raises :class:`InputError` (with the op's location) when
     the kernel needs more event ids than the machine has, or uses ``pto.tassign``."""
-    global _LAST_STATS
+    return insert_sync_with_stats(module, isa, machine, entry)[0]
+
+
+def insert_sync_with_stats(module: A.Module, isa: ISA | None, machine: Machine | str,
+                           entry: str | None = None) -> tuple[A.Module, SyncStats]:
+    """:func:`insert_sync`, also returning counts of what it inserted."""
     mach = machine if isinstance(machine, Machine) else load_machine(str(machine))
     if isa is None:
         from pyptoemu.isa.loader import load_isa
@@ -130,9 +127,8 @@ def insert_sync(module: A.Module, isa: ISA | None, machine: Machine | str, entry
         stats.fences += plan.fences
         for src, dst, k in used:
             stats.max_ids[(src, dst)] = max(stats.max_ids.get((src, dst), 0), k + 1)
-    _LAST_STATS = stats
     functions = [done.get(f.name, f) for f in module.functions]
-    return replace(module, functions=functions)
+    return replace(module, functions=functions), stats
 
 
 def prepare(module: A.Module, fn: A.Function, sync: str | None, isa: ISA | None,
@@ -205,13 +201,13 @@ def sync_file(path: str | os.PathLike, out_path: str | os.PathLike, machine: str
     mach = load_machine(machine)
     module = parse_file(os.fspath(path))
     had = has_sync(module)
-    new = insert_sync(strip_sync(module), load_isa(machine=mach), mach, entry=entry)
+    new, stats = insert_sync_with_stats(strip_sync(module), load_isa(machine=mach), mach, entry=entry)
     text = print_module(new)
     with open(out_path, "w", encoding="utf-8") as f:
         f.write(text if text.endswith("\n") else text + "\n")
     notes = []
     if had:
         notes.append(f"{os.fspath(path)}: removed the existing intra-core sync ops")
-    notes.append(f"{os.fspath(path)}: {last_stats().describe()}")
+    notes.append(f"{os.fspath(path)}: {stats.describe()}")
     notes.append(f"wrote {os.fspath(out_path)}")
     return notes
