@@ -50,13 +50,9 @@ def add_kernel(rows: int) -> str:
     lines.append("      %cb = arith.addi %c, %cTC : index")
     for b, col in ((0, "%c"), (1, "%cb")):
         e = f"<EVENT_ID{b}>"
-        lines += [
-            f"      %px{b} = pto.partition_view %v0, offsets = [%r, {col}], sizes = [%cTR, %cTC] "
-            f": !pto.tensor_view<?x?xf16> -> {pv}",
-            f"      %py{b} = pto.partition_view %v1, offsets = [%r, {col}], sizes = [%cTR, %cTC] "
-            f": !pto.tensor_view<?x?xf16> -> {pv}",
-            f"      %pz{b} = pto.partition_view %v2, offsets = [%r, {col}], sizes = [%cTR, %cTC] "
-            f": !pto.tensor_view<?x?xf16> -> {pv}",
+        views = [f"      %p{n}{b} = pto.partition_view %v{k}, offsets = [%r, {col}], sizes = [%cTR, %cTC] "
+                 f": !pto.tensor_view<?x?xf16> -> {pv}" for k, n in enumerate("xyz")]
+        lines += views + [
             f"      pto.wait_flag[<PIPE_MTE3>, <PIPE_MTE2>, {e}]",
             f"      pto.tload ins(%px{b} : {pv}) outs(%x{b} : {t})",
             f"      pto.tload ins(%py{b} : {pv}) outs(%y{b} : {t})",
