@@ -106,14 +106,12 @@ def test_scalar_parameters_in_tile_scalar_ops(strategy):
     check(prog("scalar_params", "ScalarParams"), (x, 1.5, 0.25), want, strategy)
 
 
-@pytest.mark.xfail(strict=True, reason="with pl.incore(): ScopeStmt is not outlined (no OutlineIncoreScopes)")
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_incore_scope_in_opaque_function(strategy):
     x, y = normal((32, 32), seed=9), normal((32, 32), seed=10)
     check(prog("incore_scope", "IncoreScope"), (x, y), x * y + 1, strategy)
 
 
-@pytest.mark.xfail(strict=True, reason="tensor-level ops in an InCore kernel are not converted to block ops")
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_tensor_level_ops_in_kernel(strategy):
     a, b = normal((32, 64), seed=11), normal((32, 64), seed=12)

@@ -68,6 +68,7 @@ class _CppGen:
         self.names: dict = {}
         self.ptrs: dict = {}  # DDR memref -> (raw pointer name, tensor-data name, global name)
         self.declared: set = set()
+        self.transposed = 0  # transposed-move views declared so far (for unique names)
 
     def emit(self, text: str) -> None:
         self.lines.append("    " * self.indent + text if text else "")
@@ -278,6 +279,8 @@ class _CppGen:
             self.emit(f"{op}({dst}, {a[0]});")
         elif name == "block.col_expand":
             self.emit(f"TCOLEXPAND({dst}, {a[1]});")
+        elif name == "block.move" and c.kwargs.get("transpose") and len(c.args[0].type.shape) == 2:
+            self.transposed_move(c.args[0], dst)
         elif name == "block.transpose":
             self.emit(f"TTRANS({dst}, {a[0]}{', ' + a[3] if len(a) > 3 else ''});")
         elif name == "block.sels":
@@ -286,6 +289,36 @@ class _CppGen:
             self.emit(f"{ISA[short]}({', '.join([dst] + a)});")
         else:
             raise CompileError(f"op '{name}' has no C++ lowering", c.span)
+
+    def transposed_move(self, src: E.Var, dst: str) -> None:
+        """``move(..., transpose=True)``: ``TRESHAPE`` into the transposed view, then ``TMOV``.
+
+        ``TMOV`` copies element for element, so a plain ``TMOV`` would hand the cube an untransposed
+        operand. The same bytes read through the layout with rows/cols swapped and both layouts flipped
+        (an NZ ``[R, C]`` Mat tile is the ZN ``[C, R]`` tile) are the transpose; ``TRESHAPE`` makes that
+        view at no cost and ``TMOV`` re-lays it out for the destination. This mirrors the PTO lowering
+        (``pto.treshape`` then ``pto.tmov``).
+        """
+        from dataclasses import replace
+
+        t = src.type
+        view = t.view
+        flip = {TileLayout.row_major: TileLayout.col_major, TileLayout.col_major: TileLayout.row_major,
+                TileLayout.none_box: TileLayout.none_box}
+        vs = tuple(t.valid_shape)
+        tview = replace(view, valid_shape=(vs[1], vs[0]), blayout=flip[view.blayout], slayout=flip[view.slayout])
+        tt = replace(t, shape=(t.shape[1], t.shape[0]), tile_view=tview)
+        rows, cols = tile_dims(tt)
+        # a fresh alias per move: the view is declared where it is used, possibly inside a loop body
+        self.transposed += 1
+        name = f"{self.names.get(src, src.name)}_T{self.transposed}"
+        blayout = "ColMajor" if cols == 1 and rows > 1 else BLAYOUT[tview.blayout]
+        kind = TILE_KIND[t.memref.memory_space] if t.memref is not None else "Vec"
+        self.emit(f"using {name}Type = Tile<TileType::{kind}, {ctype(t.dtype)}, {rows}, {cols}, BLayout::{blayout}, "
+                  f"-1, -1, SLayout::{SLAYOUT[tview.slayout]}, {tview.fractal}>;")
+        self.emit(f"{name}Type {name}({rows}, {cols});")
+        self.emit(f"TRESHAPE({name}, {self.expr(src)});")
+        self.emit(f"TMOV({dst}, {name});")
 
     def for_stmt(self, s: St.ForStmt) -> None:
         for ia, rv in zip(s.iter_args, s.return_vars):

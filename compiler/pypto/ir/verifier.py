@@ -11,7 +11,9 @@ from pypto.ir import stmt as St
 from pypto.ir.types import TileType, UnknownType, type_kind, type_str
 from pypto.ir.visitor import stmt_list, walk
 
-PROPERTIES = ("SSAForm", "TypeChecked", "HasMemRefs", "AllocatedMemoryAddr")
+PROPERTIES = ("SSAForm", "TypeChecked", "HasMemRefs", "AllocatedMemoryAddr", "SplitIncoreOrch", "IncoreBlockOps")
+# Tensor ops an InCore kernel may still contain once IncoreBlockOps holds: they only read a descriptor.
+KERNEL_TENSOR_OPS = frozenset({"tensor.dim"})
 
 
 class _Checker:
@@ -51,6 +53,22 @@ class _Checker:
         for p in self.func.params:
             self.define(p, p.span)
         self.block(self.func.body, None)
+        self.structure()
+
+    def structure(self) -> None:
+        """SplitIncoreOrch: no ``with pl.incore():`` scope is left; IncoreBlockOps: an InCore kernel
+        computes with tile ops only (tensor-level ops have no on-chip lowering)."""
+        from pypto.enums import FunctionType, ScopeKind
+
+        for n in walk(self.func.body):
+            if "SplitIncoreOrch" in self.props and isinstance(n, St.ScopeStmt) and n.scope_kind is ScopeKind.InCore:
+                self.fail("a `with pl.incore():` scope was not outlined", n.span)
+            if (
+                "IncoreBlockOps" in self.props and self.func.type is FunctionType.InCore and isinstance(n, E.Call)
+                and not isinstance(n.op, E.GlobalVar) and n.op.name.startswith("tensor.")
+                and n.op.name not in KERNEL_TENSOR_OPS
+            ):
+                self.fail(f"tensor op {n.op.name} is left in an InCore function", n.span)
 
     def block(self, body: Any, expect_yield: int | None) -> None:
         stmts = stmt_list(body)

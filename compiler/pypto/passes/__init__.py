@@ -1,15 +1,30 @@
 """IR -> IR transforms, one per module, and the pass manager with named strategies."""
 
 from pypto.passes.allocate_memory_addr import AllocateMemoryAddrPass
+from pypto.passes.convert_tensor_to_block_ops import ConvertTensorToBlockOpsPass
 from pypto.passes.convert_to_ssa import ConvertToSSAPass
 from pypto.passes.init_memref import InitMemRefPass
 from pypto.passes.insert_sync import InsertSyncPass
 from pypto.passes.manager import OptimizationStrategy, PassManager
 from pypto.passes.memory_reuse import MemoryReusePass
+from pypto.passes.outline_incore_scopes import OutlineIncoreScopesPass
+from pypto.passes.unroll_loops import UnrollLoopsPass
 
 
 def convert_to_ssa() -> ConvertToSSAPass:
     return ConvertToSSAPass()
+
+
+def unroll_loops() -> UnrollLoopsPass:
+    return UnrollLoopsPass()
+
+
+def outline_incore_scopes() -> OutlineIncoreScopesPass:
+    return OutlineIncoreScopesPass()
+
+
+def convert_tensor_to_block_ops() -> ConvertTensorToBlockOpsPass:
+    return ConvertTensorToBlockOpsPass()
 
 
 def init_mem_ref() -> InitMemRefPass:
@@ -29,7 +44,8 @@ def allocate_memory_addr() -> AllocateMemoryAddrPass:
 
 
 __all__ = [
-    "AllocateMemoryAddrPass", "ConvertToSSAPass", "InitMemRefPass", "InsertSyncPass", "MemoryReusePass",
-    "OptimizationStrategy", "PassManager", "allocate_memory_addr", "basic_memory_reuse", "convert_to_ssa",
-    "init_mem_ref", "insert_sync",
+    "AllocateMemoryAddrPass", "ConvertTensorToBlockOpsPass", "ConvertToSSAPass", "InitMemRefPass", "InsertSyncPass",
+    "MemoryReusePass", "OptimizationStrategy", "OutlineIncoreScopesPass", "PassManager", "UnrollLoopsPass",
+    "allocate_memory_addr", "basic_memory_reuse", "convert_tensor_to_block_ops", "convert_to_ssa", "init_mem_ref",
+    "insert_sync", "outline_incore_scopes", "unroll_loops",
 ]

@@ -11,10 +11,13 @@ from pypto.ir.verifier import verify
 from pypto.passes.allocate_memory_addr import AllocateMemoryAddrPass
 from pypto.passes.base import Pass
 from pypto.passes.checks import check_orchestration
+from pypto.passes.convert_tensor_to_block_ops import ConvertTensorToBlockOpsPass
 from pypto.passes.convert_to_ssa import ConvertToSSAPass
 from pypto.passes.init_memref import InitMemRefPass
 from pypto.passes.insert_sync import InsertSyncPass
 from pypto.passes.memory_reuse import MemoryReusePass
+from pypto.passes.outline_incore_scopes import OutlineIncoreScopesPass
+from pypto.passes.unroll_loops import UnrollLoopsPass
 
 
 class OptimizationStrategy(enum.Enum):
@@ -22,20 +25,26 @@ class OptimizationStrategy(enum.Enum):
     PTOAS = "PTOAS"
 
 
+# UnrollLoops follows ConvertToSSA (see its module docstring); outlining precedes the tensor-to-block
+# conversion so that tensor ops written inside `with pl.incore():` are converted in the new kernel.
+_FRONT = (ConvertToSSAPass, UnrollLoopsPass, OutlineIncoreScopesPass, ConvertTensorToBlockOpsPass)
 STRATEGIES: dict[OptimizationStrategy, tuple[type, ...]] = {
-    OptimizationStrategy.Default: (
-        ConvertToSSAPass, InitMemRefPass, MemoryReusePass, InsertSyncPass, AllocateMemoryAddrPass,
-    ),
-    OptimizationStrategy.PTOAS: (ConvertToSSAPass, InitMemRefPass, MemoryReusePass, AllocateMemoryAddrPass),
+    OptimizationStrategy.Default: (*_FRONT, InitMemRefPass, MemoryReusePass, InsertSyncPass, AllocateMemoryAddrPass),
+    OptimizationStrategy.PTOAS: (*_FRONT, InitMemRefPass, MemoryReusePass, AllocateMemoryAddrPass),
 }
 
 # Properties that hold after each pass (checked by the verifier when verify_each is on).
+_SPLIT = {"TypeChecked", "SSAForm", "SplitIncoreOrch"}
+_BLOCK = {"TypeChecked", "SplitIncoreOrch", "IncoreBlockOps"}
 PRODUCES = {
     "convert-to-ssa": {"TypeChecked", "SSAForm"},
-    "init-memref": {"TypeChecked", "SSAForm", "HasMemRefs"},
-    "memory-reuse": {"TypeChecked", "SSAForm", "HasMemRefs"},
-    "insert-sync": {"TypeChecked", "SSAForm", "HasMemRefs"},
-    "allocate-memory-addr": {"TypeChecked", "SSAForm", "HasMemRefs", "AllocatedMemoryAddr"},
+    "unroll-loops": {"TypeChecked", "SSAForm"},
+    "outline-incore-scopes": _SPLIT,
+    "convert-tensor-to-block-ops": _SPLIT | _BLOCK,
+    "init-memref": _BLOCK | {"SSAForm", "HasMemRefs"},
+    "memory-reuse": _BLOCK | {"SSAForm", "HasMemRefs"},
+    "insert-sync": _BLOCK | {"SSAForm", "HasMemRefs"},
+    "allocate-memory-addr": _BLOCK | {"SSAForm", "HasMemRefs", "AllocatedMemoryAddr"},
 }
 
 

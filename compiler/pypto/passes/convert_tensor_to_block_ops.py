@@ -1,0 +1,422 @@
+"""ConvertTensorToBlockOps: tensor-level ops in InCore functions become load -> block ops -> store
+(spec §6.3; seed 003 §1-§3: the compiler, not the user, tiles tensor primitives).
+
+A kernel written with tensor ops (``pl.add(a, b)`` on Tensors, the ``*_scalar`` family, ``exp``,
+``maximum``, ``row_max``/``row_sum``, ``cast``, 2-D ``matmul``) is lowered as one fused tile loop:
+
+* The element-wise chain is evaluated block by block over a grid of ``[tr, tc]`` tiles: each block
+  loads the inputs' windows, runs every op on tiles and stores the returned values' windows. Fusing
+  the whole chain per block (seed 003 §3.6) keeps intermediates on chip; nothing but the kernel's
+  inputs and results touches DDR.
+* The block size is the whole tensor when every tile the chain needs fits the Vec buffer together
+  and each tile is at most ``max_tile_bytes``; otherwise rows (and, without row reductions, columns)
+  are split. Row reductions need whole rows, so their kernels only split rows.
+* Tails are handled by valid shapes (seed 003 §3.5): every block uses the same tile shape, and the
+  last block along an axis that does not divide evenly has a smaller static ``valid_shape``, so
+  loads, ops and stores touch only the valid region. Column counts are padded to the 32-byte row
+  alignment the same way.
+* Values shaped ``[R, 1]`` (row reductions) are row vectors; ``x - row_max(x)`` style broadcasts
+  become ``row_expand_sub`` etc.
+* ``matmul`` (and kernels mixing tensor ops with explicit block ops) are converted without a loop:
+  operands go DDR -> Mat -> Left/Right (``move(transpose=True)`` for ``a_trans``/``b_trans``), the
+  product lands in Acc and is stored from there; shapes must fit the cube buffers.
+
+Each returned value that became a tile gets a new ``Out`` parameter ``out_<k>`` of the original
+tensor type, and every call site allocates it with ``tensor.create`` and passes it along.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
+
+from pypto.dtype import DataType
+from pypto.enums import CAPACITY, FunctionType, MemorySpace, ParamDirection
+from pypto.errors import CompileError
+from pypto.ir import expr as E
+from pypto.ir import stmt as St
+from pypto.ir.types import ScalarType, TensorType, TileType, nbytes, shape_str, static_shape
+from pypto.ir.visitor import stmt_list, walk, walk_stmts
+from pypto.ops import block as B
+from pypto.ops import tensor as T
+from pypto.passes.base import NameAllocator, Pass
+from pypto.passes.ir_utils import all_names
+
+_ELEMENTWISE = {"tensor.add": "add", "tensor.sub": "sub", "tensor.mul": "mul", "tensor.div": "div",
+                "tensor.maximum": "maximum"}
+_SCALAR = {"tensor.add_scalar": "adds", "tensor.sub_scalar": "subs", "tensor.mul_scalar": "muls",
+           "tensor.div_scalar": "divs"}
+_ROW_EXPAND = {"add": "row_expand_add", "sub": "row_expand_sub", "mul": "row_expand_mul", "div": "row_expand_div"}
+_ROW_REDUCE = {"tensor.row_max": "row_max", "tensor.row_sum": "row_sum"}
+CONVERTIBLE = set(_ELEMENTWISE) | set(_SCALAR) | set(_ROW_REDUCE) | {"tensor.exp", "tensor.cast", "tensor.matmul"}
+ALIGN_BYTES = 32
+
+
+def _tensor_call(e: Any) -> bool:
+    return isinstance(e, E.Call) and not isinstance(e.op, E.GlobalVar) and e.op.name in CONVERTIBLE
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b) * b
+
+
+def _idx(v: int) -> E.ConstInt:
+    return E.ConstInt(v, DataType.INDEX)
+
+
+@dataclass
+class _Geometry:
+    """Where one block of the grid is: row/col offsets (expressions) and valid extents (ints)."""
+
+    ro: Any
+    co: Any
+    vr: int
+    vc: int
+
+
+class _Converter:
+    """Lowers one InCore function; ``out_params`` lists the new Out parameters (in order)."""
+
+    def __init__(self, func: St.Function, max_tile_bytes: int):
+        self.func = func
+        self.max_tile = max_tile_bytes
+        self.names = NameAllocator(all_names(func))
+        self.stmts = list(stmt_list(func.body))
+        self.out_params: list[E.Var] = []
+
+    # ------------------------------------------------------------------ checks and planning
+    def convert(self) -> St.Function:
+        for s in walk_stmts(self.func.body):
+            if s in self.stmts:
+                continue
+            if isinstance(s, St.AssignStmt) and _tensor_call(s.value):
+                raise CompileError(
+                    f"tensor-level op {s.value.op.name} inside a loop or if of the InCore function "
+                    f"'{self.func.name}' is not converted; write that part with tile ops (pl.load/pl.store)",
+                    s.span,
+                )
+        ops = [s for s in self.stmts if isinstance(s, St.AssignStmt) and _tensor_call(s.value)]
+        self.converted = {s.var for s in ops}
+        for s in self.stmts:
+            for n in walk(s):
+                if isinstance(n, E.Call) and n.op.name == "block.store" and any(
+                    x in self.converted for x in walk(n)
+                ):
+                    raise CompileError("a tensor computed by a tensor-level op cannot be a tile op operand", s.span)
+        rets = [s for s in self.stmts if isinstance(s, St.ReturnStmt)]
+        self.ret = rets[-1] if rets else None
+        self.results = list(dict.fromkeys(v for v in (self.ret.value if self.ret else ()) if v in self.converted))
+        for r in self.results:
+            if static_shape(r.type) is None:
+                raise CompileError(f"'{r.name}': tensor-level ops need static shapes to be tiled", r.span)
+            out = E.Var(self.names.fresh(f"out_{len(self.out_params)}"), r.type, r.span)
+            self.out_params.append(out)
+
+        pure = all(
+            s in ops or isinstance(s, St.ReturnStmt)
+            or (isinstance(s, St.AssignStmt) and isinstance(s.var.type, ScalarType))
+            for s in self.stmts
+        )
+        has_mm = any(s.value.op.name == "tensor.matmul" for s in ops)
+        grid = self.plan_grid(ops) if pure and not has_mm else None
+        if grid is not None:
+            body = self.emit_grid(ops, grid)
+        else:
+            body = self.emit_single()
+        params = tuple(zip(self.func.params, self.func.param_directions))
+        params += tuple((p, ParamDirection.Out) for p in self.out_params)
+        return replace(self.func, params=tuple(p for p, _ in params), param_directions=tuple(d for _, d in params),
+                       body=St.SeqStmts(tuple(body), self.func.body.span if hasattr(self.func.body, "span") else None))
+
+    def tensors(self, ops: list) -> list:
+        out: dict = {}
+        for s in ops:
+            for a in s.value.args:
+                if isinstance(getattr(a, "type", None), TensorType):
+                    out.setdefault(a, None)
+            out.setdefault(s.var, None)
+        return list(out)
+
+    def plan_grid(self, ops: list) -> tuple | None:
+        """(R, C, tr, tc) for a fused grid over ``[R, C]`` tensors, or None when shapes do not fit the
+        pattern (everything ``[R, C]`` or ``[R, 1]``)."""
+        vals = self.tensors(ops)
+        shapes = [static_shape(v.type) for v in vals]
+        if not vals or any(s is None or len(s) != 2 for s in shapes):
+            return None
+        R = max(s[0] for s in shapes)
+        C = max(s[1] for s in shapes)
+        if any(s[0] != R or s[1] not in (C, 1) for s in shapes):
+            return None
+        self.row_vecs = {v for v, s in zip(vals, shapes) if s[1] == 1 and C != 1}
+        bytes_ = [v.type.dtype.nbytes for v in vals]
+        bmax, bmin = max(bytes_), min(bytes_)
+        reduces = any(s.value.op.name in _ROW_REDUCE for s in ops)
+        col_align = max(1, ALIGN_BYTES // bmin)
+        row_align = max(8, ALIGN_BYTES // bmin) if self.row_vecs else 8
+        # tiles one block needs: each loaded input and each op result, plus a scratch per row reduction
+        n_full = sum(1 for v in vals if v not in self.row_vecs) + sum(1 for s in ops if s.value.op.name in _ROW_REDUCE)
+        n_row = len(self.row_vecs)
+
+        def fits(tr: int, tc: int) -> bool:
+            full = tr * tc * bmax
+            total = n_full * full + n_row * _ceil(tr * bmax, ALIGN_BYTES)
+            return full <= self.max_tile and total <= CAPACITY[MemorySpace.Vec]
+
+        cp = _ceil(C, col_align)
+        rp = _ceil(R, row_align) if self.row_vecs else R
+        if fits(rp, cp):
+            return R, C, rp, cp
+        if fits(row_align, cp):
+            tr = row_align
+            while tr + row_align <= rp and fits(tr + row_align, cp):
+                tr += row_align
+            return R, C, tr, cp
+        if reduces:
+            raise CompileError(
+                f"'{self.func.name}': a row reduction over {C} columns needs whole rows, and {row_align} rows of "
+                f"them do not fit in a tile of {self.max_tile} bytes / the Vec buffer",
+                self.func.span,
+            )
+        tc = col_align
+        while tc + col_align <= cp and fits(row_align, tc + col_align):
+            tc += col_align
+        return R, C, row_align, tc
+
+    # ------------------------------------------------------------------ emission
+    def let(self, base: str, call: E.Call, out: list, valid: tuple | None = None) -> E.Var:
+        t = call.type
+        if valid is not None and isinstance(t, TileType):
+            t = replace(t, tile_view=replace(t.view, valid_shape=tuple(_idx(x) for x in valid)))
+        v = E.Var(self.names.fresh(base), t, call.span)
+        out.append(St.AssignStmt(v, call, call.span))
+        return v
+
+    def emit_grid(self, ops: list, grid: tuple) -> list:
+        R, C, tr, tc = grid
+        self.tile_shape = (tr, tc)
+        body = [s for s in self.stmts if s not in ops and not isinstance(s, St.ReturnStmt)]
+        outs = list(self.out_params)
+
+        def segments(extent: int, t: int) -> list:
+            n, rem = divmod(extent, t)
+            segs = []
+            if n == 1:
+                segs.append((None, 0, t))
+            elif n > 1:
+                segs.append(("loop", n, t))
+            if rem:
+                segs.append((None, n * t, rem))
+            return segs
+
+        def along(segs: list, axis_name: str, outs: list, inner: Any) -> tuple[list, list]:
+            stmts: list = []
+            for kind, start, valid in segs:
+                if kind is None:
+                    more, outs = inner(_idx(start), valid, outs)
+                    stmts += more
+                    continue
+                lv = E.Var(self.names.fresh(axis_name), ScalarType(DataType.INDEX))
+                step = tr if axis_name == "bi" else tc
+                off = E.Mul(lv, _idx(step), DataType.INDEX)
+                bases = [r.name for r in self.results]
+                ias = [E.IterArg(self.names.fresh(f"{b}_iter"), o.type, o.span, o) for b, o in zip(bases, outs)]
+                more, new = inner(off, valid, ias)
+                rvs = [E.Var(self.names.fresh(f"{b}_done"), o.type, o.span) for b, o in zip(bases, outs)]
+                loop_body = St.SeqStmts(tuple(more + ([St.YieldStmt(tuple(new))] if new else [])))
+                stmts.append(St.ForStmt(lv, _idx(0), _idx(start), _idx(1), tuple(ias), loop_body, tuple(rvs)))
+                outs = rvs
+            return stmts, outs
+
+        def rows(ro: Any, vr: int, outs: list) -> tuple[list, list]:
+            return along(segments(C, tc), "bj", outs, lambda co, vc, o: self.emit_block(ops, _Geometry(ro, co, vr, vc), o))
+
+        stmts, outs = along(segments(R, tr), "bi", outs, rows)
+        return body + stmts + [self.final_return(outs)]
+
+    def final_return(self, outs: list) -> St.ReturnStmt:
+        m = dict(zip(self.results, outs))
+        vals = tuple(m.get(v, v) for v in self.ret.value) if self.ret is not None else ()
+        return St.ReturnStmt(vals, self.ret.span if self.ret is not None else E.UNKNOWN_SPAN)
+
+    def geo_of(self, v: Any, g: _Geometry) -> tuple[list, list, tuple]:
+        """(offsets, tile shape, valid shape) of tensor ``v`` in block ``g``."""
+        tr, tc = self.tile_shape
+        if v in self.row_vecs:
+            return [g.ro, _idx(0)], [tr, 1], (g.vr, 1)
+        return [g.ro, g.co], [tr, tc], (g.vr, g.vc)
+
+    def emit_block(self, ops: list, g: _Geometry, outs: list) -> tuple[list, list]:
+        out: list = []
+        tiles: dict = {}
+
+        def tile_of(v: Any) -> Any:
+            if v not in tiles:
+                offs, shape, valid = self.geo_of(v, g)
+                tiles[v] = self.let(f"{v.name}_tile", B.load(v, offs, shape, list(valid), MemorySpace.Vec), out)
+            return tiles[v]
+
+        for s in ops:
+            _, _, valid = self.geo_of(s.var, g)
+            tiles[s.var] = self.let(f"{s.var.name}_tile", self.block_call(s, tile_of, out, g), out, valid)
+        new_outs = []
+        for r, o in zip(self.results, outs):
+            offs, _, _ = self.geo_of(r, g)
+            new_outs.append(self.let(f"{r.name}_out", B.store(tiles[r], offs, o), out))
+        return out, new_outs
+
+    def block_call(self, s: St.AssignStmt, tile_of: Any, out: list, g: _Geometry | None) -> E.Call:
+        c, span = s.value, s.value.span
+        name = c.op.name
+        if name in _ELEMENTWISE:
+            a, b = c.args
+            short = _ELEMENTWISE[name]
+            ra, rb = a in self.row_vecs, b in self.row_vecs
+            if ra == rb:
+                return getattr(B, short)(tile_of(a), tile_of(b), span=span)
+            if rb and short in _ROW_EXPAND:
+                return getattr(B, _ROW_EXPAND[short])(tile_of(a), tile_of(b), span=span)
+            if ra and short in ("add", "mul"):
+                return getattr(B, _ROW_EXPAND[short])(tile_of(b), tile_of(a), span=span)
+            raise CompileError(
+                f"{name} of {shape_str(a.type.shape)} and {shape_str(b.type.shape)}: only a [R, C] tensor combined "
+                "with an [R, 1] row vector on the right (or either side for add/mul) can be converted",
+                s.span,
+            )
+        if name in _SCALAR:
+            return getattr(B, _SCALAR[name])(tile_of(c.args[0]), c.args[1], span=span)
+        if name == "tensor.exp":
+            return B.exp(tile_of(c.args[0]), span=span)
+        if name == "tensor.cast":
+            return B.cast(tile_of(c.args[0]), c.kwargs["target_type"], c.kwargs.get("mode", 2), span=span)
+        if name in _ROW_REDUCE:
+            src = tile_of(c.args[0])
+            tmp = self.let(f"{s.var.name}_tmp", B.create_tile(list(src.type.shape), src.type.dtype, MemorySpace.Vec,
+                                                              span=span), out)
+            return getattr(B, _ROW_REDUCE[name])(src, tmp, span=span)
+        raise CompileError(f"{name} cannot be converted here", s.span)
+
+    # ------------------------------------------------------------------ whole-tensor conversion
+    def emit_single(self) -> list:
+        """Convert op by op with whole-tensor tiles, keeping every other statement in place."""
+        self.row_vecs = set()
+        out: list = []
+        tiles: dict = {}
+
+        def tile_of(v: Any) -> Any:
+            if v not in tiles:
+                shape = static_shape(v.type)
+                if shape is None:
+                    raise CompileError(f"'{v.name}': tensor-level ops need static shapes", v.span)
+                padded = list(shape[:-1]) + [_ceil(shape[-1], max(1, ALIGN_BYTES // v.type.dtype.nbytes))]
+                self.check_fits(v, padded, MemorySpace.Vec)
+                load = B.load(v, [0] * len(shape), padded, list(shape), MemorySpace.Vec)
+                tiles[v] = self.let(f"{v.name}_tile", load, out)
+            return tiles[v]
+
+        for s in self.stmts:
+            if s is self.ret:
+                break
+            if not (isinstance(s, St.AssignStmt) and _tensor_call(s.value)):
+                out.append(s)
+                continue
+            if s.value.op.name == "tensor.matmul":
+                tiles[s.var] = self.matmul(s, out)
+                continue
+            shape = static_shape(s.var.type)
+            if shape is None or len(shape) != 2 and s.value.op.name in _ROW_REDUCE:
+                raise CompileError(f"'{s.var.name}': tensor-level ops need static shapes", s.span)
+            tiles[s.var] = self.let(f"{s.var.name}_tile", self.block_call(s, tile_of, out, None), out, shape)
+        outs = []
+        for r, o in zip(self.results, self.out_params):
+            outs.append(self.let(f"{r.name}_out", B.store(tiles[r], [0] * len(r.type.shape), o), out))
+        return out + [self.final_return(outs)]
+
+    def check_fits(self, v: Any, shape: list, space: MemorySpace) -> None:
+        size = nbytes(TileType(tuple(shape), v.type.dtype))
+        if size is not None and size > CAPACITY[space]:
+            raise CompileError(
+                f"'{v.name}' {shape_str(v.type.shape)} {v.type.dtype.name} ({size} bytes) does not fit in {space.name} "
+                f"({CAPACITY[space]} bytes); only element-wise / row-reduction kernels are tiled automatically",
+                getattr(v, "span", None),
+            )
+
+    def matmul(self, s: St.AssignStmt, out: list) -> E.Var:
+        c = s.value
+        a, b = c.args
+        span = c.span
+        operands = []
+        for x, trans, space in ((a, c.kwargs.get("a_trans"), MemorySpace.Left),
+                                (b, c.kwargs.get("b_trans"), MemorySpace.Right)):
+            if x in self.converted:
+                raise CompileError("tensor.matmul operands must be kernel parameters (inputs from DDR)", s.span)
+            shape = static_shape(x.type)
+            if shape is None or len(shape) != 2:
+                raise CompileError("tensor.matmul: only static 2-D operands are converted", s.span)
+            self.check_fits(x, list(shape), MemorySpace.Mat)
+            self.check_fits(x, list(shape), space)
+            mat = self.let(f"{x.name}_mat", B.load(x, [0, 0], list(shape), None, MemorySpace.Mat, span=span), out)
+            operands.append(self.let(f"{x.name}_{space.name.lower()}", B.move(mat, space, bool(trans), span=span), out))
+        call = B.matmul(operands[0], operands[1], span=span)
+        if call.type.dtype is not s.var.type.dtype:
+            raise CompileError(
+                f"tensor.matmul: the cube accumulates in {call.type.dtype.name}; a {s.var.type.dtype.name} result "
+                "would need a cast on the way out, which is not converted (use out_dtype=pl.FP32)",
+                s.span,
+            )
+        self.check_fits(s.var, list(static_shape(s.var.type)), MemorySpace.Acc)
+        return self.let(f"{s.var.name}_acc", call, out)
+
+
+def _retarget_calls(func: St.Function, added: dict) -> St.Function:
+    """At each call of a converted kernel, allocate its new Out tensors and pass them."""
+    names = NameAllocator(all_names(func))
+
+    def block(body: Any) -> St.SeqStmts:
+        out: list = []
+        for s in stmt_list(body):
+            out.extend(stmt(s))
+        return St.SeqStmts(tuple(out), getattr(body, "span", E.UNKNOWN_SPAN))
+
+    def stmt(s: Any) -> list:
+        if isinstance(s, (St.ForStmt, St.WhileStmt, St.ScopeStmt)):
+            return [replace(s, body=block(s.body))]
+        if isinstance(s, St.IfStmt):
+            eb = block(s.else_body) if s.else_body is not None else None
+            return [replace(s, then_body=block(s.then_body), else_body=eb)]
+        value = s.value if isinstance(s, St.AssignStmt) else s.expr if isinstance(s, St.EvalStmt) else None
+        if not (isinstance(value, E.Call) and isinstance(value.op, E.GlobalVar) and value.op.name in added):
+            return [s]
+        pre, extra = [], []
+        for p in added[value.op.name]:
+            create = T.create([int(d) for d in static_shape(p.type)], p.type.dtype, span=value.span)
+            v = E.Var(names.fresh(p.name), create.type, value.span)
+            pre.append(St.AssignStmt(v, create, value.span))
+            extra.append(v)
+        call = replace(value, args=tuple(value.args) + tuple(extra))
+        return pre + [replace(s, value=call) if isinstance(s, St.AssignStmt) else replace(s, expr=call)]
+
+    return replace(func, body=block(func.body))
+
+
+@dataclass(frozen=True)
+class ConvertTensorToBlockOpsPass(Pass):
+    """``max_tile_bytes`` bounds one tile of the fused grid: smaller tiles leave room for the other
+    live tiles of a long chain and give the pipes several blocks to overlap."""
+
+    name: ClassVar[str] = "convert-tensor-to-block-ops"
+    dump_name: ClassVar[str] = "ConvertTensorToBlockOps"
+    max_tile_bytes: int = 32 * 1024
+
+    def run(self, program: St.Program) -> St.Program:
+        funcs, added = [], {}
+        for f in program.functions_list:
+            if f.type is FunctionType.InCore and any(_tensor_call(n) for n in walk(f.body)):
+                conv = _Converter(f, self.max_tile_bytes)
+                f = conv.convert()
+                if conv.out_params:
+                    added[f.name] = conv.out_params
+            funcs.append(f)
+        if added:
+            funcs = [f if f.type is FunctionType.InCore else _retarget_calls(f, added) for f in funcs]
+        return program.with_functions(funcs)

@@ -1,0 +1,189 @@
+"""OutlineIncoreScopes: each ``with pl.incore():`` region of an Opaque/Orchestration function becomes an
+InCore function ``<parent>_incore_<k>`` plus a call to it where the region was (spec §3.4, seed 003 §4).
+
+The scope is a boundary the user moves freely, so the kernel's signature is derived from how
+variables cross it (seed 003 §4.2), on SSA form where each variable object has one definition:
+
+* a variable defined outside and read inside is a parameter: ``In`` when the kernel only reads it,
+  ``InOut`` when it also writes the tensor's buffer (a ``store`` into it, directly or through a
+  loop-carried / stored alias), ``Out`` when it is only written (the caller's buffer, typically a
+  ``pl.create_tensor`` made before the scope, filled by the kernel);
+* a variable defined inside and used after the scope is a result of the kernel: the call's value
+  (a tuple for several) is bound to it. A stored tensor result names the parameter's buffer; a
+  tensor-level op result becomes an ``Out`` parameter later (ConvertTensorToBlockOps). Tiles and
+  scalars cannot leave a kernel and are rejected with the variable named.
+
+A parent from which a scope was outlined becomes Orchestration: what is left of it runs on the host.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
+
+from pypto.enums import FunctionType, ParamDirection, ScopeKind
+from pypto.errors import CompileError
+from pypto.ir import expr as E
+from pypto.ir import stmt as St
+from pypto.ir.types import TensorType, TupleType, UnknownType, type_str
+from pypto.ir.visitor import stmt_list, substitute, walk_stmts
+from pypto.passes.base import NameAllocator, Pass
+from pypto.passes.ir_utils import all_names, definitions, type_vars, used_vars
+
+
+def _is_incore_scope(s: Any) -> bool:
+    return isinstance(s, St.ScopeStmt) and s.scope_kind is ScopeKind.InCore
+
+
+def _last_yield(body: Any) -> St.YieldStmt | None:
+    stmts = stmt_list(body)
+    return stmts[-1] if stmts and isinstance(stmts[-1], St.YieldStmt) else None
+
+
+def _buffer_roots(body: Any) -> dict:
+    """Tensor variable defined in ``body`` -> the variable whose buffer it names.
+
+    A store's result is its output tensor; a loop's iter arg and return var are its init value; an
+    if's return var is what its then-branch yields. Following these links from a store target finds
+    the variable (possibly outside the scope) whose memory is written.
+    """
+    link: dict = {}
+    for s in walk_stmts(body):
+        if isinstance(s, St.AssignStmt) and isinstance(s.value, E.Call) and s.value.op.name == "block.store":
+            link[s.var] = s.value.args[2]
+        elif isinstance(s, (St.ForStmt, St.WhileStmt)):
+            for ia, rv in zip(s.iter_args, s.return_vars):
+                if isinstance(ia.type, TensorType):
+                    link[ia] = ia.init_value
+                    link[rv] = ia
+        elif isinstance(s, St.IfStmt):
+            y = _last_yield(s.then_body)
+            for i, rv in enumerate(s.return_vars):
+                if y is not None and i < len(y.value) and isinstance(rv.type, TensorType):
+                    link[rv] = y.value[i]
+    return link
+
+
+def _root(v: Any, link: dict) -> Any:
+    seen = 0
+    while isinstance(v, E.Var) and v in link and seen < 1000:
+        v, seen = link[v], seen + 1
+    return v
+
+
+class _Outliner:
+    def __init__(self, func: St.Function, taken: NameAllocator):
+        self.func = func
+        self.taken = taken
+        self.local = NameAllocator(all_names(func))  # names of the parent's new locals
+        self.kernels: list[St.Function] = []
+        self.count = 0
+
+    def block(self, body: Any) -> St.SeqStmts:
+        out: list = []
+        for s in stmt_list(body):
+            out.extend(self.stmt(s))
+        return St.SeqStmts(tuple(out), getattr(body, "span", E.UNKNOWN_SPAN))
+
+    def stmt(self, s: Any) -> list:
+        if _is_incore_scope(s):
+            return self.outline(s)
+        if isinstance(s, (St.ForStmt, St.WhileStmt)):
+            return [replace(s, body=self.block(s.body))]
+        if isinstance(s, St.IfStmt):
+            eb = self.block(s.else_body) if s.else_body is not None else None
+            return [replace(s, then_body=self.block(s.then_body), else_body=eb)]
+        if isinstance(s, St.ScopeStmt):
+            return [replace(s, body=self.block(s.body))]
+        return [s]
+
+    def outline(self, scope: St.ScopeStmt) -> list:
+        name = self.taken.fresh(f"{self.func.name}_incore_{self.count}")
+        self.count += 1
+        inside = set(definitions(scope.body))
+        dims = {d for p in self.func.params for d in type_vars(p.type)}
+        free = [v for v in used_vars(scope.body) if v not in inside and v not in dims]
+        for v in inside:
+            free += [d for d in type_vars(v.type) if d not in inside and d not in dims and d not in free]
+
+        link = _buffer_roots(scope.body)
+        written, read = set(), set()
+        targets = set()
+        for s in walk_stmts(scope.body):
+            if isinstance(s, St.AssignStmt) and isinstance(s.value, E.Call) and s.value.op.name == "block.store":
+                targets.add(id(s.value.args[2]))
+                written.add(_root(s.value.args[2], link))
+        # every reference that is not a store target or an alias link reads the buffer it names
+        for s in walk_stmts(scope.body):
+            exprs: list = []
+            if isinstance(s, St.AssignStmt):
+                v = s.value
+                if isinstance(v, E.Call) and v.op.name == "block.store":
+                    exprs = [v.args[0], v.args[1]]
+                elif not isinstance(v, E.Var):
+                    exprs = [v]
+            elif isinstance(s, St.EvalStmt):
+                exprs = [s.expr]
+            elif isinstance(s, (St.ForStmt, St.WhileStmt, St.IfStmt)):
+                exprs = [getattr(s, a) for a in ("start", "stop", "step", "condition") if hasattr(s, a)]
+            elif isinstance(s, St.ReturnStmt):
+                exprs = list(s.value)
+            for e in exprs:
+                for v in used_vars(e):
+                    read.add(_root(v, link))
+
+        after = used_vars(self.func.body, skip=scope)
+        results = [v for v in definitions(scope.body) if v in after]
+        for r in results:
+            if not isinstance(r.type, TensorType):
+                kind = type_str(r.type)
+                raise CompileError(
+                    f"'{r.name}' ({kind}) is computed inside `with pl.incore():` and used after it; only tensors "
+                    "can leave a kernel (store the value into a tensor, or compute it outside the scope)",
+                    scope.span,
+                )
+
+        params, mapping = [], {}
+        for v in free:
+            direction = ParamDirection.In
+            if isinstance(v.type, TensorType) and v in written:
+                direction = ParamDirection.InOut if v in read else ParamDirection.Out
+            p = E.Var(v.name, v.type, v.span)
+            mapping[v] = p
+            params.append((p, direction))
+        body = substitute(scope.body, dict(mapping))
+        stmts = list(stmt_list(body)) + [St.ReturnStmt(tuple(substitute(r, dict(mapping)) for r in results),
+                                                         scope.span)]
+        kernel = St.Function(name, tuple(params), tuple(r.type for r in results), St.SeqStmts(tuple(stmts), scope.span),
+                             scope.span, FunctionType.InCore)
+        self.kernels.append(kernel)
+
+        rtype = results[0].type if len(results) == 1 else TupleType(tuple(r.type for r in results)) if results \
+            else UnknownType()
+        call = E.Call(E.GlobalVar(name), tuple(free), {}, rtype, scope.span)
+        if not results:
+            return [St.EvalStmt(call, scope.span)]
+        if len(results) == 1:
+            return [St.AssignStmt(results[0], call, scope.span)]
+        tmp = E.Var(self.local.fresh(f"{name}_results"), rtype, scope.span)
+        out = [St.AssignStmt(tmp, call, scope.span)]
+        out += [St.AssignStmt(r, E.TupleGetItemExpr(tmp, i, scope.span), scope.span) for i, r in enumerate(results)]
+        return out
+
+
+@dataclass(frozen=True)
+class OutlineIncoreScopesPass(Pass):
+    name: ClassVar[str] = "outline-incore-scopes"
+    dump_name: ClassVar[str] = "OutlineIncoreScopes"
+
+    def run(self, program: St.Program) -> St.Program:
+        taken = NameAllocator({f.name for f in program.functions_list})
+        funcs: list = []
+        for f in program.functions_list:
+            if f.type is FunctionType.InCore or not any(_is_incore_scope(s) for s in walk_stmts(f.body)):
+                funcs.append(f)
+                continue
+            o = _Outliner(f, taken)
+            funcs.append(replace(f, body=o.block(f.body), type=FunctionType.Orchestration))
+            funcs.extend(o.kernels)
+        return program.with_functions(funcs)
