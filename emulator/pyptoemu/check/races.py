@@ -173,6 +173,83 @@ def _report(core, y: Instr, x: Instr, yw: bool, xw: bool, buf: str, olo: int, oh
     )
 
 
+class _Live:
+    """Earlier accesses of one buffer that later ones must be compared with.
+
+    Kept as NumPy columns so that a new access finds the entries that overlap it and are not
+    ordered before it in one vectorised pass: kernels with thousands of GM windows would otherwise
+    spend quadratic Python time here. Only those few candidates get the exact footprint check.
+    """
+
+    def __init__(self) -> None:
+        self.n = 0
+        cap = 64
+        self.lo = np.empty(cap, np.int64)
+        self.hi = np.empty(cap, np.int64)
+        self.write = np.empty(cap, bool)
+        self.alive = np.empty(cap, bool)
+        self.pipe = np.empty(cap, np.int64)
+        self.pidx = np.empty(cap, np.int64)
+        # 2-D GM windows as boxes in their strides' grid (see _box): same-grid boxes that do not
+        # intersect are told apart here, without the per-pair footprint check
+        self.grid = np.empty(cap, np.int64)  # id of the strides' grid, -1 = no 2-D box
+        self.box = np.empty((cap, 4), np.int64)  # row0, row1, col0, col1
+        self.grids: dict[tuple, int] = {}
+        self.instr: list[Instr] = []
+        self.fp: list = []
+
+    def box_of(self, fp) -> tuple[int, tuple] | None:
+        b = _box(fp) if fp is not None else None
+        if b is None or len(b[0]) != 2:
+            return None
+        (r0, c0), (nr, nc), strides = b
+        grid = self.grids.setdefault(strides, len(self.grids))
+        return grid, (r0, r0 + nr, c0, c0 + nc)
+
+    def add(self, lo: int, hi: int, write: bool, x: Instr, fp) -> None:
+        if self.n == len(self.lo):
+            for name in ("lo", "hi", "write", "alive", "pipe", "pidx", "grid", "box"):
+                old = getattr(self, name)
+                grown = np.empty((2 * len(old),) + old.shape[1:], old.dtype)
+                grown[: self.n] = old[: self.n]
+                setattr(self, name, grown)
+        i = self.n
+        self.lo[i], self.hi[i], self.write[i], self.alive[i] = lo, hi, write, True
+        self.pipe[i], self.pidx[i] = PIPE_INDEX[x.pipe], x.pidx
+        gb = self.box_of(fp)
+        self.grid[i] = -1 if gb is None else gb[0]
+        if gb is not None:
+            self.box[i] = gb[1]
+        self.instr.append(x)
+        self.fp.append(fp)
+        self.n += 1
+
+    def compact(self) -> None:
+        """Drop dead entries once they are the majority (keeps the vector passes short)."""
+        keep = np.flatnonzero(self.alive[: self.n])
+        if len(keep) * 2 > self.n:
+            return
+        for name in ("lo", "hi", "write", "alive", "pipe", "pidx", "grid", "box"):
+            arr = getattr(self, name)
+            arr[: len(keep)] = arr[keep]
+        self.instr = [self.instr[i] for i in keep]
+        self.fp = [self.fp[i] for i in keep]
+        self.n = len(keep)
+
+    def overlapping(self, lo: int, hi: int, fp) -> np.ndarray:
+        n = self.n
+        if n == 0:
+            return np.empty(0, np.int64)
+        m = self.alive[:n] & (self.lo[:n] < hi) & (self.hi[:n] > lo)
+        gb = self.box_of(fp)
+        if gb is not None and m.any():
+            grid, (r0, r1, c0, c1) = gb
+            b = self.box[:n]
+            apart = (b[:, 0] >= r1) | (b[:, 1] <= r0) | (b[:, 2] >= c1) | (b[:, 3] <= c0)
+            m &= ~((self.grid[:n] == grid) & apart)
+        return np.flatnonzero(m)
+
+
 def detect(core, severity: str = "error") -> int:
     """Add a finding per racing pair of source lines; return the number of racing pairs seen."""
     vc = clocks(core)
@@ -180,8 +257,8 @@ def detect(core, severity: str = "error") -> int:
     for ins in core.trace_log:
         if ins.flag is not None:
             used_ids.setdefault(ins.flag[:2], set()).add(ins.flag[2])
-    # per buffer: earlier reads and earlier writes still worth comparing against, (lo, hi, instr)
-    live: dict[str, tuple[list, list]] = {}
+    # per buffer: earlier reads and earlier writes, kept apart (a read only meets earlier writes)
+    live: dict[str, tuple[_Live, _Live]] = {}
     races = 0
     ordered = sorted((i for i in core.trace_log if i.start >= 0 and (i.reads or i.writes)),
                      key=lambda i: (i.start, i.seq))
@@ -190,24 +267,28 @@ def detect(core, severity: str = "error") -> int:
         accesses = [(b, lo, hi, fp, False) for b, lo, hi, fp in x.reads] + [
             (b, lo, hi, fp, True) for b, lo, hi, fp in x.writes]
         for buf, lo, hi, fp, xw in accesses:
-            reads, writes = live.setdefault(buf, ([], []))
-            # a read conflicts with earlier writes; a write with earlier reads and writes
+            pair = live.get(buf)
+            if pair is None:
+                pair = live[buf] = (_Live(), _Live())
+            reads, writes = pair
             for entries, yw in ((writes, True), (reads, False)) if xw else ((writes, True),):
-                keep = []
-                for e in entries:
-                    elo, ehi, y, efp = e
-                    if ehi <= lo or elo >= hi or y is x or not footprints_overlap(fp, efp):
-                        keep.append(e)
+                pruned = False
+                for i in entries.overlapping(lo, hi, fp):
+                    y, efp = entries.instr[i], entries.fp[i]
+                    if y is x or not footprints_overlap(fp, efp):
                         continue
-                    ordered_before = kx[PIPE_INDEX[y.pipe]] > y.pidx
+                    elo, ehi = int(entries.lo[i]), int(entries.hi[i])
+                    ordered_before = kx[entries.pipe[i]] > entries.pidx[i]
                     if not ordered_before:
                         races += 1
                         _report(core, y, x, yw, xw, buf, max(lo, elo), min(hi, ehi), severity, used_ids)
-                    # an older access covered by a later write ordered after it can go
-                    if not (xw and ordered_before and covers(lo, hi, fp, elo, ehi, efp)):
-                        keep.append(e)
-                entries[:] = keep
-            (writes if xw else reads).append((lo, hi, x, fp))
+                    elif xw and covers(lo, hi, fp, elo, ehi, efp):
+                        # an older access covered by a later write ordered after it can go
+                        entries.alive[i] = False
+                        pruned = True
+                if pruned:
+                    entries.compact()
+            (writes if xw else reads).add(lo, hi, xw, x, fp)
     return races
 
 
