@@ -173,81 +173,89 @@ def _report(core, y: Instr, x: Instr, yw: bool, xw: bool, buf: str, olo: int, oh
     )
 
 
+@lru_cache(maxsize=65536)
+def _grid_box(fp: tuple) -> tuple | None:
+    """(strides, (row0, row1, col0, col1)) of a 2-D GM window in its strides' grid, else None."""
+    b = _box(fp)
+    if b is None or len(b[0]) != 2:
+        return None
+    (r0, c0), (nr, nc), strides = b
+    return strides, (r0, r0 + nr, c0, c0 + nc)
+
+
 class _Live:
     """Earlier accesses of one buffer that later ones must be compared with.
 
-    Kept as NumPy columns so that a new access finds the entries that overlap it and are not
-    ordered before it in one vectorised pass: kernels with thousands of GM windows would otherwise
-    spend quadratic Python time here. Only those few candidates get the exact footprint check.
+    A plain list while short; above ``VECTOR_FROM`` entries also NumPy columns, so that a new
+    access finds the entries that overlap it in one vectorised pass (kernels with thousands of GM
+    windows would otherwise spend quadratic Python time here). Two 2-D windows in the same strides'
+    grid are compared as boxes; the exact footprint check runs only on the remaining candidates.
     """
 
-    def __init__(self) -> None:
-        self.n = 0
-        cap = 64
-        self.lo = np.empty(cap, np.int64)
-        self.hi = np.empty(cap, np.int64)
-        self.write = np.empty(cap, bool)
-        self.alive = np.empty(cap, bool)
-        self.pipe = np.empty(cap, np.int64)
-        self.pidx = np.empty(cap, np.int64)
-        # 2-D GM windows as boxes in their strides' grid (see _box): same-grid boxes that do not
-        # intersect are told apart here, without the per-pair footprint check
-        self.grid = np.empty(cap, np.int64)  # id of the strides' grid, -1 = no 2-D box
-        self.box = np.empty((cap, 4), np.int64)  # row0, row1, col0, col1
-        self.grids: dict[tuple, int] = {}
-        self.instr: list[Instr] = []
-        self.fp: list = []
+    VECTOR_FROM = 64
 
-    def box_of(self, fp) -> tuple[int, tuple] | None:
-        b = _box(fp) if fp is not None else None
-        if b is None or len(b[0]) != 2:
-            return None
-        (r0, c0), (nr, nc), strides = b
-        grid = self.grids.setdefault(strides, len(self.grids))
-        return grid, (r0, r0 + nr, c0, c0 + nc)
+    def __init__(self) -> None:
+        self.rows: list[list] = []  # [lo, hi, write, alive, pipe index, pidx, instr, fp, grid box]
+        self.cols: dict[str, np.ndarray] | None = None
+        self.built = 0  # rows already copied into cols
+        self.grids: dict[tuple, int] = {}
 
     def add(self, lo: int, hi: int, write: bool, x: Instr, fp) -> None:
-        if self.n == len(self.lo):
-            for name in ("lo", "hi", "write", "alive", "pipe", "pidx", "grid", "box"):
-                old = getattr(self, name)
-                grown = np.empty((2 * len(old),) + old.shape[1:], old.dtype)
-                grown[: self.n] = old[: self.n]
-                setattr(self, name, grown)
-        i = self.n
-        self.lo[i], self.hi[i], self.write[i], self.alive[i] = lo, hi, write, True
-        self.pipe[i], self.pidx[i] = PIPE_INDEX[x.pipe], x.pidx
-        gb = self.box_of(fp)
-        self.grid[i] = -1 if gb is None else gb[0]
+        gb = _grid_box(fp) if fp is not None else None
         if gb is not None:
-            self.box[i] = gb[1]
-        self.instr.append(x)
-        self.fp.append(fp)
-        self.n += 1
+            gb = (self.grids.setdefault(gb[0], len(self.grids)), gb[1])
+        self.rows.append([lo, hi, write, True, PIPE_INDEX[x.pipe], x.pidx, x, fp, gb])
+
+    def _columns(self) -> dict[str, np.ndarray]:
+        n = len(self.rows)
+        cols = self.cols
+        if cols is None or len(cols["lo"]) < n:
+            cap = max(2 * n, 128)
+            new = {"lo": np.empty(cap, np.int64), "hi": np.empty(cap, np.int64),
+                   "grid": np.empty(cap, np.int64), "box": np.empty((cap, 4), np.int64)}
+            if cols is not None:
+                for k, v in new.items():
+                    v[: self.built] = cols[k][: self.built]
+            self.cols = cols = new
+        for i in range(self.built, n):
+            r = self.rows[i]
+            cols["lo"][i], cols["hi"][i] = r[0], r[1]
+            cols["grid"][i] = -1 if r[8] is None else r[8][0]
+            if r[8] is not None:
+                cols["box"][i] = r[8][1]
+        self.built = n
+        return cols
+
+    def overlapping(self, lo: int, hi: int, fp) -> list:
+        rows = self.rows
+        gb = _grid_box(fp) if fp is not None else None
+        grid = self.grids.get(gb[0], -2) if gb is not None else -2
+        if len(rows) < self.VECTOR_FROM:
+            out = []
+            for r in rows:
+                if r[3] and r[0] < hi and r[1] > lo:
+                    if grid >= 0 and r[8] is not None and r[8][0] == grid:
+                        a, b = r[8][1], gb[1]
+                        if a[0] >= b[1] or a[1] <= b[0] or a[2] >= b[3] or a[3] <= b[2]:
+                            continue
+                    out.append(r)
+            return out
+        cols = self._columns()
+        n = len(rows)
+        m = (cols["lo"][:n] < hi) & (cols["hi"][:n] > lo)
+        if grid >= 0:
+            box = cols["box"][:n]
+            r0, r1, c0, c1 = gb[1]
+            apart = (box[:, 0] >= r1) | (box[:, 1] <= r0) | (box[:, 2] >= c1) | (box[:, 3] <= c0)
+            m &= ~((cols["grid"][:n] == grid) & apart)
+        return [rows[i] for i in np.flatnonzero(m) if rows[i][3]]
 
     def compact(self) -> None:
-        """Drop dead entries once they are the majority (keeps the vector passes short)."""
-        keep = np.flatnonzero(self.alive[: self.n])
-        if len(keep) * 2 > self.n:
-            return
-        for name in ("lo", "hi", "write", "alive", "pipe", "pidx", "grid", "box"):
-            arr = getattr(self, name)
-            arr[: len(keep)] = arr[keep]
-        self.instr = [self.instr[i] for i in keep]
-        self.fp = [self.fp[i] for i in keep]
-        self.n = len(keep)
-
-    def overlapping(self, lo: int, hi: int, fp) -> np.ndarray:
-        n = self.n
-        if n == 0:
-            return np.empty(0, np.int64)
-        m = self.alive[:n] & (self.lo[:n] < hi) & (self.hi[:n] > lo)
-        gb = self.box_of(fp)
-        if gb is not None and m.any():
-            grid, (r0, r1, c0, c1) = gb
-            b = self.box[:n]
-            apart = (b[:, 0] >= r1) | (b[:, 1] <= r0) | (b[:, 2] >= c1) | (b[:, 3] <= c0)
-            m &= ~((self.grid[:n] == grid) & apart)
-        return np.flatnonzero(m)
+        """Drop dead entries once they are the majority (keeps the passes short)."""
+        alive = [r for r in self.rows if r[3]]
+        if len(alive) * 2 <= len(self.rows):
+            self.rows = alive
+            self.cols, self.built = None, 0
 
 
 def detect(core, severity: str = "error") -> int:
@@ -273,18 +281,17 @@ def detect(core, severity: str = "error") -> int:
             reads, writes = pair
             for entries, yw in ((writes, True), (reads, False)) if xw else ((writes, True),):
                 pruned = False
-                for i in entries.overlapping(lo, hi, fp):
-                    y, efp = entries.instr[i], entries.fp[i]
+                for r in entries.overlapping(lo, hi, fp):
+                    elo, ehi, _, _, pipe_i, pidx, y, efp, _ = r
                     if y is x or not footprints_overlap(fp, efp):
                         continue
-                    elo, ehi = int(entries.lo[i]), int(entries.hi[i])
-                    ordered_before = kx[entries.pipe[i]] > entries.pidx[i]
+                    ordered_before = kx[pipe_i] > pidx
                     if not ordered_before:
                         races += 1
                         _report(core, y, x, yw, xw, buf, max(lo, elo), min(hi, ehi), severity, used_ids)
                     elif xw and covers(lo, hi, fp, elo, ehi, efp):
                         # an older access covered by a later write ordered after it can go
-                        entries.alive[i] = False
+                        r[3] = False
                         pruned = True
                 if pruned:
                     entries.compact()
