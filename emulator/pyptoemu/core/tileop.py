@@ -14,9 +14,14 @@ import numpy as np
 
 from pyptoemu.core.memory import PartitionView, Tile
 from pyptoemu.core.pipe import OP, Instr
+from pyptoemu.core.scalar import _fail
 from pyptoemu.dtypes import itemsize as _itemsize
 from pyptoemu.dtypes import np_dtype
+from pyptoemu.errors import BoundsError, KernelFault, PtoError, UnsupportedOpError, VerifyError
+from pyptoemu.isa.arg import Arg
+from pyptoemu.pto import ast as A
 
+TILE, VIEW, SCALAR = 0, 1, 2
 _ESIZE: dict[str, int] = {}
 
 
@@ -26,11 +31,6 @@ def itemsize(name: str) -> int:
     if v is None:
         v = _ESIZE[name] = _itemsize(name)
     return v
-from pyptoemu.errors import BoundsError, KernelFault, PtoError, UnsupportedOpError, VerifyError
-from pyptoemu.isa.arg import Arg
-from pyptoemu.pto import ast as A
-
-TILE, VIEW, SCALAR = 0, 1, 2
 
 
 def _operand_lists(op: A.Op, spec) -> tuple[list, list, list]:
@@ -52,21 +52,11 @@ def lower_tile_op(su, op: A.Op, spec, fn: Callable) -> Callable:
     try:
         ins, outs, in_types = _operand_lists(op, spec)
     except VerifyError as e:
-        err = e
-
-        def fail(frame):
-            raise err
-
-        return fail
+        return _fail(e)
     attrs = dict(op.attrs)
     n_required_outs = sum(1 for o in spec.outs if not o.optional)
     if len(outs) < n_required_outs:
-        msg = f"{op.name} needs {n_required_outs} outs operand(s), got {len(outs)}"
-
-        def fail(frame):
-            raise VerifyError(msg, loc)
-
-        return fail
+        return _fail(VerifyError(f"{op.name} needs {n_required_outs} outs operand(s), got {len(outs)}", loc))
     # Operand specs matched to the operands as written (optional ones may be left out).
     in_specs = _align(spec.ins, len(ins))
     out_specs = _align(spec.outs, len(outs))
