@@ -488,6 +488,16 @@ def lower_load_scalar(su: ScalarUnit, op: A.Op) -> Callable:
             frame[op.results[0]] = gm.data[i].item()
         else:
             gm.writable()[i] = v
+        # a scalar GM access: visible to the race detector like any other (one element window)
+        es = gm.dtype.itemsize
+        access = ((gm.name, i * es, (i + 1) * es, (i, (1,), (1,))),)
+        instr = Instr(0, op.name[4:], loc, "S", su.vclock)
+        if is_load:
+            instr.reads = access
+        else:
+            instr.writes = access
+        instr.start = instr.end = instr.done = int(su.core.env.now)
+        su.core.record_on_scalar(instr)
 
     return run
 

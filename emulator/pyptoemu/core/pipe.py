@@ -110,9 +110,11 @@ class CommitQueue:
     def flush(self, upto: float) -> None:
         heap = self.heap
         while heap and heap[0][0] <= upto:
-            _, _, instr, results = heapq.heappop(heap)
+            entry = heapq.heappop(heap)
+            instr = entry[2]
             if instr is not None:
-                instr.commit(instr, results)
+                entry[2] = None  # applied: a later take() by its pipe must not apply it again
+                instr.commit(instr, entry[3])
 
 
 class Flags:
