@@ -39,23 +39,21 @@ MEMORY_SPACE_ALIASES = {
     "L0C": MemorySpace.Acc,
 }
 
-# Capacity (bytes) and address alignment per on-chip space on A2/A3.
-CAPACITY = {
-    MemorySpace.Vec: 192 * 1024,
-    MemorySpace.Mat: 512 * 1024,
-    MemorySpace.Left: 64 * 1024,
-    MemorySpace.Right: 64 * 1024,
-    MemorySpace.Acc: 128 * 1024,
-    MemorySpace.Bias: 1024,
-}
-ALIGNMENT = {
-    MemorySpace.Vec: 32,
-    MemorySpace.Mat: 32,
-    MemorySpace.Left: 512,
-    MemorySpace.Right: 512,
-    MemorySpace.Acc: 64,
-    MemorySpace.Bias: 64,
-}
+# Capacity (bytes) and address alignment per on-chip space: read from the emulator's default
+# machine file (isa_specs/machines/a2a3.yaml), the one place these numbers live.
+_LOC = {MemorySpace.Vec: "vec", MemorySpace.Mat: "mat", MemorySpace.Left: "left", MemorySpace.Right: "right",
+        MemorySpace.Acc: "acc", MemorySpace.Bias: "bias"}
+
+
+def _buffers() -> tuple[dict, dict]:
+    from pyptoemu.machine import load_machine
+
+    buffers = load_machine("a2a3").buffers
+    return ({sp: buffers[loc].size for sp, loc in _LOC.items()},
+            {sp: buffers[loc].align for sp, loc in _LOC.items()})
+
+
+CAPACITY, ALIGNMENT = _buffers()
 CUBE_SPACES = frozenset(
     {MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc, MemorySpace.Bias}
 )
