@@ -169,14 +169,26 @@ def convert(values: np.ndarray, src: str, dst: str, rmode: str | None = None,
     arr = np.asarray(values)
     ddt = np_dtype(dst)
     if src == dst:
+        if is_float(src) and rmode is not None:  # "f32 rounding": to an integral value, same type
+            with np.errstate(all="ignore"):
+                return _round_to_int(arr.astype(F64), mode).astype(ddt)
         return arr.astype(ddt, copy=True)
     with np.errstate(all="ignore"):
+        if is_float(dst) and not is_float(src):
+            # int -> float is exact or nearest-even (§4.9), whatever rmode says; a direct cast
+            # rounds once (through f64 a 64-bit integer would be rounded twice)
+            return np.ascontiguousarray(arr.astype(ddt))
         if is_float(dst):
-            xf = arr.astype(F64)  # exact for every source type except 64-bit integers (nearest f64)
+            xf = arr.astype(F64)  # exact for every float source
             y = _round_to_float(xf, dst, mode)
-            if sat == "ON":
-                big = float(dtype_info(dst).max)
-                y = np.where(np.isinf(y) & np.isfinite(xf), np.sign(xf) * big, y.astype(F64)).astype(ddt)
+            big = float(dtype_info(dst).max)
+            over = np.isfinite(xf) & (np.abs(xf) > big) & ~np.isfinite(y.astype(F64))
+            # a finite value beyond the range: rounding toward zero (or toward the range) stops at
+            # the largest finite value (IEEE directed rounding); saturation clamps in every mode
+            toward = {"TRUNC": over, "FLOOR": over & (xf > 0), "CEIL": over & (xf < 0)}.get(mode)
+            clamp = over if sat == "ON" else toward
+            if clamp is not None:
+                y = np.where(clamp, np.sign(xf) * big, y.astype(F64)).astype(ddt)
             return np.ascontiguousarray(y.astype(ddt))
         info = np.iinfo(ddt) if dst != "i1" else None
         if is_float(src):
@@ -187,13 +199,26 @@ def convert(values: np.ndarray, src: str, dst: str, rmode: str | None = None,
             if sat == "OFF":
                 r = np.clip(r, -(2.0**63), 2.0**63 - 1024)
                 return r.astype(np.int64).astype(ddt)
-            return np.clip(r, info.min, info.max).astype(ddt)
+            return _saturate_to_int(r, info, ddt)
         xi = arr.astype(np.int64) if np_dtype(src) != np.uint64 else arr
         if info is None:
             return (xi != 0).astype(ddt)
         if sat == "OFF":
             return xi.astype(ddt)
         return np.clip(xi, info.min, info.max).astype(ddt)
+
+
+def _saturate_to_int(r: np.ndarray, info: np.iinfo, ddt: np.dtype) -> np.ndarray:
+    """Integral float values -> integers, clamped to the type's range. Compares in float but
+    assigns the bounds as integers: float(2**63 - 1) is 2**63, which would wrap if cast."""
+    out = np.empty(r.shape, ddt)
+    over = r >= float(info.max)
+    under = r <= float(info.min)
+    mid = ~(over | under)
+    out[mid] = r[mid].astype(ddt)
+    out[over] = info.max
+    out[under] = info.min
+    return out
 
 
 def reinterpret(values: np.ndarray, dst: str) -> np.ndarray:

@@ -26,9 +26,28 @@ def _product(init: np.ndarray, a: Arg, b: Arg, acc: Arg) -> np.ndarray:
     xd, yd = x.astype(F64), y.astype(F64)
     c = init.astype(acc.dtype)
     for kk in range(k):
-        # one FMA step: the product of two <= f32 values is exact in f64; round once to acc dtype
-        c = (c.astype(F64) + np.multiply.outer(xd[:, kk], yd[kk, :])).astype(acc.dtype)
+        c = _fma_step(c, np.multiply.outer(xd[:, kk], yd[kk, :]), acc.dtype)
     return np.ascontiguousarray(c)
+
+
+def _fma_step(c: np.ndarray, p: np.ndarray, dt: np.dtype) -> np.ndarray:
+    """``c + p`` rounded ONCE to ``dt`` (a fused multiply-add; ``p`` is an exact f64 product).
+
+    The f64 sum ``s`` may itself be rounded; rounding it again to ``dt`` then differs from one
+    rounding of the exact sum only when ``s`` lands exactly halfway between two ``dt`` values.
+    TwoSum gives the exact error ``e`` of ``s``; at such a tie the sign of ``e`` picks the side.
+    """
+    cd = c.astype(F64)
+    with np.errstate(all="ignore"):
+        s = cd + p
+        bp = s - cd
+        e = (cd - (s - bp)) + (p - bp)  # exact: cd + p == s + e
+        y = s.astype(dt)
+        yd = y.astype(F64)
+        other = np.where(yd <= s, np.nextafter(y, dt.type(np.inf)), np.nextafter(y, dt.type(-np.inf)))
+        tie = np.isfinite(s) & (e != 0) & (np.abs(s - yd) == np.abs(other.astype(F64) - s))
+        toward = np.where(e > 0, np.maximum(y, other), np.minimum(y, other))
+    return np.where(tie, toward, y).astype(dt)
 
 
 @semantics("matmul")
