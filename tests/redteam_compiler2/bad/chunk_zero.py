@@ -1,0 +1,12 @@
+# error: 9: chunk must be a positive integer literal
+import pypto.language as pl
+
+
+@pl.program
+class Bad:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[64, 16], pl.FP32], o: pl.Out[pl.Tensor[[64, 16], pl.FP32]]) -> pl.Tensor[[64, 16], pl.FP32]:
+        for i in pl.range(4, chunk=0):
+            t = pl.load(a, [i * 16, 0], [16, 16])
+            o = pl.store(t, [i * 16, 0], o)
+        return o

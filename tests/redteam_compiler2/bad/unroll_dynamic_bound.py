@@ -1,0 +1,13 @@
+# error: 10: pl.unroll needs constant start, stop and step
+import pypto.language as pl
+
+
+@pl.program
+class Bad:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[64, 16], pl.FP32], n: pl.Scalar[pl.INDEX],
+          o: pl.Out[pl.Tensor[[64, 16], pl.FP32]]) -> pl.Tensor[[64, 16], pl.FP32]:
+        for i in pl.unroll(n):
+            t = pl.load(a, [i * 16, 0], [16, 16])
+            o = pl.store(t, [i * 16, 0], o)
+        return o
