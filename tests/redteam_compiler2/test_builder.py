@@ -175,8 +175,6 @@ def test_builder_misuse_errors():
         ib.let("a", x, type=ir.ScalarType(F))
 
 
-@pytest.mark.xfail(strict=True, reason="op builder functions (pypto.ir.op.block.add) do not capture the caller's "
-                                        "span: deduction errors have no file:line")
 def test_builder_op_error_has_callers_span():
     ib = IRBuilder()
     with pytest.raises(PyptoError) as e, ib.function("k", type=ir.FunctionType.InCore) as f:
@@ -214,8 +212,6 @@ def test_verifier_missing_yield_and_double_definition():
         ir.verify(f.get_result(), {"SSAForm"})
 
 
-@pytest.mark.xfail(strict=True, reason="TypeCheck does not flag if-branches yielding different dtypes "
-                                        "(INDEX vs FP32) for one return var (spec code 102)")
 def test_verifier_rejects_branch_dtype_mismatch():
     ib = IRBuilder()
     with ib.function("k") as f:
@@ -241,14 +237,10 @@ def test_structural_equal_detects_content_changes():
     assert not ir.structural_equal(base, kernel_fn(kind=ForKind.Parallel))
 
 
-@pytest.mark.xfail(strict=True, reason="structural_equal compares printed text: renaming a local/loop variable "
-                                        "makes equal IR unequal")
 def test_structural_equal_matches_definition_sites_not_names():
     assert ir.structural_equal(kernel_fn(), kernel_fn(vname="tt", loopvar="j"))
 
 
-@pytest.mark.xfail(strict=True, reason="structural_equal ignores the tensor layout (and ConstInt dtype): "
-                                        "a DN parameter equals an ND one")
 def test_structural_equal_sees_layout_and_const_dtype():
     assert not ir.structural_equal(kernel_fn(layout=TensorLayout.DN), kernel_fn())
     assert not ir.structural_equal(ir.ConstInt(1, DataType.INDEX), ir.ConstInt(1, DataType.INT64))
@@ -257,8 +249,6 @@ def test_structural_equal_sees_layout_and_const_dtype():
 # ----------------------------------------------------------------------------- printer round trip
 
 
-@pytest.mark.xfail(strict=True, reason="pl.parse / pl.loads / pl.parse_program / pl.loads_program are not "
-                                        "exported by pypto.language")
 def test_text_parser_entry_points_exist():
     text = ir.python_print(prog("orchestration", "InOutTwice"))
     p2 = pl.parse(text)
@@ -272,36 +262,26 @@ def test_round_trip_builder_program_without_full(tmp_path):
     assert ir.python_print(p2) == ir.python_print(p)
 
 
-@pytest.mark.xfail(strict=True, reason="printer emits pl.block.full(shape, value, dtype=...) which the parser "
-                                        "rejects: 'multiple values for argument dtype'")
 def test_round_trip_block_full(tmp_path):
     p = prog("printer_forms", "FullTile")
     assert ir.structural_equal(reparse(p, tmp_path, "FullTile"), p)
 
 
-@pytest.mark.xfail(strict=True, reason="printer emits a natural while (no iter args) as "
-                                        "'for (,) in pl.while_(init_values=(,)):' (SyntaxError)")
 def test_round_trip_natural_while(tmp_path):
     p = prog("printer_forms", "NaturalWhile")
     assert ir.structural_equal(reparse(p, tmp_path, "NaturalWhile"), p)
 
 
-@pytest.mark.xfail(strict=True, reason="printer emits '_tuple_tmp: tuple[...] = self.f(...)' which the parser "
-                                        "rejects as 'not a type annotation'")
 def test_round_trip_tuple_unpacking_call(tmp_path):
     p = prog("printer_forms", "TupleCall")
     assert ir.structural_equal(reparse(p, tmp_path, "TupleCall"), p)
 
 
-@pytest.mark.xfail(strict=True, reason="printer emits dynamic dims as a bare name 'M' with no pl.dynamic "
-                                        "definition: NameError on re-parse")
 def test_round_trip_dynamic_dims(tmp_path):
     p = prog("printer_forms", "DynRows")
     assert ir.python_print(reparse(p, tmp_path, "DynRows")) == ir.python_print(p)
 
 
-@pytest.mark.xfail(strict=True, reason="printer drops the tensor layout: pl.Tensor[[16, 32], pl.FP32, pl.DN] "
-                                        "prints without pl.DN")
 def test_printer_keeps_tensor_layout():
     text = ir.python_print(prog("printer_forms", "DNLayout").get_function("k"))
     param = text[text.index("x: "):text.index(", o: ")]

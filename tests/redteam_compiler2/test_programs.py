@@ -21,7 +21,6 @@ def test_orchestration_views_and_tensor_read(strategy):
     assert r.launches == 4
 
 
-@pytest.mark.xfail(strict=True, reason="pl.assemble / tensor.assemble is not implemented (unknown op)")
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_orchestration_assemble(strategy):
     x, f = normal((64, 32), seed=2), np.array([[1.5, -2.0, 0.25, 3.0]], np.float32)
@@ -75,24 +74,18 @@ def test_tensor_level_column_broadcast(strategy):
     check(prog("shapes", "ColBcast"), (x, c), x - c, strategy)
 
 
-@pytest.mark.xfail(strict=True, reason="tensor [64,64]*[1,64] in a kernel compiles to pto.tmul on a 1x64 tile: "
-                                        "KernelFault at run time")
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_tensor_level_row_broadcast(strategy):
     x, r = normal((64, 64), seed=14), normal((1, 64), seed=15)
     check(prog("shapes", "RowBcast"), (x, r), x * r, strategy)
 
 
-@pytest.mark.xfail(strict=True, reason="tensor [64,1]+[1,64] in a kernel: ConvertTensorToBlockOps fails with an "
-                                        "internal 'shapes [64, 8] and [1, 64] cannot be broadcast'")
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_tensor_level_outer_broadcast(strategy):
     c, r = normal((64, 1), seed=16), normal((1, 64), seed=17)
     check(prog("shapes", "OuterAdd"), (c, r), c + r, strategy)
 
 
-@pytest.mark.xfail(strict=True, reason="block.add [16,32]+[1,32] passes deduction and compiles, then pto.tadd "
-                                        "faults at run time")
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_tile_level_row_broadcast(strategy):
     x, r = normal((16, 32), seed=18), normal((1, 32), seed=19)
@@ -112,8 +105,6 @@ def test_int32_plus_fp32_promotes_to_fp32(strategy):
     check(prog("shapes", "IntFloatPromote"), (a, b), (a + b).astype(np.float32), strategy)
 
 
-@pytest.mark.xfail(strict=True, reason="UINT32+INT32 tensors: deduced INT32 but no cast is inserted; pto.tadd gets "
-                                        "ui32 and i32 operands (verify error)")
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_uint32_plus_int32_promotes_to_int32(strategy):
     g = np.random.default_rng(24)

@@ -32,6 +32,9 @@ class Printer:
         if isinstance(t, (TensorType, TileType)):
             kind = "Tensor" if isinstance(t, TensorType) else "Tile"
             parts = [self.shape(t.shape), f"{p}.{t.dtype.name}"]
+            view = getattr(t, "tensor_view", None)
+            if view is not None and view.layout is not None:
+                parts.append(f"{p}.{view.layout.name}")
             if t.memref is not None:
                 parts.append(self.memref(t.memref))
             return f"{p}.{kind}[{', '.join(parts)}]"
@@ -104,6 +107,9 @@ class Printer:
 
     def call(self, c: E.Call) -> str:
         args = [self.expr(a) for a in c.args]
+        if c.op.name == "block.full" and len(args) == 2:
+            # the DSL's full(shape, dtype, value) takes dtype second: name the value so the text re-parses
+            args[1] = f"value={args[1]}"
         args += [f"{k}={self.kwarg(k, v)}" for k, v in c.kwargs.items()]
         if isinstance(c.op, E.GlobalVar):
             prefix = "self." if c.op.name in self.program_funcs else ""
@@ -123,8 +129,31 @@ class Printer:
         stmts = stmt_list(body)
         if not stmts:
             self.emit(indent, "pass")
-        for s in stmts:
-            self.stmt(s, indent, yield_names)
+        i = 0
+        while i < len(stmts):
+            n = self.unpacked(stmts, i, indent)
+            if n:
+                i += n
+                continue
+            self.stmt(stmts[i], indent, yield_names)
+            i += 1
+
+    def unpacked(self, stmts: list, i: int, indent: int) -> int:
+        """Print ``a, b = call(...)`` for a tuple-valued assignment followed by one ``TupleGetItem``
+        per element (how the parser lowers tuple unpacking); returns the statements consumed (0: none).
+        Python annotations cannot declare a tuple variable, so this is the only re-parsable form."""
+        s = stmts[i]
+        if not (isinstance(s, St.AssignStmt) and isinstance(s.var.type, TupleType)):
+            return 0
+        n = len(s.var.type.types)
+        rest = stmts[i + 1:i + 1 + n]
+        if len(rest) != n or not all(
+            isinstance(r, St.AssignStmt) and isinstance(r.value, E.TupleGetItemExpr) and r.value.tuple is s.var
+            and r.value.index == k for k, r in enumerate(rest)
+        ):
+            return 0
+        self.emit(indent, f"{', '.join(r.var.name for r in rest)} = {self.expr(s.value)}")
+        return n + 1
 
     def stmt(self, s: Any, indent: int, yield_names: tuple = ()) -> None:
         if isinstance(s, St.AssignStmt):
@@ -144,6 +173,10 @@ class Printer:
                 self.emit(indent, f"{self.p}.yield_({vals})")
         elif isinstance(s, St.ForStmt):
             self.for_stmt(s, indent)
+        elif isinstance(s, St.WhileStmt) and not s.iter_args:
+            # a natural while (before SSA conversion): no carried values, so plain Python syntax
+            self.emit(indent, f"while {self.expr(s.condition)}:")
+            self.body(s.body, indent + 1, s.return_vars)
         elif isinstance(s, St.WhileStmt):
             names = ", ".join(a.name for a in s.iter_args)
             inits = ", ".join(self.expr(a.init_value) for a in s.iter_args)
@@ -186,7 +219,23 @@ class Printer:
         self.body(s.body, indent + 1, s.return_vars)
 
     # ------------------------------------------------------------------ functions / programs
+    def dynamic_dims(self, funcs: list, indent: int) -> None:
+        """``M = pl.dynamic("M")`` for each dynamic dim of the signatures, so the text re-parses."""
+        seen: dict = {}
+        for f in funcs:
+            for t in [v.type for v in f.params] + list(f.return_types):
+                for d in getattr(t, "shape", ()):
+                    if isinstance(d, E.Var) and not any(d is p for p in f.params):
+                        seen.setdefault(d.name, d)
+        for name in seen:
+            self.emit(indent, f'{name} = {self.p}.dynamic("{name}")')
+        if seen:
+            self.emit(indent, "")
+            self.emit(indent, "")
+
     def function(self, f: St.Function, indent: int, method: bool) -> None:
+        if not method:
+            self.dynamic_dims([f], indent)
         deco = f"@{self.p}.function"
         if f.type is not FunctionType.Opaque:
             deco += f"(type={self.p}.FunctionType.{f.type.name})"
@@ -211,6 +260,7 @@ class Printer:
         self.emit(0, "import pypto.language as pl" if self.p == "pl" else f"from pypto import language as {self.p}")
         self.emit(0, "")
         self.emit(0, "")
+        self.dynamic_dims(list(prog.functions_list), 0)
         self.emit(0, f"@{self.p}.program")
         self.emit(0, f"class {prog.name}:")
         for i, f in enumerate(_callees_first(prog)):

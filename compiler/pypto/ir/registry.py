@@ -6,6 +6,8 @@ deducer and returns a typed :class:`Call`. Deducers raise :class:`PyptoTypeError
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,11 +76,12 @@ def is_op_registered(name: str) -> bool:
     return _canonical(name) in _REGISTRY
 
 
-def get_op(name: str) -> OpDef:
+def get_op(name: str, span: Span | None = None) -> OpDef:
+    """The op's definition; an unknown name is a user error at ``span`` (the call being built)."""
     _ensure_loaded()
     opdef = _REGISTRY.get(_canonical(name))
     if opdef is None:
-        raise CompileError(f"unknown op '{name}'")
+        raise CompileError(f"unknown op '{name}'", span)
     return opdef
 
 
@@ -88,10 +91,13 @@ def all_ops() -> dict[str, OpDef]:
 
 
 def _coerce_kwarg(op: str, key: str, value: Any, want: type, span: Span) -> Any:
-    if want is DataType and isinstance(value, int) and not isinstance(value, bool):
-        return DataType(value)
-    if want is MemorySpace and isinstance(value, int) and not isinstance(value, bool):
-        return MemorySpace(value)
+    """Check one keyword against the op's schema; enum codes become enum members, and a code with no
+    member is reported at the call (not as a bare ValueError from the enum constructor)."""
+    if want in (DataType, MemorySpace) and isinstance(value, int) and not isinstance(value, bool):
+        try:
+            return want(value)
+        except ValueError:
+            raise PyptoTypeError(f"{op}: keyword '{key}': {value} is not a {want.__name__} code", span) from None
     if want is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if want is int and isinstance(value, bool):
@@ -105,10 +111,29 @@ def _coerce_kwarg(op: str, key: str, value: Any, want: type, span: Span) -> Any:
     return value
 
 
+_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_OP_BUILDERS = (os.path.join(_PKG, "ops") + os.sep, os.path.abspath(__file__))
+
+
+def _builder_caller_span() -> Span:
+    """Span of user code that called an op builder (``pypto.ir.op.block.add(...)``) without one.
+
+    Frames of the builder modules are skipped; if the next frame is user code (outside the pypto
+    package) its line is the call's span, so type-deduction errors of hand-built IR point there.
+    Calls that compiler passes build stay spanless rather than blaming an unrelated user line.
+    """
+    f = sys._getframe(2)
+    while f is not None and f.f_code.co_filename.startswith(_OP_BUILDERS):
+        f = f.f_back
+    if f is None or os.path.abspath(f.f_code.co_filename).startswith(_PKG + os.sep):
+        return UNKNOWN_SPAN
+    return Span(f.f_code.co_filename, f.f_lineno, 1)
+
+
 def create_op_call(name: str, args: list | tuple, kwargs: dict | None = None, span: Span | None = None) -> Call:
     """Build a typed call of a registered op."""
-    span = span or UNKNOWN_SPAN
-    opdef = get_op(name)
+    span = span or _builder_caller_span()
+    opdef = get_op(name, span)
     kwargs = dict(kwargs or {})
     checked = {}
     for key, value in kwargs.items():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from pypto.enums import CAPACITY, MemorySpace
@@ -120,6 +121,8 @@ class _Checker:
             self.block(s.then_body, len(s.return_vars))
             if s.else_body is not None:
                 self.block(s.else_body, len(s.return_vars))
+            if "TypeChecked" in self.props:
+                self.branch_types(s)
             elif s.return_vars:
                 self.fail("an if with results needs an else branch", s.span)
             for rv in s.return_vars:
@@ -128,6 +131,33 @@ class _Checker:
             self.block(s.body, None)
         elif isinstance(s, (St.SeqStmts, St.OpStmts)):
             self.block(s, None)
+
+
+    def branch_types(self, s: St.IfStmt) -> None:
+        """TypeCheck across branches (spec §5.10): what each branch yields for one result must have
+        the result's type kind (101), dtype (102) and rank (103)."""
+        for name, body in (("then", s.then_body), ("else", s.else_body)):
+            stmts = stmt_list(body) if body is not None else []
+            last = stmts[-1] if stmts else None
+            if not isinstance(last, St.YieldStmt):
+                continue
+            for rv, v in zip(s.return_vars, last.value):
+                vt, rt = getattr(v, "type", None), rv.type
+                if vt is None or isinstance(vt, UnknownType) or isinstance(rt, UnknownType):
+                    continue
+                what = None
+                if type_kind(vt) != type_kind(rt):
+                    what = "type kind (101)"
+                elif getattr(vt, "dtype", None) is not getattr(rt, "dtype", None):
+                    what = "dtype (102)"
+                elif len(getattr(vt, "shape", ())) != len(getattr(rt, "shape", ())):
+                    what = "rank (103)"
+                if what is not None:
+                    self.fail(
+                        f"the {name} branch yields {type_str(vt)} for '{rv.name}' of type {type_str(rt)}: "
+                        f"{what} mismatch",
+                        last.span,
+                    )
 
 
 def verify(node: Any, properties: set[str] | tuple = ("TypeChecked",)) -> None:
@@ -145,10 +175,53 @@ def verify(node: Any, properties: set[str] | tuple = ("TypeChecked",)) -> None:
 
 
 def structural_equal(a: Any, b: Any) -> bool:
-    """Compare two IR trees by content (variables matched by definition order, spans ignored)."""
-    from pypto.ir.printer import python_print
+    """Compare two IR trees by content (spec §5.1).
 
-    return python_print(a) == python_print(b)
+    The trees are walked in lockstep over every dataclass field except spans. Variables are matched
+    by position, not by name: the first time a variable of ``a`` meets one of ``b`` (its definition
+    site, since definitions precede uses in a walk) the two are paired, and every later occurrence
+    must meet its partner. So renaming locals keeps IR equal, while types, layouts and constant
+    dtypes (INDEX vs INT64) all take part. Comparing printed text would do the opposite on both.
+    """
+    return _StructEq().eq(a, b)
+
+
+class _StructEq:
+    def __init__(self) -> None:
+        self.fwd: dict[int, Any] = {}
+        self.back: dict[int, Any] = {}
+
+    def var(self, a: Any, b: Any) -> bool:
+        pa, pb = self.fwd.get(id(a)), self.back.get(id(b))
+        if pa is not None or pb is not None:
+            return pa is b and pb is a
+        self.fwd[id(a)], self.back[id(b)] = b, a
+        return self.fields(a, b, skip=("span", "name"))
+
+    def fields(self, a: Any, b: Any, skip: tuple = ("span",)) -> bool:
+        return all(
+            self.eq(getattr(a, f.name), getattr(b, f.name))
+            for f in dataclasses.fields(a) if f.name not in skip
+        )
+
+    def eq(self, a: Any, b: Any) -> bool:
+        if a is b:
+            return True
+        if type(a) is not type(b):
+            return False
+        if isinstance(a, E.Var):
+            return self.var(a, b)
+        if isinstance(a, (list, tuple)):
+            return len(a) == len(b) and all(self.eq(x, y) for x, y in zip(a, b))
+        if isinstance(a, dict):
+            return a.keys() == b.keys() and all(self.eq(a[k], b[k]) for k in a)
+        if isinstance(a, St.Program):
+            # function order is not semantic (the printer reorders callees first)
+            fa, fb = (sorted(p.functions_list, key=lambda f: f.name) for p in (a, b))
+            return a.name == b.name and self.eq(fa, fb)
+        if dataclasses.is_dataclass(a):
+            return self.fields(a, b)
+        return bool(a == b)
 
 
 def assert_structural_equal(a: Any, b: Any) -> None:

@@ -16,6 +16,7 @@ from pypto.language.decorators import InlineFunction, function, inline, program
 from pypto.language.helpers import auto_incore, cond, const, incore, parallel, range, unroll, while_, yield_
 from pypto.language.namespace import Namespace as _Namespace
 from pypto.language.namespace import OpStub as _OpStub
+from pypto.language.text import loads, loads_program, parse, parse_program
 from pypto.language.typing import DynVar, InOut, Out, Scalar, Tensor, Tile, dynamic
 from pypto.language.typing import MemRef_ as MemRef
 
@@ -80,7 +81,11 @@ __all__ = [
     "function",
     "incore",
     "inline",
+    "loads",
+    "loads_program",
     "parallel",
+    "parse",
+    "parse_program",
     "program",
     "range",
     "system",

@@ -23,7 +23,7 @@ from pypto.ir import scalar as S
 from pypto.ir import stmt as St
 from pypto.ir.types import ScalarType, TensorType, TileType, TupleType, UnknownType, type_str
 from pypto.language import dispatch
-from pypto.language.typing import DirectionAnnotation, DynVar, to_ir_type
+from pypto.language.typing import AnnotationError, DirectionAnnotation, DynVar, to_ir_type
 
 LOOP_HELPERS = {"range": ForKind.Sequential, "parallel": ForKind.Parallel, "unroll": ForKind.Unroll}
 
@@ -157,6 +157,8 @@ def signature_of(src: SourceInfo, ns: Namespace, is_method: bool) -> Signature:
 def _eval_annotation(node: ast.AST, env: dict, src: SourceInfo) -> Any:
     try:
         return eval(compile(ast.Expression(node), src.filename, "eval"), env)
+    except AnnotationError as e:
+        raise PyptoTypeError(e.message, src.span(node)) from None
     except PyptoError:
         raise
     except Exception as e:  # noqa: BLE001  (annotation errors are user errors: report at the annotation)
@@ -399,6 +401,8 @@ class FunctionParser:
 
         for name, kind in (("incore", ScopeKind.InCore), ("auto_incore", ScopeKind.AutoInCore)):
             if self._is_helper_call(ctx, name):
+                if ctx.args or ctx.keywords:
+                    raise self.error(f"pl.{name}() takes no arguments (spec §3.4)", ctx)
                 body = self.block(node.body)
                 self.emit(St.ScopeStmt(kind, body, self.span(node)))
                 return
@@ -474,6 +478,12 @@ class FunctionParser:
             iv = kw["init_values"]
             elts = iv.elts if isinstance(iv, (ast.Tuple, ast.List)) else [iv]
             inits = [self.to_ir(self.expr(e), e) for e in elts]
+        if "chunk_policy" in kw:
+            pol = self.expr(kw["chunk_policy"])
+            if pol != "leading_full":
+                shown = repr(pol) if isinstance(pol, (str, int, float)) else type(pol).__name__
+                raise self.error(f"chunk_policy must be \"leading_full\" (the only policy), got {shown}",
+                                 kw["chunk_policy"])
         chunk = None
         if "chunk" in kw:
             c = self.expr(kw["chunk"])

@@ -6,12 +6,51 @@ type through :func:`to_ir_type`.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Any
 
 from pypto.dtype import DataType
 from pypto.enums import MemorySpace, ParamDirection, TensorLayout
+from pypto.errors import PyptoTypeError, Span
 from pypto.ir.types import MemRef, ScalarType, TensorType, TensorView, TileType
+
+
+class AnnotationError(PyptoTypeError, TypeError):
+    """A malformed annotation or ``pl.dynamic`` call.
+
+    These run as plain Python (at class-body time, before the parser sees the function), so the error
+    carries the span of the user's line, found from the calling frame; it is also a ``TypeError`` so
+    code that evaluates annotations itself can catch it and re-report it at the annotation node.
+    """
+
+
+def _user_span() -> Span | None:
+    """The span of the innermost frame outside this module (the user's annotation or call)."""
+    f = sys._getframe(1)
+    while f is not None and f.f_code.co_filename in (__file__, "<string>"):  # "<string>": dataclass __init__
+        f = f.f_back
+    return Span(f.f_code.co_filename, f.f_lineno, 1) if f is not None else None
+
+
+def describe(value: Any) -> str:
+    """A user-level spelling of an annotation value (never an internal repr)."""
+    if isinstance(value, DataType):
+        return f"pl.{value.name}"
+    if isinstance(value, (TensorLayout, MemorySpace)):
+        return f"pl.{value.name}"
+    if isinstance(value, ScalarAnnotation):
+        return f"pl.Scalar[pl.{value.dtype.name}]"
+    if isinstance(value, ShapedAnnotation):
+        return f"pl.{value.kind}[..., pl.{value.dtype.name}]"
+    if isinstance(value, DirectionAnnotation):
+        return f"pl.{value.direction.name}[{describe(value.inner)}]"
+    if getattr(value, "__origin__", None) is not None:
+        args = ", ".join(describe(a) for a in getattr(value, "__args__", ()))
+        return f"{getattr(value.__origin__, '__name__', 'generic')}[{args}]"
+    if isinstance(value, (int, float, str)):
+        return repr(value)
+    return type(value).__name__
 
 
 @dataclass(frozen=True)
@@ -21,8 +60,10 @@ class DynVar:
     name: str
 
     def __post_init__(self) -> None:
-        if not self.name.isidentifier():
-            raise ValueError(f"dynamic dim name must be an identifier, got {self.name!r}")
+        if not isinstance(self.name, str) or not self.name.isidentifier():
+            raise AnnotationError(
+                f"pl.dynamic: the dim name must be an identifier, got {describe(self.name)}", _user_span()
+            )
 
 
 def dynamic(name: str) -> DynVar:
@@ -63,14 +104,15 @@ class DirectionAnnotation:
 
 def _shaped(kind: str, item: Any) -> ShapedAnnotation:
     if not isinstance(item, tuple) or len(item) < 2:
-        raise TypeError(f"pl.{kind}[shape, dtype] expects a shape and a dtype")
+        raise AnnotationError(f"pl.{kind}[shape, dtype] expects a shape and a dtype", _user_span())
     shape, dtype, *rest = item
     if isinstance(shape, (int, DynVar)):
         shape = [shape]
     if not isinstance(shape, (list, tuple)):
-        raise TypeError(f"pl.{kind}: shape must be a list, got {type(shape).__name__}")
+        raise AnnotationError(f"pl.{kind}: shape must be a list, got {describe(shape)}", _user_span())
     if not isinstance(dtype, DataType):
-        raise TypeError(f"pl.{kind}: dtype must be a pl dtype such as pl.FP32, got {dtype!r}")
+        raise AnnotationError(f"pl.{kind}: dtype must be a pl dtype such as pl.FP32, got {describe(dtype)}",
+                              _user_span())
     layout, memref = None, None
     for r in rest:
         if isinstance(r, MemRefSpec):
@@ -78,7 +120,11 @@ def _shaped(kind: str, item: Any) -> ShapedAnnotation:
         elif isinstance(r, TensorLayout):
             layout = r
         else:
-            raise TypeError(f"pl.{kind}: unexpected annotation argument {r!r}")
+            raise AnnotationError(
+                f"pl.{kind}: unexpected annotation argument {describe(r)} (after the shape and dtype only a "
+                "layout such as pl.ND/pl.DN or a memref may follow)",
+                _user_span(),
+            )
     return ShapedAnnotation(kind, tuple(shape), dtype, layout, memref)
 
 
@@ -104,7 +150,7 @@ class Tile(metaclass=_ShapedMeta):
 class _ScalarMeta(type):
     def __getitem__(cls, dtype: Any) -> ScalarAnnotation:
         if not isinstance(dtype, DataType):
-            raise TypeError(f"pl.Scalar[dtype] expects a dtype, got {dtype!r}")
+            raise AnnotationError(f"pl.Scalar[dtype] expects a dtype, got {describe(dtype)}", _user_span())
         return ScalarAnnotation(dtype)
 
 
@@ -148,7 +194,7 @@ def to_ir_type(ann: Any, dyn_vars: dict, make_dyn: Any) -> Any:
             elif isinstance(d, int) and not isinstance(d, bool) or hasattr(d, "type"):
                 dims.append(d)
             else:
-                raise TypeError(f"shape entries must be ints or pl.dynamic(...), got {d!r}")
+                raise TypeError(f"shape entries must be ints or pl.dynamic(...), got {describe(d)}")
         memref = None
         if ann.memref is not None:
             m = ann.memref
@@ -157,4 +203,4 @@ def to_ir_type(ann: Any, dyn_vars: dict, make_dyn: Any) -> Any:
             view = TensorView((), ann.layout) if ann.layout is not None else None
             return TensorType(tuple(dims), ann.dtype, memref, view)
         return TileType(tuple(dims), ann.dtype, memref)
-    raise TypeError(f"not a type annotation: {ann!r}")
+    raise TypeError(f"{describe(ann)} is not a supported type annotation (use pl.Tensor, pl.Tile or pl.Scalar)")

@@ -91,10 +91,18 @@ def _tt(name: str, tmp: bool = False):
         shape = broadcast_shapes(a.shape, b.shape, name, span)
         dt = promote(a.dtype, b.dtype)
         check_dtype(name, dt, span)
-        valid = a.valid_shape if len(a.shape) == len(shape) else shape
-        return TileType(shape, dt, tile_view=vec_view(shape, valid))
+        return TileType(shape, dt, tile_view=vec_view(shape, _broadcast_valid(shape, a, b)))
 
     register_op(name, BLOCK, names, pipe=PipeType.V, min_args=2)(deduce)
+
+
+def _broadcast_valid(shape: tuple, a: TileType, b: TileType) -> tuple:
+    """Valid shape of a broadcast result: that of the operand spanning the whole result (a ``[1, N]``
+    operand's single valid row must not shrink an ``[M, N]`` result), else the full shape."""
+    for t in (a, b):
+        if len(t.shape) == len(shape) and all(dims_equal(x, y) for x, y in zip(t.shape, shape)):
+            return t.valid_shape
+    return shape
 
 
 def _ts(name: str, tmp: bool = False):
@@ -358,12 +366,22 @@ CAST_PAIRS: dict[DataType, tuple] = {
 }
 
 
+def _check_mode(name: str, kw: dict, span: Span) -> None:
+    """Rounding modes are checked by the op itself, so IR built without the Python wrapper (the
+    builder, the text parser) cannot carry an undefined mode into code generation."""
+    mode = kw.get("mode", 2)
+    if not 0 <= mode < len(ROUND_MODES):
+        names = ", ".join(f"{k}={v}" for v, k in enumerate(ROUND_MODES))
+        raise PyptoTypeError(f"{name.split('.', 1)[1]}: unknown rounding mode {mode} (use {names})", span)
+
+
 @register_op("block.cast", BLOCK, ("tile",), attrs={"target_type": DataType, "mode": int}, pipe=PipeType.V)
 def _cast(args: list, kw: dict, span: Span) -> TileType:
     t = tile("block.cast", args, 0, ("tile",), span)
     if "target_type" not in kw:
         raise PyptoTypeError("block.cast requires 'target_type'", span)
     dst = kw["target_type"]
+    _check_mode("block.cast", kw, span)
     if dst not in CAST_PAIRS.get(t.dtype, ()):
         to = ", ".join(d.name for d in CAST_PAIRS.get(t.dtype, ())) or "nothing"
         raise PyptoTypeError(f"cast: {t.dtype.name} tiles cannot be converted to {dst.name} (supported: {to})", span)
@@ -558,10 +576,15 @@ def _get_block_idx(args: list, kw: dict, span: Span) -> ScalarType:
     return ScalarType(DataType.UINT64)
 
 
-@register_op("block.reshape", BLOCK, ("tile", "shape"), pipe=PipeType.V)
+@register_op("block.reshape", BLOCK, ("tile", "shape"), attrs={"dtype": DataType}, pipe=PipeType.V)
 def _reshape(args: list, kw: dict, span: Span) -> TileType:
+    """Same bytes, new shape; the compiler-only ``dtype`` attribute also re-types them as another
+    element type of the same width (how a UINT32 tile becomes INT32: tcvt has no such pair)."""
     t = tile("block.reshape", args, 0, ("tile", "shape"), span)
     check_dtype("block.reshape", t.dtype, span)
+    dtype = kw.get("dtype", t.dtype)
+    if dtype.nbytes != t.dtype.nbytes or not (dtype.is_int() and t.dtype.is_int()) and dtype is not t.dtype:
+        raise PyptoTypeError(f"block.reshape: {t.dtype.name} cannot be re-typed as {dtype.name}", span)
     shape = int_list("block.reshape", args[1], "shape", span, static=True)
     n_old, n_new = 1, 1
     for d in t.shape:
@@ -570,7 +593,7 @@ def _reshape(args: list, kw: dict, span: Span) -> TileType:
         n_new *= static_int(d)
     if n_old is not None and n_old != n_new:
         raise PyptoTypeError(f"block.reshape: {shape_str(t.shape)} has {n_old} elements, not {n_new}", span)
-    return TileType(shape, t.dtype, tile_view=vec_view(shape))
+    return TileType(shape, dtype, tile_view=vec_view(shape))
 
 
 @register_op("block.transpose", BLOCK, ("tile", "axis1", "axis2", "tmp"), pipe=PipeType.V, min_args=3)

@@ -52,6 +52,63 @@ def _view(args: list, kw: dict, span: Span) -> TensorType:
     return TensorType(shape, t.dtype)
 
 
+@register_op("tensor.assemble", TENSOR, ("target", "source", "offset"))
+def _assemble(args: list, kw: dict, span: Span) -> TensorType:
+    """Write ``source`` into ``target`` at ``offset``; the result is the updated target (spec §4.2)."""
+    names = ("target", "source", "offset")
+    t, src = tensor("tensor.assemble", args, 0, names, span), tensor("tensor.assemble", args, 1, names, span)
+    offs = int_list("tensor.assemble", args[2], "offset", span)
+    if len(src.shape) != len(t.shape) or len(offs) != len(t.shape):
+        raise PyptoTypeError(
+            f"tensor.assemble: source {shape_str(src.shape)} and offset need the target's rank {len(t.shape)}", span
+        )
+    if src.dtype is not t.dtype:
+        raise PyptoTypeError(f"tensor.assemble: source is {src.dtype.name}, target is {t.dtype.name}", span)
+    for o, n, d in zip(offs, src.shape, t.shape):
+        so, sn, sd = static_int(o), static_int(n), static_int(d)
+        if None not in (so, sn, sd) and (so < 0 or so + sn > sd):
+            raise PyptoTypeError(
+                f"tensor.assemble: source {shape_str(src.shape)} at offset {so} leaves target {shape_str(t.shape)}",
+                span,
+            )
+    return t
+
+
+def _count(shape: tuple) -> int | None:
+    n = 1
+    for d in shape:
+        v = static_int(d)
+        if v is None:
+            return None
+        n *= v
+    return n
+
+
+@register_op("tensor.reshape", TENSOR, ("tensor", "shape"))
+def _reshape(args: list, kw: dict, span: Span) -> TensorType:
+    t = tensor("tensor.reshape", args, 0, ("tensor", "shape"), span)
+    shape = int_list("tensor.reshape", args[1], "shape", span)
+    old, new = _count(t.shape), _count(tuple(shape))
+    if None not in (old, new) and old != new:
+        raise PyptoTypeError(f"tensor.reshape: {shape_str(t.shape)} has {old} elements, not {new}", span)
+    return TensorType(shape, t.dtype)
+
+
+@register_op("tensor.transpose", TENSOR, ("tensor", "axis1", "axis2"))
+def _transpose(args: list, kw: dict, span: Span) -> TensorType:
+    t = tensor("tensor.transpose", args, 0, ("tensor", "axis1", "axis2"), span)
+    rank = len(t.shape)
+    axes = [static_int(a) for a in args[1:3]]
+    if rank < 2 or None in axes or not all(-rank <= a < rank for a in axes) or axes[0] % rank == axes[1] % rank:
+        raise PyptoTypeError(
+            f"tensor.transpose: axes must be two different constants in range for rank {rank} (rank >= 2)", span
+        )
+    shape = list(t.shape)
+    i, j = axes[0] % rank, axes[1] % rank
+    shape[i], shape[j] = shape[j], shape[i]
+    return TensorType(tuple(shape), t.dtype)
+
+
 def _tt(name: str):
     names = ("lhs", "rhs")
 
@@ -87,6 +144,9 @@ def _exp(args: list, kw: dict, span: Span) -> TensorType:
 @register_op("tensor.cast", TENSOR, ("input",), attrs={"target_type": DataType, "mode": int})
 def _cast(args: list, kw: dict, span: Span) -> TensorType:
     t = tensor("tensor.cast", args, 0, ("input",), span)
+    from pypto.ops.block import _check_mode
+
+    _check_mode("tensor.cast", kw, span)
     return TensorType(t.shape, kw.get("target_type", t.dtype))
 
 
@@ -97,23 +157,35 @@ def _cast(args: list, kw: dict, span: Span) -> TensorType:
     attrs={"out_dtype": DataType, "a_trans": bool, "b_trans": bool, "c_matrix_nz": bool},
 )
 def _matmul(args: list, kw: dict, span: Span) -> TensorType:
+    """NumPy ``matmul`` shapes (spec §4.7): 1-D operands gain and then lose a unit dim, batch dims
+    (all but the last two) broadcast."""
     a, b = tensor("tensor.matmul", args, 0, ("lhs", "rhs"), span), tensor("tensor.matmul", args, 1, ("lhs", "rhs"), span)
     dtype = kw.get("out_dtype") or promote(a.dtype, b.dtype)
-    if len(a.shape) != 2 or len(b.shape) != 2:
-        raise PyptoTypeError("tensor.matmul: only 2-D operands are supported", span)
-    m = a.shape[1] if kw.get("a_trans") else a.shape[0]
-    k1 = a.shape[0] if kw.get("a_trans") else a.shape[1]
-    k2 = b.shape[1] if kw.get("b_trans") else b.shape[0]
-    n = b.shape[0] if kw.get("b_trans") else b.shape[1]
+    if not a.shape or not b.shape:
+        raise PyptoTypeError("tensor.matmul: operands must have rank >= 1", span)
+    one = ConstInt(1, DataType.INDEX)
+    sa = a.shape if len(a.shape) > 1 else (one,) + tuple(a.shape)
+    sb = b.shape if len(b.shape) > 1 else tuple(b.shape) + (one,)
+    m = sa[-1] if kw.get("a_trans") else sa[-2]
+    k1 = sa[-2] if kw.get("a_trans") else sa[-1]
+    k2 = sb[-1] if kw.get("b_trans") else sb[-2]
+    n = sb[-2] if kw.get("b_trans") else sb[-1]
     if None not in (static_int(k1), static_int(k2)) and static_int(k1) != static_int(k2):
         raise PyptoTypeError(f"tensor.matmul: K dims differ: {shape_str(a.shape)} x {shape_str(b.shape)}", span)
-    return TensorType((m, n), dtype)
+    batch = broadcast_shapes(tuple(sa[:-2]), tuple(sb[:-2]), "tensor.matmul batch dims", span)
+    out = tuple(batch) + ((m,) if len(a.shape) > 1 else ()) + ((n,) if len(b.shape) > 1 else ())
+    return TensorType(out, dtype)
 
 
 def _row_reduce(name: str):
     def deduce(args: list, kw: dict, span: Span) -> TensorType:
         t = tensor(name, args, 0, ("input",), span)
-        return TensorType(t.shape[:-1] + (ConstInt(1, DataType.INDEX),), t.dtype)
+        axis = kw.get("axis", -1)
+        if axis is not None and not (-len(t.shape) <= axis < len(t.shape) and axis % len(t.shape) == len(t.shape) - 1):
+            raise PyptoTypeError(f"{name}: reduces the last axis only (axis -1 or {len(t.shape) - 1}), got {axis}",
+                                 span)
+        keep = kw.get("keep_dim", True)
+        return TensorType(t.shape[:-1] + ((ConstInt(1, DataType.INDEX),) if keep or keep is None else ()), t.dtype)
 
     register_op(name, TENSOR, ("input",), attrs={"axis": int, "keep_dim": bool})(deduce)
 
@@ -189,9 +261,26 @@ def matmul(
     return create_op_call("tensor.matmul", [lhs, rhs], kw, span)
 
 
-def row_max(input: Expr, span: Span | None = None) -> Call:
-    return create_op_call("tensor.row_max", [input], {}, span)
+def _reduce_kwargs(axis: int, keep_dim: bool) -> dict:
+    """The defaults (last axis, kept as a unit dim) are left out so the IR matches the plain call."""
+    return {"axis": None if axis == -1 else axis, "keep_dim": None if keep_dim else False}
 
 
-def row_sum(input: Expr, span: Span | None = None) -> Call:
-    return create_op_call("tensor.row_sum", [input], {}, span)
+def row_max(input: Expr, axis: int = -1, keep_dim: bool = True, span: Span | None = None) -> Call:
+    return create_op_call("tensor.row_max", [input], _reduce_kwargs(axis, keep_dim), span)
+
+
+def row_sum(input: Expr, axis: int = -1, keep_dim: bool = True, span: Span | None = None) -> Call:
+    return create_op_call("tensor.row_sum", [input], _reduce_kwargs(axis, keep_dim), span)
+
+
+def assemble(target: Expr, source: Expr, offset: Any, span: Span | None = None) -> Call:
+    return create_op_call("tensor.assemble", [target, source, to_tuple(offset, span, "offset")], {}, span)
+
+
+def reshape(tensor: Expr, shape: Any, span: Span | None = None) -> Call:
+    return create_op_call("tensor.reshape", [tensor, to_tuple(shape, span, "shape")], {}, span)
+
+
+def transpose(tensor: Expr, axis1: Any, axis2: Any, span: Span | None = None) -> Call:
+    return create_op_call("tensor.transpose", [tensor, as_expr(axis1, span), as_expr(axis2, span)], {}, span)

@@ -16,7 +16,9 @@ A kernel written with tensor ops (``pl.add(a, b)`` on Tensors, the ``*_scalar`` 
   loads, ops and stores touch only the valid region. Column counts are padded to the 32-byte row
   alignment the same way.
 * Values shaped ``[R, 1]`` (row reductions) are row vectors; ``x - row_max(x)`` style broadcasts
-  become ``row_expand_sub`` etc.
+  become ``row_expand_sub`` etc. Other broadcasts (``[R, C] * [1, C]``, ``[R, 1] + [1, C]``) are
+  converted with whole-tensor tiles and made explicit with the expand ops by the pre-memory
+  normalisation (:mod:`pypto.passes.broadcast`).
 * ``matmul`` (and kernels mixing tensor ops with explicit block ops) are converted without a loop:
   operands go DDR -> Mat -> Left/Right (``move(transpose=True)`` for ``a_trans``/``b_trans``), the
   product lands in Acc and is stored from there; shapes must fit the cube buffers.
@@ -290,6 +292,9 @@ class _Converter:
         if name == "tensor.cast":
             return B.cast(tile_of(c.args[0]), c.kwargs["target_type"], c.kwargs.get("mode", 2), span=span)
         if name in _ROW_REDUCE:
+            if c.kwargs.get("keep_dim") is False:
+                raise CompileError(f"{name} with keep_dim=False cannot be converted in a kernel: the row "
+                                   "reduction tile is [R, 1]; keep the unit dim (the default)", s.span)
             src = tile_of(c.args[0])
             tmp = self.let(f"{s.var.name}_tmp", B.create_tile(list(src.type.shape), src.type.dtype, MemorySpace.Vec,
                                                               span=span), out)
@@ -309,6 +314,8 @@ class _Converter:
                 if shape is None:
                     raise CompileError(f"'{v.name}': tensor-level ops need static shapes", v.span)
                 padded = list(shape[:-1]) + [_ceil(shape[-1], max(1, ALIGN_BYTES // v.type.dtype.nbytes))]
+                if len(shape) == 2 and shape[1] == 1 and shape[0] != 1:
+                    padded = list(shape)  # an [R, 1] row vector is a column-major tile, as in the grid
                 self.check_fits(v, padded, MemorySpace.Vec)
                 load = B.load(v, [0] * len(shape), padded, list(shape), MemorySpace.Vec)
                 tiles[v] = self.let(f"{v.name}_tile", load, out)

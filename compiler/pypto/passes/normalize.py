@@ -7,6 +7,8 @@
   op's last argument, so memory planning and sync insertion see it like any other tile.
 * ``subc(a, b, c)`` = a - b - c and ``subsc(a, s, c)`` = a - s - c become two subtractions: the PTO
   ``tsubc``/``tsubsc`` instructions compute a - b + c, not the language's a - b - c.
+* Mixed-dtype integer tile operands (``UINT32 + INT32`` deduces INT32) are cast to the result dtype
+  the same way; integer scalars keep their dtype (the scalar forms take the tile's dtype already).
 * Mixed-precision float arithmetic (``muls(fp16_tile, 0.5)`` deduces FP32 by §2.1 promotion) runs in
   the result dtype: narrower tile operands are first converted with ``block.cast`` and scalar
   operands are converted to the result dtype. Converting first (rather than computing in FP16 and
@@ -32,9 +34,11 @@ from pypto.enums import MemorySpace
 from pypto.errors import CompileError
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
+from pypto.ir.expr import static_int
 from pypto.ir.types import TileType
 from pypto.ir.visitor import stmt_list, walk
 from pypto.ops import block as B
+from pypto.passes.broadcast import BROADCASTING, lower_binary, needs_lowering, vec_kind
 
 _ROW = {"block.sum": "row_sum", "block.max": "row_max", "block.min": "row_min"}
 # op -> (scratch shape and dtype from the call's tile operands) for the ops that get a compiler scratch tile.
@@ -162,7 +166,7 @@ class Normalizer:
         c = s.value
         rd = getattr(s.var.type, "dtype", None)
         positions = _PROMOTING.get(c.op.name)
-        if positions is None or not isinstance(s.var.type, TileType) or not rd.is_float():
+        if positions is None or not isinstance(s.var.type, TileType):
             return s
         args, changed = list(c.args), False
         for i in positions:
@@ -170,9 +174,13 @@ class Normalizer:
                 continue
             a = args[i]
             t = getattr(a, "type", None)
-            if getattr(t, "dtype", rd) is rd:
+            if getattr(t, "dtype", rd) is rd or (not rd.is_float() and not isinstance(t, TileType)):
                 continue
-            if isinstance(t, TileType):
+            if isinstance(t, TileType) and not rd.is_float() and t.dtype.is_int() and t.dtype.nbytes == rd.nbytes:
+                # same-width signedness change: two's-complement conversion is a re-typing of the bits
+                retype = create_op_call("block.reshape", [a, E.MakeTuple(tuple(t.shape))], {"dtype": rd}, c.span)
+                args[i] = self.let(f"{s.var.name}_in", retype, s.span, out)
+            elif isinstance(t, TileType):
                 args[i] = self.let(f"{s.var.name}_in", B.cast(a, rd, span=c.span), s.span, out)
             elif isinstance(a, (E.ConstFloat, E.ConstInt)):
                 args[i] = E.ConstFloat(float(a.value), rd, a.span)
@@ -193,6 +201,9 @@ class Normalizer:
             rest = self.legalize(promoted)
             return out + (rest if rest is not None else [promoted])
         c, name = s.value, s.value.op.name
+        lowered = self.lower_broadcast(s, out)
+        if lowered is not None:
+            return lowered
         if name in _SCRATCH and len(c.args) == _ARITY[name]:
             shape, dtype = _SCRATCH[name](c)
             tmp = self.let(f"{s.var.name}_tmp", B.create_tile(shape, dtype, MemorySpace.Vec, span=s.span), s.span, out)
@@ -208,6 +219,23 @@ class Normalizer:
             call = create_op_call(name, [c.args[0], c.args[1], bias], dict(c.kwargs), c.span)
             return out + [St.AssignStmt(s.var, call, s.span)]
         return None
+
+    def lower_broadcast(self, s: St.AssignStmt, out: list) -> list | None:
+        """Make a broadcasting binary tile op explicit with the expand ops (see :mod:`.broadcast`)."""
+        c = s.value
+        op = c.op.name.split(".", 1)[1] if c.op.name.startswith("block.") else ""
+        if op not in BROADCASTING or len(c.args) != 2 or not isinstance(s.var.type, TileType):
+            return None
+        a, b = c.args
+        if not (isinstance(getattr(a, "type", None), TileType) and isinstance(getattr(b, "type", None), TileType)):
+            return None
+        full = [static_int(d) for d in s.var.type.shape]
+        if len(full) != 2 or None in full or not needs_lowering(a.type.shape, b.type.shape, tuple(full)):
+            return None
+        kinds = (vec_kind(a.type.shape, tuple(full)), vec_kind(b.type.shape, tuple(full)))
+        call = lower_binary(op, a, b, kinds, full, lambda base, e: self.let(f"{s.var.name}_{base}", e, s.span, out),
+                            c.span)
+        return out + [St.AssignStmt(s.var, call, s.span)]
 
     def stmt(self, s: Any) -> list:
         if isinstance(s, St.AssignStmt) and isinstance(s.value, E.Call) and not isinstance(s.value.op, E.GlobalVar):

@@ -131,6 +131,15 @@ class Interpreter:
         if name == "tensor.view":
             t, shape, off = args
             return t[tuple(slice(int(o), int(o) + int(n)) for o, n in zip(off, shape))]
+        if name == "tensor.assemble":
+            # the result is the updated target: written in place, like a kernel's Out tensor
+            t, src, off = args
+            t[tuple(slice(int(o), int(o) + n) for o, n in zip(off, src.shape))] = src
+            return t
+        if name == "tensor.reshape":
+            return args[0].reshape([int(d) for d in args[1]])
+        if name == "tensor.transpose":
+            return np.swapaxes(args[0], int(args[1]), int(args[2]))
         if name == "tensor.read":
             return args[0][tuple(int(i) for i in args[1])].item()
         short = name.split(".", 1)[1]
@@ -143,10 +152,10 @@ class Interpreter:
         if name == "tensor.cast":
             return args[0].astype(kw["target_type"].numpy)
         if name == "tensor.matmul":
-            a = args[0].T if kw.get("a_trans") else args[0]
-            b = args[1].T if kw.get("b_trans") else args[1]
-            return (a.astype(np.float64) @ b.astype(np.float64)).astype(c.type.dtype.numpy)
+            a = np.swapaxes(args[0], -1, -2) if kw.get("a_trans") and args[0].ndim > 1 else args[0]
+            b = np.swapaxes(args[1], -1, -2) if kw.get("b_trans") and args[1].ndim > 1 else args[1]
+            return np.asarray(a.astype(np.float64) @ b.astype(np.float64)).astype(c.type.dtype.numpy)
         if name in ("tensor.row_max", "tensor.row_sum"):
             fn = np.max if name.endswith("max") else np.sum
-            return fn(args[0], axis=-1, keepdims=True)
+            return fn(args[0], axis=-1, keepdims=kw.get("keep_dim") is not False)
         raise RuntimeFault(f"op '{name}' cannot run on the host (block ops belong in an InCore function)", c.span)

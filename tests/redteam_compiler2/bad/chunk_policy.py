@@ -1,5 +1,5 @@
 # error: 10: chunk_policy
-# xfail: chunk_policy other than "leading_full" is silently accepted (spec §3.1: only "leading_full")
+# fixed (was a strict xfail): chunk_policy other than "leading_full" is silently accepted (spec §3.1: only "leading_full")
 import pypto.language as pl
 
 

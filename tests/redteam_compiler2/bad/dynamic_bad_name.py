@@ -1,5 +1,5 @@
 # error: 5: must be an identifier
-# xfail: pl.dynamic("1bad") raises a raw ValueError: the CLI prints a Python traceback
+# fixed (was a strict xfail): pl.dynamic("1bad") raises a raw ValueError: the CLI prints a Python traceback
 import pypto.language as pl
 
 M = pl.dynamic("1bad")

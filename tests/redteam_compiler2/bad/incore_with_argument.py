@@ -1,5 +1,5 @@
 # error: 10: pl.incore
-# xfail: 'with pl.incore(1):' is silently accepted (spec §3.4: scopes take no arguments)
+# fixed (was a strict xfail): 'with pl.incore(1):' is silently accepted (spec §3.4: scopes take no arguments)
 import pypto.language as pl
 
 

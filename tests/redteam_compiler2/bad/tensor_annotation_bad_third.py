@@ -1,5 +1,5 @@
 # error: 9: unexpected annotation argument
-# xfail: pl.Tensor[[..], pl.FP32, pl.FP16] raises a raw TypeError: the CLI prints a Python traceback
+# fixed (was a strict xfail): pl.Tensor[[..], pl.FP32, pl.FP16] raises a raw TypeError: the CLI prints a Python traceback
 import pypto.language as pl
 
 

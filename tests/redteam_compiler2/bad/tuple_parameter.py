@@ -1,5 +1,5 @@
 # error: 9: parameter 'n'
-# xfail: a tuple parameter type is rejected with internal reprs ('ScalarAnnotation(dtype=<DataType.INDEX: 21>)')
+# fixed (was a strict xfail): a tuple parameter type is rejected with internal reprs ('ScalarAnnotation(dtype=<DataType.INDEX: 21>)')
 import pypto.language as pl
 
 
