@@ -105,9 +105,10 @@ def test_dump_passes_writes_every_stage(tmp_path):
     out = ir.compile(example("tile_add").TileAdd, output_dir=str(tmp_path), dump_passes=True)
     names = sorted(p.name for p in (tmp_path / "passes_dump").iterdir())
     assert names == [
-        "00_frontend.py", "01_after_ConvertToSSA.py", "02_after_UnrollLoops.py", "03_after_OutlineIncoreScopes.py",
-        "04_after_ConvertTensorToBlockOps.py", "05_after_InitMemRef.py", "06_after_MemoryReuse.py",
-        "07_after_InsertSync.py", "08_after_AllocateMemoryAddr.py",
+        "00_frontend.py", "01_after_ConvertToSSA.py", "02_after_UnrollLoops.py", "03_after_SplitChunkedLoops.py",
+        "04_after_InterchangeChunkLoops.py", "05_after_OutlineIncoreScopes.py",
+        "06_after_ConvertTensorToBlockOps.py", "07_after_InitMemRef.py", "08_after_MemoryReuse.py",
+        "09_after_InsertSync.py", "10_after_AllocateMemoryAddr.py",
     ]
     assert (tmp_path / "kernels" / "aiv" / "add_kernel.pto").exists()
     assert (tmp_path / "kernels" / "aiv" / "add_kernel.cpp").exists()

@@ -112,12 +112,16 @@ def test_uint32_plus_int32_promotes_to_int32(strategy):
     check(prog("shapes", "UIntIntPromote"), (a, b), (a.astype(np.int64) + b).astype(np.int32), strategy, atol=0)
 
 
-@pytest.mark.xfail(strict=True, reason="pl.auto_incore + chunk= is not implemented (no SplitChunkedLoops/"
-                                        "InterchangeChunkLoops); error blames tensor.create")
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_auto_incore_chunked_parallel_loop(strategy):
     x = normal((128, 32), seed=25)
     check(prog("scopes", "AutoChunk"), (x,), x + 1, strategy)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_auto_incore_chunk_remainder_into_out_param(strategy):
+    x = normal((160, 32), seed=27)
+    check(prog("scopes", "AutoChunkOutParam"), (x,), x + 1, strategy)
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)

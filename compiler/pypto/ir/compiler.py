@@ -54,8 +54,9 @@ def compile(
 ) -> str:
     """Compile ``program`` into ``output_dir`` and return the directory.
 
-    Writes ``kernels/<aiv|aic>/<f>.pto`` and ``.cpp`` per kernel, ``passes_dump/NN_after_<Pass>.py``
-    when ``dump_passes``, and ``report/memory_after_AllocateMemoryAddr.txt``.
+    Writes ``kernels/<aiv|aic>/<f>.pto`` and ``.cpp`` per kernel, ``orchestration/<f>.cpp`` per
+    Orchestration function, ``kernel_config.py``, ``passes_dump/NN_after_<Pass>.py`` when
+    ``dump_passes``, and ``report/memory_after_AllocateMemoryAddr.txt``.
     """
     if output_dir is None:
         output_dir = os.path.join("build_output", f"{program.name}_{time.strftime('%Y%m%d_%H%M%S')}")
@@ -66,8 +67,22 @@ def compile(
         os.makedirs(d, exist_ok=True)
         _write(os.path.join(d, f"{name}.pto"), text)
         _write(os.path.join(d, f"{name}.cpp"), compiled.cpp[name])
+    _write_orchestration(compiled, output_dir)
     _write_report(compiled, output_dir)
     return output_dir
+
+
+def _write_orchestration(compiled: CompiledProgram, output_dir: str) -> None:
+    """Write ``orchestration/<f>.cpp`` per Orchestration function and ``kernel_config.py`` (spec §6.7)."""
+    from pypto.codegen.orchestration import generate_orchestration, kernel_config
+
+    sources = generate_orchestration(compiled.program, compiled.core)
+    if sources:
+        d = os.path.join(output_dir, "orchestration")
+        os.makedirs(d, exist_ok=True)
+        for name, text in sources.items():
+            _write(os.path.join(d, f"{name}.cpp"), text)
+    _write(os.path.join(output_dir, "kernel_config.py"), kernel_config(compiled.program, compiled.core, list(sources)))
 
 
 def _write_report(compiled: CompiledProgram, output_dir: str) -> None:

@@ -1,6 +1,7 @@
 """IR -> IR transforms, one per module, and the pass manager with named strategies."""
 
 from pypto.passes.allocate_memory_addr import AllocateMemoryAddrPass
+from pypto.passes.chunk_loops import InterchangeChunkLoopsPass, SplitChunkedLoopsPass
 from pypto.passes.convert_tensor_to_block_ops import ConvertTensorToBlockOpsPass
 from pypto.passes.convert_to_ssa import ConvertToSSAPass
 from pypto.passes.init_memref import InitMemRefPass
@@ -17,6 +18,16 @@ def convert_to_ssa() -> ConvertToSSAPass:
 
 def unroll_loops() -> UnrollLoopsPass:
     return UnrollLoopsPass()
+
+
+def split_chunked_loops() -> SplitChunkedLoopsPass:
+    """The SplitChunkedLoops pass (spec §6.3)."""
+    return SplitChunkedLoopsPass()
+
+
+def interchange_chunk_loops() -> InterchangeChunkLoopsPass:
+    """The InterchangeChunkLoops pass (spec §6.3)."""
+    return InterchangeChunkLoopsPass()
 
 
 def outline_incore_scopes() -> OutlineIncoreScopesPass:
@@ -45,7 +56,8 @@ def allocate_memory_addr() -> AllocateMemoryAddrPass:
 
 __all__ = [
     "AllocateMemoryAddrPass", "ConvertTensorToBlockOpsPass", "ConvertToSSAPass", "InitMemRefPass", "InsertSyncPass",
-    "MemoryReusePass", "OptimizationStrategy", "OutlineIncoreScopesPass", "PassManager", "UnrollLoopsPass",
-    "allocate_memory_addr", "basic_memory_reuse", "convert_tensor_to_block_ops", "convert_to_ssa", "init_mem_ref",
-    "insert_sync", "outline_incore_scopes", "unroll_loops",
+    "InterchangeChunkLoopsPass", "MemoryReusePass", "OptimizationStrategy", "OutlineIncoreScopesPass", "PassManager",
+    "SplitChunkedLoopsPass", "UnrollLoopsPass", "allocate_memory_addr", "basic_memory_reuse",
+    "convert_tensor_to_block_ops", "convert_to_ssa", "init_mem_ref", "insert_sync", "interchange_chunk_loops",
+    "outline_incore_scopes", "split_chunked_loops", "unroll_loops",
 ]

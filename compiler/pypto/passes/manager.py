@@ -11,6 +11,7 @@ from pypto.ir.verifier import verify
 from pypto.passes.allocate_memory_addr import AllocateMemoryAddrPass
 from pypto.passes.base import Pass
 from pypto.passes.checks import check_orchestration
+from pypto.passes.chunk_loops import InterchangeChunkLoopsPass, SplitChunkedLoopsPass
 from pypto.passes.convert_tensor_to_block_ops import ConvertTensorToBlockOpsPass
 from pypto.passes.convert_to_ssa import ConvertToSSAPass
 from pypto.passes.init_memref import InitMemRefPass
@@ -27,7 +28,8 @@ class OptimizationStrategy(enum.Enum):
 
 # UnrollLoops follows ConvertToSSA (see its module docstring); outlining precedes the tensor-to-block
 # conversion so that tensor ops written inside `with pl.incore():` are converted in the new kernel.
-_FRONT = (ConvertToSSAPass, UnrollLoopsPass, OutlineIncoreScopesPass, ConvertTensorToBlockOpsPass)
+_FRONT = (ConvertToSSAPass, UnrollLoopsPass, SplitChunkedLoopsPass, InterchangeChunkLoopsPass, OutlineIncoreScopesPass,
+          ConvertTensorToBlockOpsPass)
 STRATEGIES: dict[OptimizationStrategy, tuple[type, ...]] = {
     OptimizationStrategy.Default: (*_FRONT, InitMemRefPass, MemoryReusePass, InsertSyncPass, AllocateMemoryAddrPass),
     OptimizationStrategy.PTOAS: (*_FRONT, InitMemRefPass, MemoryReusePass, AllocateMemoryAddrPass),
@@ -39,6 +41,8 @@ _BLOCK = {"TypeChecked", "SplitIncoreOrch", "IncoreBlockOps"}
 PRODUCES = {
     "convert-to-ssa": {"TypeChecked", "SSAForm"},
     "unroll-loops": {"TypeChecked", "SSAForm"},
+    "split-chunked-loops": {"TypeChecked", "SSAForm"},
+    "interchange-chunk-loops": {"TypeChecked", "SSAForm"},
     "outline-incore-scopes": _SPLIT,
     "convert-tensor-to-block-ops": _SPLIT | _BLOCK,
     "init-memref": _BLOCK | {"SSAForm", "HasMemRefs"},

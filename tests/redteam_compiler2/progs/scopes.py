@@ -28,3 +28,18 @@ class ChunkOutsideAutoIncore:
             u = pl.add(t, 1.0)
             out = pl.store(u, [i * 16, 0], out)
         return out
+
+
+@pl.program
+class AutoChunkOutParam:
+    """auto_incore writing the caller's Out buffer; 10 iterations with chunk=4 leave a remainder of 2."""
+
+    @pl.function
+    def main(self, x: pl.Tensor[[160, 32], pl.FP32], out: pl.Out[pl.Tensor[[160, 32], pl.FP32]]
+             ) -> pl.Tensor[[160, 32], pl.FP32]:
+        with pl.auto_incore():
+            for i in pl.parallel(0, 10, 1, chunk=4):
+                t = pl.load(x, [i * 16, 0], [16, 32])
+                u = pl.add(t, 1.0)
+                out = pl.store(u, [i * 16, 0], out)
+        return out
