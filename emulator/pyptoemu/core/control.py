@@ -126,10 +126,6 @@ def lower_arith(su: ScalarUnit, op: A.Op) -> Callable:
     return _fail(UnsupportedOpError(f"{op.name} is not supported by the emulator yet", loc))
 
 
-def _bounds(su: ScalarUnit, frame: dict, op: A.Op, names: list) -> list:
-    return [su.value(frame, n, op.loc) for n in names]
-
-
 def lower_for(su: ScalarUnit, op: A.Op) -> Callable:
     lb, ub, st, *inits = op.operands
     body = op.regions[0]
