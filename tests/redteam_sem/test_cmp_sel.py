@@ -70,8 +70,6 @@ def test_tsel_with_tcmp_mask_in_a_kernel():
     assert got[0, 3] == 10.0
 
 
-@pytest.mark.xfail(strict=True, reason="on a2a3 tcmp with i32 inputs honours cmpMode lt; spec §4.10: "
-                   "'A2/A3: ... i32 always compares eq' (neither eq computed nor rejected)")
 def test_tcmp_i32_on_a2a3_compares_eq():
     a = np.array([[1, 2, 3, 4, 5, 6, 7, 8]], np.int32)
     b = np.array([[1, 3, 2, 4, 0, 9, 7, 1]], np.int32)

@@ -402,7 +402,7 @@ def _cmp(args: list, kw: dict, span: Span) -> TileType:
     if a.dtype is not b.dtype:
         raise PyptoTypeError(f"cmp: operand dtypes differ ({a.dtype.name} vs {b.dtype.name})", span)
     check_dtype("block.cmp", a.dtype, span)
-    _cmp_mode(kw, span)
+    _cmp_mode(kw, span, a.dtype)
     return _mask_type(a.shape, span)
 
 
@@ -412,13 +412,18 @@ def _cmps(args: list, kw: dict, span: Span) -> TileType:
     a = tile("block.cmps", args, 0, ("lhs", "rhs"), span)
     scalar("block.cmps", args, 1, ("lhs", "rhs"), span)
     check_dtype("block.cmps", a.dtype, span)
-    _cmp_mode(kw, span)
+    _cmp_mode(kw, span, a.dtype)
     return _mask_type(a.shape, span)
 
 
-def _cmp_mode(kw: dict, span: Span) -> None:
-    if not 0 <= kw.get("cmp_type", 0) <= 5:
-        raise PyptoTypeError(f"cmp: cmp_type must be 0..5 (EQ, NE, LT, LE, GT, GE), got {kw['cmp_type']}", span)
+def _cmp_mode(kw: dict, span: Span, dtype: DataType) -> None:
+    mode = kw.get("cmp_type", 0)
+    if not 0 <= mode <= 5:
+        raise PyptoTypeError(f"cmp: cmp_type must be 0..5 (EQ, NE, LT, LE, GT, GE), got {mode}", span)
+    if dtype is D.INT32 and mode != 0:
+        # pto-text-format §4.10: the A2/A3 vector unit compares i32 only for equality
+        raise PyptoTypeError("cmp: the A2/A3 vector unit compares INT32 tiles only for EQ; compare INT16 or "
+                             "FP32 tiles (pl.cast) for ordering", span)
 
 
 def _check_mask(name: str, mask: TileType, data: tuple, span: Span) -> None:

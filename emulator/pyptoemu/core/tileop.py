@@ -107,6 +107,10 @@ def lower_tile_op(su, op: A.Op, spec, fn: Callable) -> Callable:
             _check_kinds(op, in_specs, in_snap, ins, "ins", loc)
             _check_kinds(op, out_specs, out_snap, outs, "outs", loc)
             _check_declared_types(op, in_snap, in_types, out_snap, op.out_types, loc)
+            if ("i32_compare_eq_only" in spec.constraints and su.machine.params.get("cmp_i32_eq_only")
+                    and in_snap and in_snap[0][4] == "i32" and _cmp_mode(attrs) != "eq"):
+                raise VerifyError(f"{op.name}: on {su.machine.name} the vector unit compares i32 tiles only "
+                                  f"for eq, not {_cmp_mode(attrs)}", loc)
             if "same_dtype" in spec.constraints:
                 _check_same_dtype(op, [s for i, s in enumerate(in_snap) if not scratch[i]] + out_snap, loc)
             _check_matmul_shapes(op, in_snap, out_snap, loc)
@@ -220,6 +224,11 @@ def _run_on_scalar(su, instr: Instr):
     su.busy += instr.occupancy
     su.resume_at_now()
     core.record_on_scalar(instr)
+
+
+def _cmp_mode(attrs: dict) -> str:
+    mode = attrs.get("cmpMode", "eq")
+    return str(getattr(mode, "value", mode)).lower()
 
 
 def _check_declared_types(op: A.Op, in_snap: list, in_types: list, out_snap: list, out_types: list,

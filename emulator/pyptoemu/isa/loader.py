@@ -61,6 +61,7 @@ _ENTRY_OPTIONAL = frozenset({"semantics", "attrs", "notes", "constraints"})
 # Operand constraints the core checks before running an instruction (pto-text-format §4.0).
 CONSTRAINTS = frozenset({
     "same_dtype",  # every tile operand except scratch (tmp) has one element type
+    "i32_compare_eq_only",  # on machines with params.cmp_i32_eq_only, i32 compares must be eq
 })
 
 _ALLOWED_NODES = (
