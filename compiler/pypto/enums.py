@@ -46,7 +46,7 @@ _LOC = {MemorySpace.Vec: "vec", MemorySpace.Mat: "mat", MemorySpace.Left: "left"
 
 
 def _buffers() -> tuple[dict, dict]:
-    from pyptoemu.machine import load_machine
+    from ptoisa.machine import load_machine
 
     buffers = load_machine("a2a3").buffers
     return ({sp: buffers[loc].size for sp, loc in _LOC.items()},

@@ -7,7 +7,7 @@ __all__ = ["InputError", "KernelFault", "Loc", "PtoError", "run"]
 
 def __getattr__(name: str):
     # `run` lives in api.py, which pulls in SimPy and NumPy; import it lazily so that
-    # `import pyptoemu.pto.parser` stays cheap.
+    # `import ptoisa.text.parser` stays cheap.
     if name == "run":
         from pyptoemu.api import run
 

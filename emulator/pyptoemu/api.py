@@ -9,16 +9,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from ptoisa.dtypes import is_known, np_dtype
+from ptoisa.machine import Machine, load_machine
+from ptoisa.text import ast as A
 
 from pyptoemu.check import autosync
 from pyptoemu.check import races as race_check
 from pyptoemu.check.findings import Finding
 from pyptoemu.core.aicore import AICore
 from pyptoemu.core.memory import GMBuffer, PartitionView, Ptr
-from pyptoemu.dtypes import is_known, np_dtype
 from pyptoemu.errors import DeadlockError, InputError, Loc, PtoError
-from pyptoemu.machine import Machine, load_machine
-from pyptoemu.pto import ast as A
 
 PIPE_ORDER = ("S", "MTE1", "MTE2", "MTE3", "V", "M", "FIX")
 
@@ -57,7 +57,7 @@ class RunResult:
 
 def load_kernel(kernel: str | os.PathLike | A.Module) -> A.Module:
     """A parsed module from a path, from `.pto` text, or as given."""
-    from pyptoemu.pto.parser import parse_file, parse_module
+    from ptoisa.text.parser import parse_file, parse_module
 
     if isinstance(kernel, A.Module):
         return kernel
@@ -221,7 +221,7 @@ def run(
     ``warn`` or ``off``. Raises :class:`InputError` for bad input and :class:`KernelFault` when the
     kernel faults (deadlock, bounds, capacity).
     """
-    from pyptoemu.isa.loader import load_isa
+    from pyptoemu.isa.runnable import load_isa
 
     if races not in ("error", "warn", "off"):
         raise InputError(f"races must be error, warn or off, not {races!r}")

@@ -1,61 +1,16 @@
-"""Diagnostics shared by every part of the emulator.
+"""The emulator's run-time faults, on top of the contract's base errors.
 
-Every error the user can cause carries a source location and renders as ``file:line:col: message``.
-Two families decide the CLI exit code: :class:`InputError` (bad input: usage, parse, spec, verify;
-exit 2) and :class:`KernelFault` (the kernel itself misbehaved at run time: deadlock, out of bounds,
-capacity, unsupported op; exit 1).
+:class:`KernelFault` (the kernel itself misbehaved at run time: deadlock, out of bounds, capacity,
+unsupported op) ends a CLI run with exit code 1. The base types are re-exported here because they are
+part of the emulator's public API (``pyptoemu.InputError``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ptoisa.errors import UNKNOWN_LOC, InputError, Loc, ParseError, PtoError, SpecError, VerifyError
 
-
-@dataclass(frozen=True, slots=True)
-class Loc:
-    """A position in a source file (1-based line and column)."""
-
-    file: str
-    line: int
-    col: int
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.col}"
-
-
-UNKNOWN_LOC = Loc("<unknown>", 0, 0)
-
-
-class PtoError(Exception):
-    """Base of every user-facing emulator error."""
-
-    exit_code = 1
-
-    def __init__(self, message: str, loc: Loc | None = None):
-        super().__init__(message)
-        self.message = message
-        self.loc = loc
-
-    def __str__(self) -> str:
-        return f"{self.loc}: {self.message}" if self.loc is not None else self.message
-
-
-class InputError(PtoError):
-    """The input is malformed or inconsistent (exit code 2)."""
-
-    exit_code = 2
-
-
-class ParseError(InputError):
-    """The `.pto` text does not follow the format."""
-
-
-class SpecError(InputError):
-    """An ISA or machine YAML file is invalid."""
-
-
-class VerifyError(InputError):
-    """The program parses but is not well formed (types, operands, names)."""
+__all__ = ["UNKNOWN_LOC", "BoundsError", "CapacityError", "DeadlockError", "InputError", "KernelFault", "Loc",
+           "ParseError", "PtoError", "SpecError", "UnsupportedOpError", "VerifyError"]
 
 
 class KernelFault(PtoError):

@@ -90,7 +90,7 @@ def test_matmul_is_cube_kernel():
 
 def _parser():
     try:
-        from pyptoemu.pto.parser import parse_module
+        from ptoisa.text.parser import parse_module
     except Exception:  # noqa: BLE001
         pytest.skip("emulator parser not available")
     return parse_module

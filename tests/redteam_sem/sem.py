@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from ptoisa.machine import load_machine
 
 from pyptoemu.isa.arg import Arg
-from pyptoemu.isa.loader import load_isa
+from pyptoemu.isa.runnable import load_isa
 from pyptoemu.isa.semantics import SEMANTICS
-from pyptoemu.machine import load_machine
 
 ISA = load_isa(machine=load_machine())
 T = Arg.tile

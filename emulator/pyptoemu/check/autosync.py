@@ -14,13 +14,14 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
+from ptoisa.isa.spec import ISA
+from ptoisa.machine import Machine, load_machine
+from ptoisa.text import ast as A
+
 from pyptoemu.check.syncpass.emit import allocate_events, materialise, strip_region
 from pyptoemu.check.syncpass.model import SYNC_OPS, FunctionModel
 from pyptoemu.check.syncpass.plan import Planner
 from pyptoemu.errors import InputError, Loc
-from pyptoemu.isa.spec import ISA
-from pyptoemu.machine import Machine, load_machine
-from pyptoemu.pto import ast as A
 
 __all__ = ["SyncStats", "has_sync", "insert_sync", "insert_sync_with_stats", "prepare", "strip_sync", "sync_file"]
 
@@ -100,7 +101,7 @@ def insert_sync_with_stats(module: A.Module, isa: ISA | None, machine: Machine |
     """:func:`insert_sync`, also returning counts of what it inserted."""
     mach = machine if isinstance(machine, Machine) else load_machine(str(machine))
     if isa is None:
-        from pyptoemu.isa.loader import load_isa
+        from pyptoemu.isa.runnable import load_isa
 
         isa = load_isa(machine=mach)
     if entry is not None and module.function(entry.lstrip("@")) is None:
@@ -173,7 +174,7 @@ def serialise(module: A.Module, isa: ISA | None, machine: Machine | str) -> A.Mo
     program order, so results equal a sequential reference whatever the pipes' timing."""
     mach = machine if isinstance(machine, Machine) else load_machine(str(machine))
     if isa is None:
-        from pyptoemu.isa.loader import load_isa
+        from pyptoemu.isa.runnable import load_isa
 
         isa = load_isa(machine=mach)
 
@@ -194,9 +195,10 @@ def serialise(module: A.Module, isa: ISA | None, machine: Machine | str) -> A.Mo
 def sync_file(path: str | os.PathLike, out_path: str | os.PathLike, machine: str = "a2a3",
               entry: str | None = None) -> list[str]:
     """``pyptoemu sync``: parse, strip, insert, print to ``out_path``; returns notes for the user."""
-    from pyptoemu.isa.loader import load_isa
-    from pyptoemu.pto.parser import parse_file
-    from pyptoemu.pto.printer import print_module
+    from ptoisa.text.parser import parse_file
+    from ptoisa.text.printer import print_module
+
+    from pyptoemu.isa.runnable import load_isa
 
     mach = load_machine(machine)
     module = parse_file(os.fspath(path))

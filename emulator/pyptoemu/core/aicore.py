@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 import simpy
+from ptoisa.machine import Machine
+from ptoisa.text import ast as A
 
 from pyptoemu.check.findings import Findings
 from pyptoemu.core.memory import GMBuffer, OnChipBuffer, Ptr
 from pyptoemu.core.pipe import WAIT, CommitQueue, Flags, Instr, Pipe
 from pyptoemu.core.scalar import ScalarUnit
 from pyptoemu.errors import DeadlockError, InputError, Loc, PtoError
-from pyptoemu.machine import Machine
-from pyptoemu.pto import ast as A
 
 # A resource limit of the emulator itself (not of the modelled machine): a typo in a shape should
 # not make it try to allocate terabytes of random data.

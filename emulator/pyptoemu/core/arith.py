@@ -10,8 +10,7 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-
-from pyptoemu.dtypes import np_dtype
+from ptoisa.dtypes import np_dtype
 
 INT_BITS = {"index": 64, "i1": 1, "i8": 8, "i16": 16, "i32": 32, "i64": 64,
             "ui8": 8, "ui16": 16, "ui32": 32, "ui64": 64}

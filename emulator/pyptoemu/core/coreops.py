@@ -8,13 +8,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
+from ptoisa.dtypes import np_dtype
+from ptoisa.text import ast as A
+
 from pyptoemu.core.memory import PartitionView, Ptr, TensorView, Tile
 from pyptoemu.core.pipe import BARRIER, SET, WAIT, Instr
 from pyptoemu.core.scalar import EVENT_CLASS_PIPE, PIPE_NAMES, ScalarUnit, _fail, lower_noop
-from pyptoemu.dtypes import np_dtype
 from pyptoemu.errors import BoundsError, KernelFault, Loc, UnsupportedOpError, VerifyError
 from pyptoemu.isa.arg import Arg
-from pyptoemu.pto import ast as A
 
 
 def lower_make_tensor_view(su: ScalarUnit, op: A.Op) -> Callable:

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
+from ptoisa.machine import Buffer
 
 from pyptoemu.errors import BoundsError, CapacityError, Loc
-from pyptoemu.machine import Buffer
 
 # --------------------------------------------------------------------------------------- layouts
 

@@ -15,9 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ptoisa.text import ast as A
+
 from pyptoemu.core.pipe import SET, Instr
 from pyptoemu.errors import KernelFault, Loc, UnsupportedOpError, VerifyError
-from pyptoemu.pto import ast as A
 
 PIPE_NAMES = {
     "PIPE_S": "S", "PIPE_V": "V", "PIPE_M": "M", "PIPE_MTE1": "MTE1", "PIPE_MTE2": "MTE2",

@@ -11,15 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from ptoisa.dtypes import itemsize as _itemsize
+from ptoisa.dtypes import np_dtype
+from ptoisa.text import ast as A
 
 from pyptoemu.core.memory import PartitionView, Tile
 from pyptoemu.core.pipe import OP, Instr
 from pyptoemu.core.scalar import _fail
-from pyptoemu.dtypes import itemsize as _itemsize
-from pyptoemu.dtypes import np_dtype
 from pyptoemu.errors import BoundsError, KernelFault, PtoError, UnsupportedOpError, VerifyError
 from pyptoemu.isa.arg import Arg
-from pyptoemu.pto import ast as A
 
 TILE, VIEW, SCALAR = 0, 1, 2
 _ESIZE: dict[str, int] = {}

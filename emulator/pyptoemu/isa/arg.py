@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
-from pyptoemu.dtypes import np_dtype
+from ptoisa.dtypes import np_dtype
 
 
 @dataclass(slots=True)

@@ -8,15 +8,15 @@ import sys
 
 import numpy as np
 import pytest
+from ptoisa.machine import load_machine
+from ptoisa.text import ast as A
+from ptoisa.text.parser import parse_file, parse_module
+from ptoisa.text.printer import print_module
 
 import pyptoemu
 from pyptoemu.check import autosync
 from pyptoemu.errors import InputError
-from pyptoemu.isa.loader import load_isa
-from pyptoemu.machine import load_machine
-from pyptoemu.pto import ast as A
-from pyptoemu.pto.parser import parse_file, parse_module
-from pyptoemu.pto.printer import print_module
+from pyptoemu.isa.runnable import load_isa
 from tests.conftest import EXAMPLES, _load_reference
 
 REF = _load_reference()

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from ptoisa.text import ast as A
+from ptoisa.text.parser import parse_module
 
 import pyptoemu
 from pyptoemu.api import choose_entry
 from pyptoemu.errors import InputError, PtoError
-from pyptoemu.pto import ast as A
-from pyptoemu.pto.parser import parse_module
 
 ROOT = Path(__file__).resolve().parents[3]
 VADD = (ROOT / "examples" / "vadd_32x32.pto").read_text()

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from ptoisa.machine import load_machine
 
 import pyptoemu
 from pyptoemu.errors import BoundsError, CapacityError, DeadlockError, InputError, UnsupportedOpError
-from pyptoemu.machine import load_machine
 from tests.emulator.core.kernels import binary_kernel, pview, vec
 
 T = vec(16, 64)

@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from ptoisa.dtypes import np_dtype
+from ptoisa.machine import load_machine
 
 import pyptoemu
-from pyptoemu.dtypes import np_dtype
-from pyptoemu.isa.loader import load_isa
-from pyptoemu.machine import load_machine
+from pyptoemu.isa.runnable import load_isa
 from tests.emulator.core.kernels import pview, vec
 
 ISA = load_isa(machine=load_machine("a2a3"))

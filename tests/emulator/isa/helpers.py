@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 from hypothesis import strategies as st
+from ptoisa.dtypes import is_float, is_unsigned, itemsize, np_dtype
 
-from pyptoemu.dtypes import is_float, is_unsigned, itemsize, np_dtype
 from pyptoemu.isa.arg import Arg
-from pyptoemu.isa.loader import load_isa
+from pyptoemu.isa.runnable import load_isa
 from pyptoemu.isa.semantics import SEMANTICS, SemanticsFn
 
 F64 = np.float64

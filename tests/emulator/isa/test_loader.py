@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from ptoisa.isa.spec import ISA, InstrSpec
+from ptoisa.machine import load_machine
 
 from pyptoemu.errors import SpecError
-from pyptoemu.isa.loader import load_isa
+from pyptoemu.isa.runnable import load_isa
 from pyptoemu.isa.semantics import SEMANTICS
-from pyptoemu.isa.spec import ISA, InstrSpec
-from pyptoemu.machine import load_machine
 
 GOOD_ENTRY = """\
   - mnemonic: tadd
@@ -194,7 +194,7 @@ def test_pipe_rule_without_match_raises() -> None:
 
 
 def test_describe() -> None:
-    from pyptoemu.isa.describe import format_instruction, format_isa_list
+    from ptoisa.isa.describe import format_instruction, format_isa_list
 
     isa = load_isa()
     listing = format_isa_list(isa)
@@ -204,7 +204,7 @@ def test_describe() -> None:
 
 
 def test_isa_dir_env_override(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pyptoemu.machine import isa_dir
+    from ptoisa.machine import isa_dir
 
     monkeypatch.setenv("PYPTOEMU_ISA_DIR", str(tmp_path))
     assert isa_dir() == tmp_path

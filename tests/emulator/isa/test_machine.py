@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from ptoisa.machine import COST_KEYS, isa_dir, load_machine
 
 from pyptoemu.errors import SpecError
-from pyptoemu.machine import COST_KEYS, isa_dir, load_machine
 
 
 def test_a2a3_numbers() -> None:

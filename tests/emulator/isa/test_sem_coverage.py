@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pyptoemu.isa.loader import load_isa
+from pyptoemu.isa.runnable import load_isa
 
 
 def test_every_implemented_op_has_a_semantics_test() -> None:

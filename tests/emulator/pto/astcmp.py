@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pyptoemu.pto.ast import Function, Module, Op, Region
+from ptoisa.text.ast import Function, Module, Op, Region
 
 
 def op_diff(a: Op, b: Op, path: str) -> str | None:

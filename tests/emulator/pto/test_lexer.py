@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from ptoisa.text.lexer import SourceMap, tokenize
 
 from pyptoemu.errors import Loc, ParseError
-from pyptoemu.pto.lexer import SourceMap, tokenize
 
 
 def kinds(text: str) -> list[tuple[str, str]]:

@@ -9,9 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from pyptoemu.errors import InputError, Loc, ParseError
-from pyptoemu.pto.ast import (
+from ptoisa.text.ast import (
     DenseAttr,
     EnumAttr,
     MemRefType,
@@ -25,8 +23,10 @@ from pyptoemu.pto.ast import (
     TileBufType,
     UnitAttr,
 )
-from pyptoemu.pto.lexer import tokenize
-from pyptoemu.pto.parser import parse_file, parse_module
+from ptoisa.text.lexer import tokenize
+from ptoisa.text.parser import parse_file, parse_module
+
+from pyptoemu.errors import InputError, Loc, ParseError
 
 from .op_lines import APPENDIX_A_NAMES, COL, OP_LINES, TB, wrap
 

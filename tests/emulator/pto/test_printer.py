@@ -6,9 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from pyptoemu.pto.parser import parse_file, parse_module
-from pyptoemu.pto.printer import format_results, print_module
+from ptoisa.text.parser import parse_file, parse_module
+from ptoisa.text.printer import format_results, print_module
 
 from .astcmp import module_diff
 from .op_lines import APPENDIX_A_NAMES, OP_LINES, TB, wrap

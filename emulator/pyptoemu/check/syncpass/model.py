@@ -22,9 +22,10 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+from ptoisa.isa.spec import ISA
+from ptoisa.text import ast as A
+
 from pyptoemu.errors import InputError
-from pyptoemu.isa.spec import ISA
-from pyptoemu.pto import ast as A
 
 ESIZE = {
     "f64": 8, "i64": 8, "ui64": 8, "si64": 8, "u64": 8, "index": 8,

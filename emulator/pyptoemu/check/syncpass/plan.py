@@ -30,10 +30,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ptoisa.machine import Machine
+from ptoisa.text import ast as A
+
 from pyptoemu.check.syncpass.model import FunctionModel, OpInfo
 from pyptoemu.errors import InputError
-from pyptoemu.machine import Machine
-from pyptoemu.pto import ast as A
 
 PIPES = ("S", "MTE1", "MTE2", "MTE3", "V", "M", "FIX")
 MAX_ROUNDS = 4000

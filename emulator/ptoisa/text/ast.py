@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pyptoemu.errors import Loc
+from ptoisa.errors import Loc
 
 # --------------------------------------------------------------------------------------------- types
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import bisect
 import re
 
-from pyptoemu.errors import Loc, ParseError
+from ptoisa.errors import Loc, ParseError
 
 _TOKEN_RE = re.compile(
     r"""

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 
-from pyptoemu.errors import Loc, SpecError
-from pyptoemu.isa.yamldoc import YMap, check_keys, expect_map, load_yaml, number
+from ptoisa.errors import Loc, SpecError
+from ptoisa.isa.yamldoc import YMap, check_keys, expect_map, load_yaml, number
 
 TILE_LOCS = ("vec", "mat", "left", "right", "acc", "bias", "scaling")
 COST_KEYS = ("scalar_issue", "scalar_arith", "set_flag", "wait_flag", "barrier", "barrier_v", "barrier_all")

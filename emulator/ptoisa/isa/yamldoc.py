@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from pyptoemu.errors import Loc, SpecError
+from ptoisa.errors import Loc, SpecError
 
 
 class YMap(dict):

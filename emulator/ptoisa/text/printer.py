@@ -3,7 +3,7 @@
 Used by passes that rewrite kernels (automatic sync insertion) and write new `.pto` files. The output
 uses the canonical verbose ``!pto.tile_buf<loc=..., ..., pad=N>`` form, long attribute spellings
 (``#pto.pipe<PIPE_V>``, ``#pto<round_mode FLOOR>``) and each op's pretty form from the spec, so that
-:func:`pyptoemu.pto.parser.parse_module` reads it back to an equal AST (locations aside).
+:func:`ptoisa.text.parser.parse_module` reads it back to an equal AST (locations aside).
 
 The AST does not record which op-specific syntax an op was written in (``%t[%r, %c]`` vs a flat
 operand list, leading vs trailing attribute dict, ...), so the few small fixed grammars are
@@ -17,7 +17,7 @@ import math
 import re
 import struct
 
-from pyptoemu.pto.ast import (
+from ptoisa.text.ast import (
     Attr,
     DenseAttr,
     EnumAttr,
@@ -33,7 +33,7 @@ from pyptoemu.pto.ast import (
     TypeAttr,
     UnitAttr,
 )
-from pyptoemu.pto.parser import ARITH_CAST_OPS, ENUM_KEYWORD_KINDS, RESULT_COLON_OPS
+from ptoisa.text.parser import ARITH_CAST_OPS, ENUM_KEYWORD_KINDS, RESULT_COLON_OPS
 
 _BARE_KEY = re.compile(r"[A-Za-z_][\w$.]*\Z")
 _BARE_SYM = re.compile(r"[A-Za-z_$.][\w$.\-]*\Z")

@@ -1,4 +1,4 @@
-"""Recursive-descent parser for `.pto` text into the typed AST of :mod:`pyptoemu.pto.ast`.
+"""Recursive-descent parser for `.pto` text into the typed AST of :mod:`ptoisa.text.ast`.
 
 The parser knows the *syntax* of the format (shared/spec/pto-text-format.md §1-§4 and the §7
 variants) and nothing of the ISA: any ``name ins(...) outs(...)`` parses as a DPS op, and any other
@@ -19,8 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from pyptoemu.errors import InputError, Loc, ParseError
-from pyptoemu.pto.ast import (
+from ptoisa.errors import InputError, Loc, ParseError
+from ptoisa.text.ast import (
     Attr,
     DenseAttr,
     EnumAttr,
@@ -42,7 +42,7 @@ from pyptoemu.pto.ast import (
     TypeAttr,
     UnitAttr,
 )
-from pyptoemu.pto.lexer import SourceMap, Token, tokenize
+from ptoisa.text.lexer import SourceMap, Token, tokenize
 
 T = TypeVar("T")
 

@@ -1,6 +1,6 @@
 """Typed records of the instruction specs (``isa_specs/instructions/*.yaml``).
 
-Built once by :mod:`pyptoemu.isa.loader`; everything is frozen. Timing formulas are compiled code
+Built once by :mod:`ptoisa.isa.loader`; everything is frozen. Timing formulas are compiled code
 objects (parsed and whitelisted at load time); evaluating one runs the code object with the core's
 variables, never a string.
 """
@@ -11,6 +11,8 @@ import math
 from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any
+
+from ptoisa.errors import Loc
 
 # Variables the simulator core supplies to every timing formula (see isa_specs/README.md).
 FORMULA_VARS: tuple[str, ...] = (
@@ -169,6 +171,7 @@ class InstrSpec:
     implemented: bool
     attrs: dict[str, AttrSpec] = field(default_factory=dict)
     line: int = 0
+    semantics_loc: Loc | None = None
     constraints: tuple[str, ...] = ()  # checked by the core on the operands (e.g. same_dtype)
 
     @property

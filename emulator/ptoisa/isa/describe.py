@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pyptoemu.isa.spec import ISA, InstrSpec, OperandSpec
+from ptoisa.isa.spec import ISA, InstrSpec, OperandSpec
 
 
 def _operand(op: OperandSpec) -> str:

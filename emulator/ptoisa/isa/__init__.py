@@ -1,0 +1,1 @@
+"""The instruction set as data: records loaded from ``isa_specs/instructions/*.yaml``."""
