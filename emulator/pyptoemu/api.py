@@ -144,7 +144,7 @@ def _scalar_arg(name: str, value: Any, tname: str, loc: Loc):
 def bind_arguments(fn: A.Function, inputs: Mapping[str, Any], args: Mapping[str, Any], core: AICore) -> list:
     values: list = []
     used = set()
-    for i, (aname, t) in enumerate(zip(fn.args, fn.arg_types)):
+    for i, (aname, t) in enumerate(zip(fn.args, fn.arg_types, strict=False)):
         key = f"arg{i}"
         loc = fn.loc
         if isinstance(t, A.PtrType) or (isinstance(t, A.MemRefType) and t.space == "gm"):
@@ -252,7 +252,7 @@ def run(
         race_check.detect(core, severity=severity)
 
     outputs: dict[str, np.ndarray] = {}
-    for i, gm in sorted(core.memory.gm.items()):
+    for _i, gm in sorted(core.memory.gm.items()):
         if gm.written and gm.data is not None:
             outputs[gm.name] = _shaped_output(gm)
     pipes = {p: PipeStats(0, 0) for p in PIPE_ORDER}

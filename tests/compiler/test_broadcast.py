@@ -35,7 +35,7 @@ def test_tile_level_broadcast_forms(strategy):
     if strategy == "Default":
         _clean(res)
     want = (r - x, np.maximum(x, c), c / x, c - r)
-    for name, w in zip(("o1", "o2", "o3", "o4"), want):
+    for name, w in zip(("o1", "o2", "o3", "o4"), want, strict=False):
         np.testing.assert_allclose(res.arrays[name], w, rtol=1e-5, atol=1e-6)
 
 

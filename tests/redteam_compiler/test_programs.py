@@ -40,7 +40,7 @@ def check(program, args, want, strategy, entry=None, tol=None, out=None):
     wants = want if isinstance(want, tuple) else (want,)
     gots = r.outputs if out is None else (r.outputs[out],)
     assert len(gots) == len(wants), (len(gots), len(wants))
-    for got, exp in zip(gots, wants):
+    for got, exp in zip(gots, wants, strict=False):
         assert got.shape == exp.shape and got.dtype == exp.dtype, (got.shape, got.dtype, exp.shape, exp.dtype)
         rtol, atol = tol or TOL[np.dtype(exp.dtype)]
         np.testing.assert_allclose(got.astype(np.float64), exp.astype(np.float64), rtol=rtol, atol=atol)

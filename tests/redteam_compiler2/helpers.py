@@ -46,7 +46,7 @@ def check(program, args, want, strategy, entry=None, rtol=1e-5, atol=1e-6):
         assert not bad_findings(r), bad_findings(r)
     wants = want if isinstance(want, tuple) else (want,)
     assert len(r.outputs) == len(wants), (len(r.outputs), len(wants))
-    for got, exp in zip(r.outputs, wants):
+    for got, exp in zip(r.outputs, wants, strict=False):
         assert got.shape == exp.shape and got.dtype == exp.dtype, (got.shape, got.dtype, exp.shape, exp.dtype)
         np.testing.assert_allclose(got.astype(np.float64), exp.astype(np.float64), rtol=rtol, atol=atol)
     return r

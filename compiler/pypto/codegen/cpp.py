@@ -321,7 +321,7 @@ class _CppGen:
         self.emit(f"TMOV({dst}, {name});")
 
     def for_stmt(self, s: St.ForStmt) -> None:
-        for ia, rv in zip(s.iter_args, s.return_vars):
+        for ia, rv in zip(s.iter_args, s.return_vars, strict=False):
             if isinstance(ia.type, TensorType):
                 self.names[ia] = self.names[rv] = self.ptr_of(ia)[2]
             else:
@@ -335,7 +335,7 @@ class _CppGen:
                   f"{lv} += {self.expr(s.step)}) {{")
         self.indent += 1
         ys = self.block(s.body)
-        for ia, y in zip(s.iter_args, ys):
+        for ia, y in zip(s.iter_args, ys, strict=False):
             if not isinstance(ia.type, TensorType):
                 self.emit(f"{ia.name} = {self.expr(y)};")
         self.indent -= 1
@@ -344,7 +344,7 @@ class _CppGen:
     def while_stmt(self, s: St.WhileStmt) -> None:
         """``while (cond) { body; carried = yielded; }``: scalars carried in variables, tiles and
         tensors in their shared buffers (as for ``for_stmt``)."""
-        for ia, rv in zip(s.iter_args, s.return_vars):
+        for ia, rv in zip(s.iter_args, s.return_vars, strict=False):
             if isinstance(ia.type, TensorType):
                 self.names[ia] = self.names[rv] = self.ptr_of(ia)[2]
             else:
@@ -353,7 +353,7 @@ class _CppGen:
         self.emit(f"while ({self.expr(s.condition)}) {{")
         self.indent += 1
         ys = self.block(s.body)
-        for ia, y in zip(s.iter_args, ys):
+        for ia, y in zip(s.iter_args, ys, strict=False):
             if not isinstance(ia.type, TensorType):
                 self.emit(f"{ia.name} = {self.expr(y)};")
         self.indent -= 1
@@ -376,7 +376,7 @@ class _CppGen:
                 self.emit("} else {")
             self.indent += 1
             ys = self.block(body)
-            for rv, y in zip(s.return_vars, ys):
+            for rv, y in zip(s.return_vars, ys, strict=False):
                 if not isinstance(rv.type, TensorType):
                     self.emit(f"{self.names[rv]} = {self.expr(y)};")
             self.indent -= 1

@@ -148,7 +148,7 @@ class _OrchGen:
         if not rets or index >= len(rets[-1].value):
             return None
         root = _root(rets[-1].value[index], _buffer_roots(callee.body))
-        for p, a in zip(callee.params, call.args):
+        for p, a in zip(callee.params, call.args, strict=False):
             if p is root and isinstance(a, E.Var):
                 return a
         return None
@@ -201,7 +201,7 @@ class _OrchGen:
                     if r is not None and isinstance(r.type, TensorType) and r not in externals:
                         externals.append(r)
         macros = []
-        for i, v in enumerate(externals):
+        for _i, v in enumerate(externals):
             macro = self.fresh(f"ARG_PTR_{base_name(v.name).upper()}")
             macros.append(macro)
             self.names[v] = self.fresh(f"ext_{base_name(v.name)}")
@@ -212,7 +212,7 @@ class _OrchGen:
         defines = "\n".join(f"#define {m} {i}" for i, m in enumerate(macros))
         head = PRELUDE.format(name=self.func.name, defines=defines, count=len(externals))
         self.emit("")
-        for macro, v in zip(macros, externals):
+        for macro, v in zip(macros, externals, strict=False):
             n, t = self.names[v], v.type
             self.emit(f"void* {n}_ptr = reinterpret_cast<void*>(static_cast<uintptr_t>(args[{macro}]));")
             self.emit(f"uint64_t {n}_shapes[{len(t.shape)}] = {{{self.dims(t.shape)}}};")
@@ -315,7 +315,7 @@ class _OrchGen:
         t = self.tasks
         self.tasks += 1
         params = []
-        for p, d, a in zip(callee.params, callee.param_directions, call.args):
+        for p, d, a in zip(callee.params, callee.param_directions, call.args, strict=False):
             if isinstance(p.type, TensorType):
                 kind = {ParamDirection.In: "input", ParamDirection.Out: "output",
                         ParamDirection.InOut: "inout"}[ParamDirection(d)]
@@ -343,13 +343,13 @@ class _OrchGen:
         self.block(body)
         stmts = stmt_list(body)
         if stmts and isinstance(stmts[-1], St.YieldStmt):
-            for ia, val in zip(iter_args, stmts[-1].value):
+            for ia, val in zip(iter_args, stmts[-1].value, strict=False):
                 if isinstance(ia.type, ScalarType):
                     self.emit(f"{self.name(ia)} = {self.expr(val)};")
         self.indent -= 1
 
     def results(self, return_vars: tuple, sources: tuple) -> None:
-        for rv, src in zip(return_vars, sources):
+        for rv, src in zip(return_vars, sources, strict=False):
             if isinstance(rv.type, ScalarType):
                 self.scalar_decl(rv, self.name(src))
 

@@ -393,7 +393,7 @@ class _FunctionGen:
             head += f" iter_args({', '.join(inits)}) -> ({', '.join(types)})"
             res = [self.new() for _ in carried]
             results = ", ".join(res) + " = "
-            for i, r in zip(carried, res):
+            for i, r in zip(carried, res, strict=False):
                 self.values[s.return_vars[i]] = r
         self.line(results + head + " {")
         self.indent += 1
@@ -414,12 +414,12 @@ class _FunctionGen:
         inits = [self.value(s.iter_args[i].init_value) for i in carried]
         res = [self.new() for _ in carried]
         before = [self.new() for _ in carried]
-        pairs = ", ".join(f"{b} = {v}" for b, v in zip(before, inits))
+        pairs = ", ".join(f"{b} = {v}" for b, v in zip(before, inits, strict=False))
         prefix = (", ".join(res) + " = ") if res else ""
         sig = ", ".join(types)
         self.line(f"{prefix}scf.while ({pairs}) : ({sig}) -> ({sig}) {{")
         self.indent += 1
-        for i, b in zip(carried, before):
+        for i, b in zip(carried, before, strict=False):
             self.values[s.iter_args[i]] = b
         saved = dict(self.dyn_buffers)
         cond = self.value(s.condition)
@@ -430,9 +430,9 @@ class _FunctionGen:
         self.line("} do {")
         after = [self.new() for _ in carried]
         if carried:
-            self.line("^bb0(" + ", ".join(f"{a}: {t}" for a, t in zip(after, types)) + "):")
+            self.line("^bb0(" + ", ".join(f"{a}: {t}" for a, t in zip(after, types, strict=False)) + "):")
         self.indent += 1
-        for i, a in zip(carried, after):
+        for i, a in zip(carried, after, strict=False):
             self.values[s.iter_args[i]] = a
         self.region(s.body)
         self.yield_(s.body, carried, types)
@@ -440,7 +440,7 @@ class _FunctionGen:
             self.line("scf.yield")
         self.indent -= 1
         self.line("}")
-        for i, r in zip(carried, res):
+        for i, r in zip(carried, res, strict=False):
             self.values[s.return_vars[i]] = r
 
     def yield_(self, body: Any, carried: list[int], types: list[str]) -> None:
@@ -461,7 +461,7 @@ class _FunctionGen:
         if carried:
             res = [self.new() for _ in carried]
             prefix = ", ".join(res) + " = "
-            for i, r in zip(carried, res):
+            for i, r in zip(carried, res, strict=False):
                 self.values[s.return_vars[i]] = r
         self.line(prefix + f"scf.if {cond}" + (f" -> ({', '.join(types)})" if types else "") + " {")
         self.indent += 1

@@ -241,7 +241,7 @@ class Printer:
             deco += f"(type={self.p}.FunctionType.{f.type.name})"
         self.emit(indent, deco)
         params = ["self"] if method else []
-        for v, d in zip(f.params, f.param_directions):
+        for v, d in zip(f.params, f.param_directions, strict=False):
             t = self.type(v.type)
             if d is not ParamDirection.In:
                 t = f"{self.p}.{d.name}[{t}]"

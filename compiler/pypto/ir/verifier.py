@@ -141,7 +141,7 @@ class _Checker:
             last = stmts[-1] if stmts else None
             if not isinstance(last, St.YieldStmt):
                 continue
-            for rv, v in zip(s.return_vars, last.value):
+            for rv, v in zip(s.return_vars, last.value, strict=False):
                 vt, rt = getattr(v, "type", None), rv.type
                 if vt is None or isinstance(vt, UnknownType) or isinstance(rt, UnknownType):
                     continue
@@ -212,7 +212,7 @@ class _StructEq:
         if isinstance(a, E.Var):
             return self.var(a, b)
         if isinstance(a, (list, tuple)):
-            return len(a) == len(b) and all(self.eq(x, y) for x, y in zip(a, b))
+            return len(a) == len(b) and all(self.eq(x, y) for x, y in zip(a, b, strict=False))
         if isinstance(a, dict):
             return a.keys() == b.keys() and all(self.eq(a[k], b[k]) for k in a)
         if isinstance(a, St.Program):

@@ -85,7 +85,7 @@ class IRMutator:
                     changes[f.name] = nv
             elif isinstance(v, tuple) and any(isinstance(x, _NODE) for x in v):
                 nt = tuple(self.visit(x) if isinstance(x, _NODE) else x for x in v)
-                if any(a is not b for a, b in zip(nt, v)):
+                if any(a is not b for a, b in zip(nt, v, strict=False)):
                     changes[f.name] = nt
         if not changes:
             return node

@@ -189,7 +189,7 @@ def _call_type(rets: tuple) -> Any:
 def _check_args(p: Any, node: ast.Call, name: str, params: list, args: list) -> None:
     if len(args) != len(params):
         raise p.error(f"{name}() takes {len(params)} argument(s), got {len(args)}", node, PyptoTypeError)
-    for prm, a, an in zip(params, args, node.args):
+    for prm, a, an in zip(params, args, node.args, strict=False):
         if type(prm.type) is not type(a.type):
             raise p.error(
                 f"{name}(): argument '{prm.name}' expects {type_str(prm.type)}, got {type_str(a.type)}",
@@ -240,7 +240,7 @@ def inline_call(p: Any, node: ast.Call, fn: Any) -> Any:
                       f"({', '.join(params)}), {len(args)} given", node)
     saved = (p.src, p.ns, p.env)
     p.src, p.ns = src, Namespace(fn.pyfunc, fn.frames)
-    p.env = dict(zip(params, args))
+    p.env = dict(zip(params, args, strict=False))
     result: Any = None
     try:
         for s in p._body_statements(src.node.body):

@@ -79,7 +79,7 @@ class Namespace:
         self.layers: list[dict] = []
         if pyfunc.__closure__:
             cells = {}
-            for name, cell in zip(pyfunc.__code__.co_freevars, pyfunc.__closure__):
+            for name, cell in zip(pyfunc.__code__.co_freevars, pyfunc.__closure__, strict=False):
                 try:
                     cells[name] = cell.cell_contents
                 except ValueError:
@@ -225,7 +225,7 @@ class FunctionParser:
         body = self.block(self._body_statements(self.src.node.body))
         return St.Function(
             self.sig.name,
-            tuple(zip(self.sig.params, self.sig.directions)),
+            tuple(zip(self.sig.params, self.sig.directions, strict=False)),
             self.sig.return_types,
             body,
             self.span(self.src.node),
@@ -384,7 +384,7 @@ class FunctionParser:
         rets = self.sig.return_types
         if rets and len(values) != len(rets):
             raise self.error(f"function returns {len(values)} values but its annotation has {len(rets)}", node)
-        for v, t in zip(values, rets):
+        for v, t in zip(values, rets, strict=False):
             if type(v.type) is not type(t):
                 raise self.error(
                     f"returned value is {type_str(v.type)} but the annotation says {type_str(t)}",
@@ -505,7 +505,7 @@ class FunctionParser:
             loop_name = self._target_name(tgt)
             names = []
         loop_var = E.Var(loop_name, ScalarType(DataType.INDEX), self.span(tgt))
-        iter_args = [E.IterArg(n, v.type, self.span(tgt), v) for n, v in zip(names, inits)]
+        iter_args = [E.IterArg(n, v.type, self.span(tgt), v) for n, v in zip(names, inits, strict=False)]
         saved = {n: self.env.get(n) for n in [loop_name, *names]}
         self.env[loop_name] = loop_var
         for ia in iter_args:
@@ -524,7 +524,7 @@ class FunctionParser:
                 raise self.error(
                     f"pl.yield_ yields {len(yvals)} values but the loop carries {len(iter_args)}", ynode
                 )
-            for ia, v in zip(iter_args, yvals):
+            for ia, v in zip(iter_args, yvals, strict=False):
                 if type(ia.type) is not type(v.type):
                     raise self.error(
                         f"loop-carried '{ia.name}' starts as {type_str(ia.type)} but is yielded as "
@@ -547,7 +547,7 @@ class FunctionParser:
             )
         )
         if return_vars:
-            for name, rv in zip(ys[-1][0] or [ia.name for ia in iter_args], return_vars):
+            for name, rv in zip(ys[-1][0] or [ia.name for ia in iter_args], return_vars, strict=False):
                 self.env[name] = rv
 
     def while_loop(self, node: ast.For) -> None:
@@ -564,7 +564,7 @@ class FunctionParser:
             raise self.error(f"{len(names)} loop-carried names but {len(inits)} init_values", tgt)
         if not node.body or not self._is_helper_call(getattr(node.body[0], "value", None), "cond"):
             raise self.error("the first statement of a pl.while_ loop must be pl.cond(...)", node)
-        iter_args = [E.IterArg(n, v.type, self.span(tgt), v) for n, v in zip(names, inits)]
+        iter_args = [E.IterArg(n, v.type, self.span(tgt), v) for n, v in zip(names, inits, strict=False)]
         saved = {n: self.env.get(n) for n in names}
         for ia in iter_args:
             self.env[ia.name] = ia
@@ -582,7 +582,7 @@ class FunctionParser:
                 self.env[n] = v
         return_vars = [E.Var(f"{ia.name}_out", ia.type, self.span(node)) for ia in iter_args]
         self.emit(St.WhileStmt(cond, tuple(iter_args), body, tuple(return_vars), self.span(node)))
-        for name, rv in zip(ys[-1][0] or names, return_vars):
+        for name, rv in zip(ys[-1][0] or names, return_vars, strict=False):
             self.env[name] = rv
 
     def stmt_While(self, node: ast.While) -> None:

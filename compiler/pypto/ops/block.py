@@ -100,7 +100,7 @@ def _broadcast_valid(shape: tuple, a: TileType, b: TileType) -> tuple:
     """Valid shape of a broadcast result: that of the operand spanning the whole result (a ``[1, N]``
     operand's single valid row must not shrink an ``[M, N]`` result), else the full shape."""
     for t in (a, b):
-        if len(t.shape) == len(shape) and all(dims_equal(x, y) for x, y in zip(t.shape, shape)):
+        if len(t.shape) == len(shape) and all(dims_equal(x, y) for x, y in zip(t.shape, shape, strict=False)):
             return t.valid_shape
     return shape
 
@@ -397,7 +397,7 @@ def _mask_type(shape: tuple, span: Span) -> TileType:
 def _cmp(args: list, kw: dict, span: Span) -> TileType:
     """Element-wise compare into a packed UINT8 predicate mask (see :func:`mask_shape`)."""
     a, b = tile("block.cmp", args, 0, ("lhs", "rhs"), span), tile("block.cmp", args, 1, ("lhs", "rhs"), span)
-    if len(a.shape) != len(b.shape) or not all(dims_equal(x, y) for x, y in zip(a.shape, b.shape)):
+    if len(a.shape) != len(b.shape) or not all(dims_equal(x, y) for x, y in zip(a.shape, b.shape, strict=False)):
         raise PyptoTypeError(f"cmp: operand shapes differ: {shape_str(a.shape)} and {shape_str(b.shape)}", span)
     if a.dtype is not b.dtype:
         raise PyptoTypeError(f"cmp: operand dtypes differ ({a.dtype.name} vs {b.dtype.name})", span)
@@ -429,7 +429,7 @@ def _cmp_mode(kw: dict, span: Span, dtype: DataType) -> None:
 def _check_mask(name: str, mask: TileType, data: tuple, span: Span) -> None:
     want = mask_shape(data, span)
     ok = mask.dtype in (DataType.UINT8, DataType.INT8) and len(mask.shape) == len(data) and all(
-        dims_equal(x, y) for x, y in zip(mask.shape[:-1], data[:-1])
+        dims_equal(x, y) for x, y in zip(mask.shape[:-1], data[:-1], strict=False)
     )
     if not ok or (static_int(mask.shape[-1]) or 0) * 8 < (static_int(data[-1]) or 0):
         raise PyptoTypeError(
@@ -445,7 +445,7 @@ def _sel(args: list, kw: dict, span: Span) -> TileType:
     names = ("mask", "lhs", "rhs", "tmp")
     m = tile("block.sel", args, 0, names, span)
     a, b = tile("block.sel", args, 1, names, span), tile("block.sel", args, 2, names, span)
-    if len(a.shape) != len(b.shape) or not all(dims_equal(x, y) for x, y in zip(a.shape, b.shape)):
+    if len(a.shape) != len(b.shape) or not all(dims_equal(x, y) for x, y in zip(a.shape, b.shape, strict=False)):
         raise PyptoTypeError(f"sel: operand shapes differ: {shape_str(a.shape)} and {shape_str(b.shape)}", span)
     if a.dtype is not b.dtype:
         raise PyptoTypeError(f"sel: operand dtypes differ ({a.dtype.name} vs {b.dtype.name})", span)
@@ -494,7 +494,7 @@ def _load(args: list, kw: dict, span: Span) -> TileType:
         )
     # Only the valid region is transferred (the rest of the tile is padding), so a partial tail tile
     # may overhang the tensor: the bounds check uses the valid shape, not the tile shape.
-    for i, (o, s, v, d) in enumerate(zip(offs, shapes, valid, t.shape)):
+    for i, (o, s, v, d) in enumerate(zip(offs, shapes, valid, t.shape, strict=False)):
         so, ss, sv, sd = static_int(o), static_int(s), static_int(v), static_int(d)
         if sv is not None and ss is not None and not 0 < sv <= ss:
             raise PyptoTypeError(
@@ -522,7 +522,7 @@ def _store(args: list, kw: dict, span: Span) -> TensorType:
             f"block.store: output tensor has rank {len(out.shape)} but {len(offs)} offsets were given", span
         )
     # tstore writes the tile's valid region only, so that is what must fit into the output tensor.
-    for i, (o, s, d) in enumerate(zip(offs, _padded(t.valid_shape, len(offs)), out.shape)):
+    for i, (o, s, d) in enumerate(zip(offs, _padded(t.valid_shape, len(offs)), out.shape, strict=False)):
         so, ss, sd = static_int(o), static_int(s), static_int(d)
         if None not in (so, ss, sd) and so + ss > sd:
             raise PyptoTypeError(
@@ -658,7 +658,7 @@ def store(
     if shapes is not None:
         given = to_tuple(shapes, span, "shapes").elements
         have = _padded(tile.type.valid_shape, len(given))
-        if len(given) != len(have) or not all(dims_equal(a, b) or static_int(a) is None for a, b in zip(given, have)):
+        if len(given) != len(have) or not all(dims_equal(a, b) or static_int(a) is None for a, b in zip(given, have, strict=False)):
             raise PyptoTypeError(
                 f"block.store: shapes {shape_str(given)} do not match the tile's shape "
                 f"{shape_str(tile.type.valid_shape)}",

@@ -64,7 +64,7 @@ def _assemble(args: list, kw: dict, span: Span) -> TensorType:
         )
     if src.dtype is not t.dtype:
         raise PyptoTypeError(f"tensor.assemble: source is {src.dtype.name}, target is {t.dtype.name}", span)
-    for o, n, d in zip(offs, src.shape, t.shape):
+    for o, n, d in zip(offs, src.shape, t.shape, strict=False):
         so, sn, sd = static_int(o), static_int(n), static_int(d)
         if None not in (so, sn, sd) and (so < 0 or so + sn > sd):
             raise PyptoTypeError(

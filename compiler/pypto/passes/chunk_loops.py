@@ -75,9 +75,9 @@ class _Splitter:
         span = s.span
         var = E.Var(self.names.fresh(f"{s.loop_var.name}{suffix}"), s.loop_var.type, s.loop_var.span)
         iters = [E.IterArg(self.names.fresh(f"{ia.name}{suffix}"), ia.type, ia.span, init)
-                 for ia, init in zip(s.iter_args, inits)]
+                 for ia, init in zip(s.iter_args, inits, strict=False)]
         mapping: dict = {s.loop_var: fold(index(var))}
-        mapping.update(zip(s.iter_args, iters))
+        mapping.update(zip(s.iter_args, iters, strict=False))
         if fresh_defs:
             body = clone_definitions(s.body, mapping, self.names, "")
         else:
@@ -109,7 +109,7 @@ class _Splitter:
             span = s.span
             ovar = E.Var(self.names.fresh(f"{s.loop_var.name}_out"), s.loop_var.type, s.loop_var.span)
             oiters = [E.IterArg(self.names.fresh(f"{ia.name}_outer"), ia.type, ia.span, init)
-                      for ia, init in zip(s.iter_args, inits)]
+                      for ia, init in zip(s.iter_args, inits, strict=False)]
             inner, irvs = self._loop(
                 s, "_in", chunk, CHUNK_INNER, list(oiters),
                 lambda v: _index(start, ovar * chunk + v, step), fresh_defs=False)
@@ -131,7 +131,7 @@ class _Splitter:
             out.append(loop)
             last_rvs = rrvs
         # the original return vars now name the last loop's results
-        out += [St.AssignStmt(rv, val, s.span) for rv, val in zip(s.return_vars, last_rvs)]
+        out += [St.AssignStmt(rv, val, s.span) for rv, val in zip(s.return_vars, last_rvs, strict=False)]
         return out
 
 

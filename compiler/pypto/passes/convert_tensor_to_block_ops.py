@@ -125,7 +125,7 @@ class _Converter:
             body = self.emit_grid(ops, grid)
         else:
             body = self.emit_single()
-        params = tuple(zip(self.func.params, self.func.param_directions))
+        params = tuple(zip(self.func.params, self.func.param_directions, strict=False))
         params += tuple((p, ParamDirection.Out) for p in self.out_params)
         return replace(self.func, params=tuple(p for p, _ in params), param_directions=tuple(d for _, d in params),
                        body=St.SeqStmts(tuple(body), self.func.body.span if hasattr(self.func.body, "span") else None))
@@ -150,7 +150,7 @@ class _Converter:
         C = max(s[1] for s in shapes)
         if any(s[0] != R or s[1] not in (C, 1) for s in shapes):
             return None
-        self.row_vecs = {v for v, s in zip(vals, shapes) if s[1] == 1 and C != 1}
+        self.row_vecs = {v for v, s in zip(vals, shapes, strict=False) if s[1] == 1 and C != 1}
         bytes_ = [v.type.dtype.nbytes for v in vals]
         bmax, bmin = max(bytes_), min(bytes_)
         reduces = any(s.value.op.name in _ROW_REDUCE for s in ops)
@@ -222,9 +222,9 @@ class _Converter:
                 step = tr if axis_name == "bi" else tc
                 off = E.Mul(lv, _idx(step), DataType.INDEX)
                 bases = [r.name for r in self.results]
-                ias = [E.IterArg(self.names.fresh(f"{b}_iter"), o.type, o.span, o) for b, o in zip(bases, outs)]
+                ias = [E.IterArg(self.names.fresh(f"{b}_iter"), o.type, o.span, o) for b, o in zip(bases, outs, strict=False)]
                 more, new = inner(off, valid, ias)
-                rvs = [E.Var(self.names.fresh(f"{b}_done"), o.type, o.span) for b, o in zip(bases, outs)]
+                rvs = [E.Var(self.names.fresh(f"{b}_done"), o.type, o.span) for b, o in zip(bases, outs, strict=False)]
                 loop_body = St.SeqStmts(tuple(more + ([St.YieldStmt(tuple(new))] if new else [])))
                 stmts.append(St.ForStmt(lv, _idx(0), _idx(start), _idx(1), tuple(ias), loop_body, tuple(rvs)))
                 outs = rvs
@@ -237,7 +237,7 @@ class _Converter:
         return body + stmts + [self.final_return(outs)]
 
     def final_return(self, outs: list) -> St.ReturnStmt:
-        m = dict(zip(self.results, outs))
+        m = dict(zip(self.results, outs, strict=False))
         vals = tuple(m.get(v, v) for v in self.ret.value) if self.ret is not None else ()
         return St.ReturnStmt(vals, self.ret.span if self.ret is not None else E.UNKNOWN_SPAN)
 
@@ -262,7 +262,7 @@ class _Converter:
             _, _, valid = self.geo_of(s.var, g)
             tiles[s.var] = self.let(f"{s.var.name}_tile", self.block_call(s, tile_of, out, g), out, valid)
         new_outs = []
-        for r, o in zip(self.results, outs):
+        for r, o in zip(self.results, outs, strict=False):
             offs, _, _ = self.geo_of(r, g)
             new_outs.append(self.let(f"{r.name}_out", B.store(tiles[r], offs, o), out))
         return out, new_outs
@@ -335,7 +335,7 @@ class _Converter:
                 raise CompileError(f"'{s.var.name}': tensor-level ops need static shapes", s.span)
             tiles[s.var] = self.let(f"{s.var.name}_tile", self.block_call(s, tile_of, out, None), out, shape)
         outs = []
-        for r, o in zip(self.results, self.out_params):
+        for r, o in zip(self.results, self.out_params, strict=False):
             outs.append(self.let(f"{r.name}_out", B.store(tiles[r], [0] * len(r.type.shape), o), out))
         return out + [self.final_return(outs)]
 

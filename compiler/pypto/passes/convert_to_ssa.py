@@ -55,12 +55,12 @@ class _SSA:
         if not isinstance(ty, (TileType, TensorType)) or not self.subst:
             return ty
         shape = tuple(self.e(d) for d in ty.shape)
-        changed = any(a is not b for a, b in zip(shape, ty.shape))
+        changed = any(a is not b for a, b in zip(shape, ty.shape, strict=False))
         out = replace(ty, shape=shape) if changed else ty
         view = getattr(ty, "tile_view", None)
         if view is not None and view.valid_shape:
             vs = tuple(self.e(d) for d in view.valid_shape)
-            if any(a is not b for a, b in zip(vs, view.valid_shape)):
+            if any(a is not b for a, b in zip(vs, view.valid_shape, strict=False)):
                 out = replace(out, tile_view=replace(view, valid_shape=vs))
         return out
 
@@ -106,7 +106,7 @@ class _SSA:
     def _loop_body(self, s: Any, carried: list[str], iter_args: list) -> tuple[St.SeqStmts, list]:
         """Process a loop body with carried names bound to new iter args; returns body and yields."""
         saved = {n: self.subst.get(self.orig[n]) for n in carried}
-        for n, ia in zip(carried, iter_args):
+        for n, ia in zip(carried, iter_args, strict=False):
             self.subst[self.orig[n]] = ia
             self.env[n] = ia
         body = self.block(s.body)
@@ -125,7 +125,7 @@ class _SSA:
         return St.SeqStmts(tuple(stmts), body.span), extra
 
     def _bind_after(self, body_nodes: list, carried: list[str], rvs: list) -> None:
-        for n, rv in zip(carried, rvs):
+        for n, rv in zip(carried, rvs, strict=False):
             objs = [o for b in body_nodes if b is not None for o in _defined_objects(b, n)]
             for o in objs:
                 self.subst[o] = rv
@@ -152,7 +152,7 @@ class _SSA:
             nrv = self.new_var(rv)
             self.subst[rv] = nrv
             rvs.append(nrv)
-        extra_rvs = [E.Var(self.names.fresh(n), ia.type, s.span) for n, ia in zip(carried, new_ias)]
+        extra_rvs = [E.Var(self.names.fresh(n), ia.type, s.span) for n, ia in zip(carried, new_ias, strict=False)]
         self._bind_after([s.body], carried, extra_rvs)
         return St.ForStmt(
             lv, start, stop, step, tuple(explicit + new_ias), body, tuple(rvs + extra_rvs), s.span, s.kind,
@@ -167,7 +167,7 @@ class _SSA:
             explicit.append(nia)
         carried = self._carried(s.body, s.iter_args)
         new_ias = [E.IterArg(self.names.fresh(n), self.t(self.env[n].type), s.span, self.env[n]) for n in carried]
-        for n, ia in zip(carried, new_ias):
+        for n, ia in zip(carried, new_ias, strict=False):
             self.subst[self.orig[n]] = ia
         cond = self.e(s.condition)
         body, _ = self._loop_body(s, carried, new_ias)
@@ -176,7 +176,7 @@ class _SSA:
             nrv = self.new_var(rv)
             self.subst[rv] = nrv
             rvs.append(nrv)
-        extra_rvs = [E.Var(self.names.fresh(n), ia.type, s.span) for n, ia in zip(carried, new_ias)]
+        extra_rvs = [E.Var(self.names.fresh(n), ia.type, s.span) for n, ia in zip(carried, new_ias, strict=False)]
         self._bind_after([s.body], carried, extra_rvs)
         return St.WhileStmt(cond, tuple(explicit + new_ias), body, tuple(rvs + extra_rvs), s.span)
 
@@ -230,5 +230,5 @@ class ConvertToSSAPass(Pass):
         ssa = _SSA(func)
         body = ssa.block(func.body)
         return St.Function(
-            func.name, tuple(zip(func.params, func.param_directions)), func.return_types, body, func.span, func.type
+            func.name, tuple(zip(func.params, func.param_directions, strict=False)), func.return_types, body, func.span, func.type
         )

@@ -85,7 +85,7 @@ def _check_cube_operands(func: St.Function, space_of: Any) -> None:
         if want is None:
             continue
         short = s.value.op.name.split(".", 1)[1]
-        wrong = [(a, sp) for a, sp in zip(s.value.args, want) if _shaped(a) and space_of(a) is not sp]
+        wrong = [(a, sp) for a, sp in zip(s.value.args, want, strict=False) if _shaped(a) and space_of(a) is not sp]
         if not wrong:
             continue
         got = ", ".join(f"'{a.name}' is in {space_of(a).name} (needs {sp.name})" for a, sp in wrong)
@@ -130,7 +130,7 @@ class InitMemRefPass(Pass):
                     space[s.var] = sp
             elif isinstance(s, (St.ForStmt, St.WhileStmt)):
                 y = _last_yield(s.body)
-                for i, (ia, rv) in enumerate(zip(s.iter_args, s.return_vars)):
+                for i, (ia, rv) in enumerate(zip(s.iter_args, s.return_vars, strict=False)):
                     if _shaped(ia):
                         uf.union(ia, rv)
                         if _shaped(ia.init_value):

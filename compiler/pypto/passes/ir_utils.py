@@ -104,11 +104,11 @@ def subst_type(t: Any, mapping: dict) -> Any:
         return tuple(fold(substitute(d, dict(mapping))) for d in ds)
 
     shape = dims(t.shape)
-    out = replace(t, shape=shape) if any(a is not b for a, b in zip(shape, t.shape)) else t
+    out = replace(t, shape=shape) if any(a is not b for a, b in zip(shape, t.shape, strict=False)) else t
     view = getattr(t, "tile_view", None)
     if view is not None and view.valid_shape:
         vs = dims(view.valid_shape)
-        if any(a is not b for a, b in zip(vs, view.valid_shape)):
+        if any(a is not b for a, b in zip(vs, view.valid_shape, strict=False)):
             out = replace(out, tile_view=replace(view, valid_shape=vs))
     return out
 

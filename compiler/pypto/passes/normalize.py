@@ -117,7 +117,7 @@ class Normalizer:
                     learn(n.var, [n.value])
                 elif isinstance(n, (St.ForStmt, St.WhileStmt)):
                     y = _last_yield(n.body)
-                    for i, (ia, rv) in enumerate(zip(n.iter_args, n.return_vars)):
+                    for i, (ia, rv) in enumerate(zip(n.iter_args, n.return_vars, strict=False)):
                         yv = [y.value[i]] if y is not None and i < len(y.value) else []
                         learn(ia, [ia.init_value, *yv, rv])
                         learn(rv, [ia])
@@ -287,7 +287,7 @@ class Normalizer:
         y = stmts.pop()
         defs = {st.var: i for i, st in enumerate(stmts) if isinstance(st, St.AssignStmt)}
         values = list(y.value)
-        for k, (phi, v) in enumerate(zip(phis, values)):
+        for k, (phi, v) in enumerate(zip(phis, values, strict=False)):
             if not isinstance(v, E.Var):
                 continue
             if not self.is_vec(phi):

@@ -52,7 +52,7 @@ def _buffer_roots(body: Any) -> dict:
         if isinstance(s, St.AssignStmt) and isinstance(s.value, E.Call) and s.value.op.name == "block.store":
             link[s.var] = s.value.args[2]
         elif isinstance(s, (St.ForStmt, St.WhileStmt)):
-            for ia, rv in zip(s.iter_args, s.return_vars):
+            for ia, rv in zip(s.iter_args, s.return_vars, strict=False):
                 if isinstance(ia.type, TensorType):
                     link[ia] = ia.init_value
                     link[rv] = ia

@@ -72,13 +72,13 @@ class _Unroller:
         out: list = []
         for k, v in enumerate(values):
             mapping: dict = {s.loop_var: E.ConstInt(v, DataType.INDEX, s.span)}
-            mapping.update(zip(s.iter_args, cur))
+            mapping.update(zip(s.iter_args, cur, strict=False))
             body = clone_definitions(s.body, mapping, self.names, f"_u{k}")
             stmts = list(stmt_list(body))
             if stmts and isinstance(stmts[-1], St.YieldStmt):
                 cur = list(stmts.pop().value)
             out.extend(stmts)
-        self.pending.update(zip(s.return_vars, cur))
+        self.pending.update(zip(s.return_vars, cur, strict=False))
         return out
 
 

@@ -93,7 +93,7 @@ def run(
     sync = "auto" if strat is OptimizationStrategy.PTOAS else "asis"
     launcher = Launcher(compiled.pto, sync, machine, trace, stats)
     outputs = Interpreter(prog, launcher).call(func, args)
-    named = {p.name: a for p, a in zip(func.params, args) if isinstance(a, np.ndarray)}
+    named = {p.name: a for p, a in zip(func.params, args, strict=False) if isinstance(a, np.ndarray)}
     pipes = {k: PipeStats(b, n) for k, (b, n) in stats.pipes.items()}
     return RunResult(
         tuple(outputs), stats.cycles, pipes, stats.findings, stats.traces[0] if stats.traces else None, named,

@@ -38,7 +38,7 @@ class Interpreter:
     def call(self, func: St.Function, args: list) -> tuple:
         if func.type is not FunctionType.Orchestration:
             return self.launch(func, args)
-        env = dict(zip(func.params, args))
+        env = dict(zip(func.params, args, strict=False))
         try:
             self.block(func.body, env)
         except _Return as r:
@@ -64,24 +64,24 @@ class Interpreter:
             lo, hi, step = (int(self.eval(x, env)) for x in (s.start, s.stop, s.step))
             for i in range(lo, hi, step):
                 env[s.loop_var] = i
-                env.update(zip(s.iter_args, cur))
+                env.update(zip(s.iter_args, cur, strict=False))
                 ys = self.block(s.body, env)
                 if s.iter_args:
                     cur = list(ys)
-            env.update(zip(s.return_vars, cur))
+            env.update(zip(s.return_vars, cur, strict=False))
         elif isinstance(s, St.WhileStmt):
             cur = [self.eval(ia.init_value, env) for ia in s.iter_args]
             while True:
-                env.update(zip(s.iter_args, cur))
+                env.update(zip(s.iter_args, cur, strict=False))
                 if not self.eval(s.condition, env):
                     break
                 cur = list(self.block(s.body, env))
-            env.update(zip(s.return_vars, cur))
+            env.update(zip(s.return_vars, cur, strict=False))
         elif isinstance(s, St.IfStmt):
             body = s.then_body if self.eval(s.condition, env) else s.else_body
             ys = self.block(body, env) if body is not None else None
             if s.return_vars:
-                env.update(zip(s.return_vars, ys))
+                env.update(zip(s.return_vars, ys, strict=False))
         elif isinstance(s, (St.SeqStmts, St.OpStmts, St.ScopeStmt)):
             self.block(s.body if isinstance(s, St.ScopeStmt) else s, env)
         else:
@@ -130,11 +130,11 @@ class Interpreter:
             return int(args[0].shape[int(args[1])])
         if name == "tensor.view":
             t, shape, off = args
-            return t[tuple(slice(int(o), int(o) + int(n)) for o, n in zip(off, shape))]
+            return t[tuple(slice(int(o), int(o) + int(n)) for o, n in zip(off, shape, strict=False))]
         if name == "tensor.assemble":
             # the result is the updated target: written in place, like a kernel's Out tensor
             t, src, off = args
-            t[tuple(slice(int(o), int(o) + n) for o, n in zip(off, src.shape))] = src
+            t[tuple(slice(int(o), int(o) + n) for o, n in zip(off, src.shape, strict=False))] = src
             return t
         if name == "tensor.reshape":
             return args[0].reshape([int(d) for d in args[1]])

@@ -77,7 +77,7 @@ class Launcher:
         if len(args) != len(func.params):
             raise RuntimeFault(f"{func.name} takes {len(func.params)} arguments, got {len(args)}", func.span)
         inputs, scalars, arrays = {}, {}, {}
-        for i, (p, a) in enumerate(zip(func.params, args)):
+        for i, (p, a) in enumerate(zip(func.params, args, strict=False)):
             if isinstance(p.type, TensorType):
                 if not isinstance(a, np.ndarray):
                     raise RuntimeFault(f"{func.name}: argument '{p.name}' must be an array", func.span)

@@ -192,7 +192,7 @@ def _pipe(value: Any, ctx: _Ctx, machine: Machine, loc: Loc) -> PipeRule:
 def _operands(value: Any, ctx: _Ctx, what: str, loc: Loc) -> tuple[OperandSpec, ...]:
     seq = _seq(value, ctx, what, loc)
     out: list[OperandSpec] = []
-    for item, iloc in zip(seq, seq.item_locs):
+    for item, iloc in zip(seq, seq.item_locs, strict=False):
         m = _map(item, ctx, f"{what} item", iloc)
         check_keys(m, f"{ctx.file}: entry '{ctx.entry}': {what} operand", {"name", "kind"},
                    {"locs", "optional"})
@@ -301,7 +301,7 @@ def load_file(path: Path, machine: Machine) -> list[InstrSpec]:
     if not isinstance(entries, YSeq):
         raise SpecError(f"{path.name}: 'instructions' must be a list", doc.loc_of("instructions"))
     out = []
-    for item, loc in zip(entries, entries.item_locs):
+    for item, loc in zip(entries, entries.item_locs, strict=False):
         if not isinstance(item, YMap):
             raise SpecError(f"{path.name}: each instruction must be a mapping", loc)
         out.append(_entry(item, family, file, machine))

@@ -93,7 +93,7 @@ def print_module(module: Module) -> str:
 
 def _print_function(fn: Function, lines: list[str], depth: int) -> None:
     ind = _INDENT * depth
-    args = ", ".join(f"{a}: {t}" for a, t in zip(fn.args, fn.arg_types))
+    args = ", ".join(f"{a}: {t}" for a, t in zip(fn.args, fn.arg_types, strict=False))
     head = f"{ind}func.func {'private ' if fn.private else ''}{format_symbol(fn.name)}({args})"
     if fn.result_types:
         head += f" -> {_result_types(fn.result_types)}"
@@ -111,7 +111,7 @@ def _print_ops(ops: list[Op], lines: list[str], depth: int) -> None:
 
 def _print_region_body(region: Region, lines: list[str], depth: int, label: bool = False) -> None:
     if label and region.args:
-        args = ", ".join(f"{a}: {t}" for a, t in zip(region.args, region.arg_types))
+        args = ", ".join(f"{a}: {t}" for a, t in zip(region.args, region.arg_types, strict=False))
         lines.append(f"{_INDENT * (depth - 1)}^bb0({args}):")
     _print_ops(region.ops, lines, depth)
 
@@ -353,7 +353,7 @@ def _paren_items(op: Op) -> str:
             item += f" : {_types(op.group_types[key])}"
         items.append(item)
     if op.name in _INTERLEAVED_OPS and len(op.operand_types) == len(op.operands):
-        items += [f"{_operand(v)} : {t}" for v, t in zip(op.operands, op.operand_types)]
+        items += [f"{_operand(v)} : {t}" for v, t in zip(op.operands, op.operand_types, strict=False)]
     elif op.operands:
         item = _operands(op.operands)
         if op.operand_types:
@@ -368,7 +368,7 @@ def _print_for(op: Op, prefix: str, lines: list[str], depth: int) -> None:
     iv = body.args[0] if body.args else "%i"
     text = f"{prefix}scf.for {iv} = {_operand(lb)} to {_operand(ub)} step {_operand(step)}"
     if inits:
-        pairs = ", ".join(f"{a} = {_operand(v)}" for a, v in zip(body.args[1:], inits))
+        pairs = ", ".join(f"{a} = {_operand(v)}" for a, v in zip(body.args[1:], inits, strict=False))
         text += f" iter_args({pairs}) -> ({_types(op.result_types)})"
     if body.arg_types and str(body.arg_types[0]) != "index":
         text += f" : {body.arg_types[0]}"
@@ -382,7 +382,7 @@ def _print_while(op: Op, prefix: str, lines: list[str], depth: int) -> None:
     before = op.regions[0] if op.regions else Region()
     after = op.regions[1] if len(op.regions) > 1 else Region()
     n = len(op.operands)
-    pairs = ", ".join(f"{a} = {_operand(v)}" for a, v in zip(before.args, op.operands))
+    pairs = ", ".join(f"{a} = {_operand(v)}" for a, v in zip(before.args, op.operands, strict=False))
     lines.append(
         f"{prefix}scf.while ({pairs}) : ({_types(before.arg_types[:n])}) -> ({_types(op.result_types)}) {{"
     )

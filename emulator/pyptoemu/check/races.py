@@ -31,7 +31,7 @@ KIND_OF = {(True, False): "RAW", (False, True): "WAR", (True, True): "WAW"}
 def _elements(fp: tuple) -> np.ndarray:
     base, sizes, strides = fp
     idx = np.full((1,), base, dtype=np.int64)
-    for z, st in zip(sizes, strides):
+    for z, st in zip(sizes, strides, strict=False):
         idx = (idx[:, None] + np.arange(z, dtype=np.int64)[None, :] * st).reshape(-1)
     return np.unique(idx)
 
@@ -60,7 +60,7 @@ def _box(fp: tuple) -> tuple | None:
 def _fp_overlap(a: tuple, b: tuple) -> bool:
     ba, bb = _box(a), _box(b)
     if ba is not None and bb is not None and ba[2] == bb[2]:
-        return all(la < lb + zb and lb < la + za for la, za, lb, zb in zip(ba[0], ba[1], bb[0], bb[1]))
+        return all(la < lb + zb and lb < la + za for la, za, lb, zb in zip(ba[0], ba[1], bb[0], bb[1], strict=False))
     return bool(np.intersect1d(_elements(a), _elements(b), assume_unique=True).size)
 
 
@@ -81,7 +81,7 @@ def covers(lo: int, hi: int, fp: tuple | None, elo: int, ehi: int, efp: tuple | 
         return False
     ba, bb = _box(fp), _box(efp)
     if ba is not None and bb is not None and ba[2] == bb[2]:
-        return all(la <= lb and lb + zb <= la + za for la, za, lb, zb in zip(ba[0], ba[1], bb[0], bb[1]))
+        return all(la <= lb and lb + zb <= la + za for la, za, lb, zb in zip(ba[0], ba[1], bb[0], bb[1], strict=False))
     return bool(np.isin(_elements(efp), _elements(fp), assume_unique=True).all())
 
 

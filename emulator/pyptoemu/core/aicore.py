@@ -39,7 +39,7 @@ class Memories:
         if any(d == 0 for d in shape):
             need = 0
         else:
-            need = ptr.offset + sum((d - 1) * s for d, s in zip(shape, strides) if s > 0) + 1
+            need = ptr.offset + sum((d - 1) * s for d, s in zip(shape, strides, strict=False) if s > 0) + 1
         key = (shape, strides)
         if key not in gm.view_shapes:
             gm.view_shapes.append(key)

@@ -143,7 +143,7 @@ def lower_for(su: ScalarUnit, op: A.Op) -> Callable:
         while i < hi:
             su.count_step(op)
             frame[iv] = i
-            for n, v in zip(iter_names, carried):
+            for n, v in zip(iter_names, carried, strict=False):
                 frame[n] = v
             frame["__yield__"] = None
             yield from su.exec_region(body, frame)
@@ -154,7 +154,7 @@ def lower_for(su: ScalarUnit, op: A.Op) -> Callable:
                 carried = y
             su.charge(cost)
             i += step_v
-        for n, v in zip(results, carried):
+        for n, v in zip(results, carried, strict=False):
             frame[n] = v
 
     return run
@@ -187,7 +187,7 @@ def lower_if(su: ScalarUnit, op: A.Op) -> Callable:
         if results:
             if y is None or len(y) != len(results):
                 raise VerifyError(f"scf.if must yield {len(results)} values in each branch", loc)
-            for n, v in zip(results, y):
+            for n, v in zip(results, y, strict=False):
                 frame[n] = v
 
     return run
@@ -203,7 +203,7 @@ def lower_while(su: ScalarUnit, op: A.Op) -> Callable:
         carried = [su.value(frame, x, loc) for x in inits]
         while True:
             su.count_step(op)
-            for n, v in zip(before.args, carried):
+            for n, v in zip(before.args, carried, strict=False):
                 frame[n] = v
             frame["__cond__"] = None
             yield from su.exec_region(before, frame)
@@ -212,10 +212,10 @@ def lower_while(su: ScalarUnit, op: A.Op) -> Callable:
                 raise VerifyError("scf.while: the before region must end with scf.condition", loc)
             go, vals = c
             if not go:
-                for n, v in zip(results, vals):
+                for n, v in zip(results, vals, strict=False):
                     frame[n] = v
                 return
-            for n, v in zip(after.args, vals):
+            for n, v in zip(after.args, vals, strict=False):
                 frame[n] = v
             frame["__yield__"] = None
             yield from su.exec_region(after, frame)
@@ -247,13 +247,13 @@ def lower_call(su: ScalarUnit, op: A.Op) -> Callable:
         if len(args) != len(fn.args):
             raise VerifyError(f"@{callee} takes {len(fn.args)} arguments, {len(args)} given", loc)
         su.charge(su.arith_cost)
-        inner = dict(zip(fn.args, args))
+        inner = dict(zip(fn.args, args, strict=False))
         values: list = []
         try:
             yield from su.exec_region(fn.body, inner)
         except Return as r:
             values = r.values
-        for n, v in zip(results, values):
+        for n, v in zip(results, values, strict=False):
             frame[n] = v
 
     return run

@@ -65,11 +65,11 @@ def lower_partition_view(su: ScalarUnit, op: A.Op) -> Callable:
         if len(offs) != len(parent_shape) or len(sizes) != len(parent_shape):
             raise VerifyError(f"partition_view: view has rank {len(parent_shape)} but "
                               f"{len(offs)} offsets and {len(sizes)} sizes were given", loc)
-        for d, (o, z, n) in enumerate(zip(offs, sizes, parent_shape)):
+        for d, (o, z, n) in enumerate(zip(offs, sizes, parent_shape, strict=False)):
             if o < 0 or z < 0 or o + z > n:
                 raise BoundsError(f"partition_view: dim {d} window [{o}, {o + z}) is outside the "
                                   f"view's size {n}", loc)
-        base = base0 + sum(o * s for o, s in zip(offs, parent_strides))
+        base = base0 + sum(o * s for o, s in zip(offs, parent_strides, strict=False))
         pv = PartitionView(gm, base, tuple(sizes), tuple(parent_strides))
         pv.check_bounds(loc)
         frame[res] = pv

@@ -250,7 +250,7 @@ class PartitionView:
             rows *= s
         self.rows, self.cols = rows, cols
         lo = hi = base
-        for z, s in zip(sizes, strides):
+        for z, s in zip(sizes, strides, strict=False):
             if z > 0:
                 if s >= 0:
                     hi += (z - 1) * s

@@ -79,7 +79,7 @@ class ScalarUnit:
     def run(self, fn: A.Function, args: list):
         """SimPy process body: execute the entry function, then drain every pipe."""
         frame: dict[str, Any] = {}
-        for name, value in zip(fn.args, args):
+        for name, value in zip(fn.args, args, strict=False):
             frame[name] = value
         try:
             yield from self.exec_region(fn.body, frame)

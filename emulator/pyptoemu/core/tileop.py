@@ -161,7 +161,7 @@ def lower_tile_op(su, op: A.Op, spec, fn: Callable) -> Callable:
         return fixed
 
     def commit(instr: Instr, results: list) -> None:
-        for s, r in zip(instr.operands[1][n_ins:], results):
+        for s, r in zip(instr.operands[1][n_ins:], results, strict=False):
             if r is None:
                 continue
             try:
@@ -191,7 +191,7 @@ def _align(specs: tuple, n: int) -> tuple:
 
 def _check_kinds(op: A.Op, specs: tuple, snaps: list, names: list, role: str, loc) -> None:
     """Each operand must be of a kind (tile / view / scalar) and in a location the spec allows."""
-    for k, (s, name) in enumerate(zip(snaps, names)):
+    for k, (s, name) in enumerate(zip(snaps, names, strict=False)):
         if k >= len(specs):
             return
         spec = specs[k]
@@ -235,7 +235,7 @@ def _check_declared_types(op: A.Op, in_snap: list, in_types: list, out_snap: lis
                           loc) -> None:
     """The tile types written at the use must describe the tile the SSA value holds."""
     for snaps, types in ((in_snap, in_types), (out_snap, out_types)):
-        for s, t in zip(snaps, types):
+        for s, t in zip(snaps, types, strict=False):
             if s[0] != TILE or not isinstance(t, A.TileBufType):
                 continue
             have = s[1].type
@@ -315,7 +315,7 @@ def _range(s) -> tuple:
 def describe_operands(operands: tuple) -> list[tuple]:
     """(name, buffer, address or value, bytes) per operand, for the trace."""
     names, snaps = operands
-    return [_describe(n, s) for n, s in zip(names, snaps)]
+    return [_describe(n, s) for n, s in zip(names, snaps, strict=False)]
 
 
 def _describe(name, s) -> tuple:

@@ -21,7 +21,7 @@ def _overlap(a, b) -> bool:
     def elems(fp):
         base, sizes, strides = fp
         out = {base}
-        for z, st in zip(sizes, strides):
+        for z, st in zip(sizes, strides, strict=False):
             out = {e + k * st for e in out for k in range(z)}
         return out
 

@@ -130,7 +130,7 @@ def test_tsort32_then_tmrgsort_sorts_a_row() -> None:
 
 def test_tmrgsort_f16_runs_from_gm() -> None:
     rng = np.random.default_rng(3)
-    runs = [sorted(((float(v), int(k)) for v, k in zip(rng.integers(-20, 20, 16) / 2, rng.integers(0, 2**32, 16))),
+    runs = [sorted(((float(v), int(k)) for v, k in zip(rng.integers(-20, 20, 16) / 2, rng.integers(0, 2**32, 16), strict=False)),
                    key=lambda r: -r[0]) for _ in range(4)]
     src = _records([[r for run in runs for r in run]], "f16")  # 4 runs of 16 records = 64 f16 cells
     t = vec(1, 256, "f16")

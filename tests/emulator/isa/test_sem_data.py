@@ -106,7 +106,7 @@ def test_mrgsort_format1(data: st.DataObject) -> None:
     runs_per_row = []
     for _ in range(rows):
         runs = []
-        for k in range(4):
+        for _k in range(4):
             vals = sorted(rng.integers(-6, 6, size=run).tolist(), reverse=True)  # ties across runs
             runs.append([(float(v) / 2, int(rng.integers(0, 2**32))) for v in vals])
         runs_per_row.append(runs)

@@ -13,7 +13,7 @@ def op_diff(a: Op, b: Op, path: str) -> str | None:
         if field == "regions":
             if len(va) != len(vb):
                 return f"{path}.regions: {len(va)} != {len(vb)}"
-            for i, (ra, rb) in enumerate(zip(va, vb)):
+            for i, (ra, rb) in enumerate(zip(va, vb, strict=False)):
                 diff = region_diff(ra, rb, f"{path}.regions[{i}]")
                 if diff:
                     return diff
@@ -27,7 +27,7 @@ def region_diff(a: Region, b: Region, path: str) -> str | None:
         return f"{path}.args: {a.args}/{a.arg_types} != {b.args}/{b.arg_types}"
     if len(a.ops) != len(b.ops):
         return f"{path}: {len(a.ops)} ops != {len(b.ops)} ops"
-    for i, (oa, ob) in enumerate(zip(a.ops, b.ops)):
+    for i, (oa, ob) in enumerate(zip(a.ops, b.ops, strict=False)):
         diff = op_diff(oa, ob, f"{path}.ops[{i}]({oa.name})")
         if diff:
             return diff
@@ -47,7 +47,7 @@ def module_diff(a: Module, b: Module) -> str | None:
         return f"module.attrs: {a.attrs!r} != {b.attrs!r}"
     if len(a.functions) != len(b.functions):
         return f"module: {len(a.functions)} functions != {len(b.functions)}"
-    for fa, fb in zip(a.functions, b.functions):
+    for fa, fb in zip(a.functions, b.functions, strict=False):
         diff = function_diff(fa, fb, f"@{fa.name}")
         if diff:
             return diff

@@ -407,7 +407,7 @@ class FunctionModel:
                 or (a.base and varying is not None)):
             return True
         return not any(self._dim_disjoint(ao, az, bo, bz, varying)
-                       for ao, az, bo, bz in zip(a.offsets, a.sizes, b.offsets, b.sizes))
+                       for ao, az, bo, bz in zip(a.offsets, a.sizes, b.offsets, b.sizes, strict=False))
 
     def _dim_disjoint(self, ao, az: int, bo, bz: int, varying: int | None) -> bool:
         """Are ``[o_a, o_a + az)`` and ``[o_b, o_b + bz)`` disjoint? ``a`` is the earlier access;
@@ -495,14 +495,14 @@ class FunctionModel:
         reads: list[Atom] = []
         writes: list[Atom] = []
         names = [o.name for o in spec.ins] if spec is not None else []
-        for i, (v, t) in enumerate(zip(op.ins, op.in_types)):
+        for i, (v, t) in enumerate(zip(op.ins, op.in_types, strict=False)):
             atoms = self.atoms(v, t)
             role = names[i] if i < len(names) else ""
             (writes if role == "tmp" else reads).extend(atoms)
-        for v, t in zip(op.outs, op.out_types):
+        for v, t in zip(op.outs, op.out_types, strict=False):
             writes.extend(self.atoms(v, t))
         attr = op.attrs.get("atomicType")
         if isinstance(attr, A.EnumAttr) and attr.value != "atomic_none":
-            for v, t in zip(op.outs, op.out_types):
+            for v, t in zip(op.outs, op.out_types, strict=False):
                 reads.extend(self.atoms(v, t))
         return OpInfo("access", pipe, tuple(dict.fromkeys(reads)), tuple(dict.fromkeys(writes)))

@@ -231,7 +231,7 @@ class Oracle:
 
 def relation(p: Inst, c: Inst) -> int | None:
     """The outermost common loop in which ``p`` and ``c`` are in different iterations, or None."""
-    for (lp, ep, kp), (lc, ec, kc) in zip(p.loops, c.loops):
+    for (lp, ep, kp), (lc, ec, kc) in zip(p.loops, c.loops, strict=False):
         if lp != lc or ep != ec:
             break
         if kp != kc:
