@@ -146,7 +146,7 @@ def test_orchestration_tasks_follow_directions_and_first_call_order(tmp_path):
         def main(self, x: pl.Tensor[[16, 32], pl.FP32], acc: pl.InOut[pl.Tensor[[16, 32], pl.FP32]]
                  ) -> pl.Tensor[[16, 32], pl.FP32]:
             y = pl.create_tensor([16, 32], dtype=pl.FP32)
-            for _i in pl.range(2):
+            for i in pl.range(2):  # noqa: B007 (the DSL loop variable is the generated code's name)
                 acc = self.accumulate(x, acc)
                 y = self.scale(x, 2.0, y)
             acc = self.accumulate(y, acc)

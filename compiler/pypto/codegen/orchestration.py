@@ -201,7 +201,7 @@ class _OrchGen:
                     if r is not None and isinstance(r.type, TensorType) and r not in externals:
                         externals.append(r)
         macros = []
-        for _i, v in enumerate(externals):
+        for v in externals:
             macro = self.fresh(f"ARG_PTR_{base_name(v.name).upper()}")
             macros.append(macro)
             self.names[v] = self.fresh(f"ext_{base_name(v.name)}")

@@ -124,7 +124,7 @@ class ScopeTensorOpsInLoop:
 
     @pl.function
     def main(self, x: pl.Tensor[[64, 64], pl.FP32], y: pl.Tensor[[64, 64], pl.FP32]) -> pl.Tensor[[64, 64], pl.FP32]:
-        for _i in pl.range(2):
+        for i in pl.range(2):  # noqa: B007 (the DSL loop variable is the generated code's name)
             with pl.incore():
                 z = pl.add(pl.mul(x, 2.0), y)
             y = z
