@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from ptoisa.dtypes import is_known, np_dtype
 from ptoisa.machine import Machine, load_machine
 from ptoisa.text import ast as A
-
 from pyptoemu.check import autosync
 from pyptoemu.check import races as race_check
 from pyptoemu.check.findings import Finding

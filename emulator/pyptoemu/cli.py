@@ -138,7 +138,6 @@ def cmd_sync(ns: argparse.Namespace) -> int:
 def cmd_isa(ns: argparse.Namespace) -> int:
     from ptoisa.isa.describe import format_instruction, format_isa_list
     from ptoisa.machine import load_machine
-
     from pyptoemu.isa.runnable import load_isa
 
     isa = load_isa(machine=load_machine(ns.machine))

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from ptoisa.machine import load_machine
 
+from ptoisa.machine import load_machine
 from pyptoemu.isa.arg import Arg
 from pyptoemu.isa.runnable import load_isa
 from pyptoemu.isa.semantics import SEMANTICS

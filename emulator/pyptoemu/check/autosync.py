@@ -17,7 +17,6 @@ from dataclasses import replace
 from ptoisa.isa.spec import ISA
 from ptoisa.machine import Machine, load_machine
 from ptoisa.text import ast as A
-
 from pyptoemu.check.syncpass.emit import allocate_events, materialise, strip_region
 from pyptoemu.check.syncpass.model import SYNC_OPS, FunctionModel
 from pyptoemu.check.syncpass.plan import Planner
@@ -197,7 +196,6 @@ def sync_file(path: str | os.PathLike, out_path: str | os.PathLike, machine: str
     """``pyptoemu sync``: parse, strip, insert, print to ``out_path``; returns notes for the user."""
     from ptoisa.text.parser import parse_file
     from ptoisa.text.printer import print_module
-
     from pyptoemu.isa.runnable import load_isa
 
     mach = load_machine(machine)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 import simpy
+
 from ptoisa.machine import Machine
 from ptoisa.text import ast as A
-
 from pyptoemu.check.findings import Findings
 from pyptoemu.core.memory import GMBuffer, OnChipBuffer, Ptr
 from pyptoemu.core.pipe import WAIT, CommitQueue, Flags, Instr, Pipe

@@ -10,6 +10,7 @@ import math
 from collections.abc import Callable
 
 import numpy as np
+
 from ptoisa.dtypes import np_dtype
 
 INT_BITS = {"index": 64, "i1": 1, "i8": 8, "i16": 16, "i32": 32, "i64": 64,

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from ptoisa.text import ast as A
 
+from ptoisa.text import ast as A
 from pyptoemu.core import arith
 from pyptoemu.core.coreops import lower_alloc_tile
 from pyptoemu.core.scalar import LOC_OF_SPACE, Return, ScalarUnit, _fail, _scalar_type_name, lower_noop

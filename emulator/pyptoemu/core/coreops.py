@@ -10,7 +10,6 @@ from collections.abc import Callable
 
 from ptoisa.dtypes import np_dtype
 from ptoisa.text import ast as A
-
 from pyptoemu.core.memory import PartitionView, Ptr, TensorView, Tile
 from pyptoemu.core.pipe import BARRIER, SET, WAIT, Instr
 from pyptoemu.core.scalar import EVENT_CLASS_PIPE, PIPE_NAMES, ScalarUnit, _fail, lower_noop

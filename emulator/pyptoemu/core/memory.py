@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
-from ptoisa.machine import Buffer
 
+from ptoisa.machine import Buffer
 from pyptoemu.errors import BoundsError, CapacityError, Loc
 
 # --------------------------------------------------------------------------------------- layouts

@@ -16,7 +16,6 @@ from collections.abc import Callable
 from typing import Any
 
 from ptoisa.text import ast as A
-
 from pyptoemu.core.pipe import SET, Instr
 from pyptoemu.errors import KernelFault, Loc, UnsupportedOpError, VerifyError
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+
 from ptoisa.dtypes import itemsize as _itemsize
 from ptoisa.dtypes import np_dtype
 from ptoisa.text import ast as A
-
 from pyptoemu.core.memory import PartitionView, Tile
 from pyptoemu.core.pipe import OP, Instr
 from pyptoemu.core.scalar import _fail

@@ -9,7 +9,6 @@ from ptoisa.errors import Loc, SpecError
 from ptoisa.isa import loader
 from ptoisa.isa.spec import ISA
 from ptoisa.machine import Machine
-
 from pyptoemu.isa.semantics import SEMANTICS
 
 _CHECKED: set[int] = set()

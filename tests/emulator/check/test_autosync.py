@@ -8,12 +8,12 @@ import sys
 
 import numpy as np
 import pytest
+
+import pyptoemu
 from ptoisa.machine import load_machine
 from ptoisa.text import ast as A
 from ptoisa.text.parser import parse_file, parse_module
 from ptoisa.text.printer import print_module
-
-import pyptoemu
 from pyptoemu.check import autosync
 from pyptoemu.errors import InputError
 from pyptoemu.isa.runnable import load_isa

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from ptoisa.text import ast as A
-from ptoisa.text.parser import parse_module
 
 import pyptoemu
+from ptoisa.text import ast as A
+from ptoisa.text.parser import parse_module
 from pyptoemu.api import choose_entry
 from pyptoemu.errors import InputError, PtoError
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from ptoisa.machine import load_machine
 
 import pyptoemu
+from ptoisa.machine import load_machine
 from pyptoemu.errors import BoundsError, CapacityError, DeadlockError, InputError, UnsupportedOpError
 from tests.emulator.core.kernels import binary_kernel, pview, vec
 

@@ -7,9 +7,9 @@ import ml_dtypes
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from ptoisa.dtypes import np_dtype
 
 import pyptoemu
+from ptoisa.dtypes import np_dtype
 
 MAT = "!pto.tile_buf<loc=mat, dtype={t}, rows={r}, cols={c}, v_row={r}, v_col={c}, blayout=col_major, slayout=row_major, fractal=512, pad=0>"
 LEFT = "!pto.tile_buf<loc=left, dtype={t}, rows={r}, cols={c}, v_row={r}, v_col={c}, blayout=row_major, slayout=row_major, fractal=512, pad=0>"

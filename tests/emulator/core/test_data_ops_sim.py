@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-from ptoisa.dtypes import np_dtype
 
 import pyptoemu
+from ptoisa.dtypes import np_dtype
 from pyptoemu.errors import KernelFault
 from tests.emulator.core.kernels import pview, vec
 

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from ptoisa.dtypes import np_dtype
-from ptoisa.machine import load_machine
 
 import pyptoemu
+from ptoisa.dtypes import np_dtype
+from ptoisa.machine import load_machine
 from pyptoemu.isa.runnable import load_isa
 from tests.emulator.core.kernels import pview, vec
 

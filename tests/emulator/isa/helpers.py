@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 from hypothesis import strategies as st
-from ptoisa.dtypes import is_float, is_unsigned, itemsize, np_dtype
 
+from ptoisa.dtypes import is_float, is_unsigned, itemsize, np_dtype
 from pyptoemu.isa.arg import Arg
 from pyptoemu.isa.runnable import load_isa
 from pyptoemu.isa.semantics import SEMANTICS, SemanticsFn

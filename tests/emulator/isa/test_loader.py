@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from ptoisa.isa.spec import ISA, InstrSpec
 from ptoisa.machine import load_machine
-
 from pyptoemu.errors import SpecError
 from pyptoemu.isa.runnable import load_isa
 from pyptoemu.isa.semantics import SEMANTICS

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from ptoisa.machine import COST_KEYS, isa_dir, load_machine
 
+from ptoisa.machine import COST_KEYS, isa_dir, load_machine
 from pyptoemu.errors import SpecError
 
 

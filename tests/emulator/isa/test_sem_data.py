@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from ptoisa.dtypes import is_float, itemsize, np_dtype
 
+from ptoisa.dtypes import is_float, itemsize, np_dtype
 from pyptoemu.errors import BoundsError
 from pyptoemu.isa.arg import Arg
 from pyptoemu.isa.semantics.data import philox4x32
@@ -387,7 +387,6 @@ def test_timing_models_of_the_new_entries() -> None:
     """tsort32 counts one repeat per 32-element block per row (not per 256 bytes); tscatter is a
     scalar loop; trandom charges 10 multiply-class repeats per 256 bytes."""
     from ptoisa.machine import load_machine
-
     from pyptoemu.isa.runnable import load_isa
 
     isa, p = load_isa(), load_machine().params

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from ptoisa.dtypes import is_float, itemsize, np_dtype
 
+from ptoisa.dtypes import is_float, itemsize, np_dtype
 from pyptoemu.isa.arg import Arg
 
 from .helpers import F64, FLOATS, INTS, ISA, assert_close, legal, out_tile, sem, shapes, tile

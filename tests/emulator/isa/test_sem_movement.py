@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from ptoisa.dtypes import is_float, is_unsigned, np_dtype
 
+from ptoisa.dtypes import is_float, is_unsigned, np_dtype
 from pyptoemu.errors import BoundsError
 from pyptoemu.isa.arg import Arg
 

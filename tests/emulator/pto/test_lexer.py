@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from ptoisa.text.lexer import SourceMap, tokenize
 
+from ptoisa.text.lexer import SourceMap, tokenize
 from pyptoemu.errors import Loc, ParseError
 
 

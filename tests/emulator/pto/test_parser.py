@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from ptoisa.text.ast import (
     DenseAttr,
     EnumAttr,
@@ -25,7 +26,6 @@ from ptoisa.text.ast import (
 )
 from ptoisa.text.lexer import tokenize
 from ptoisa.text.parser import parse_file, parse_module
-
 from pyptoemu.errors import InputError, Loc, ParseError
 
 from .op_lines import APPENDIX_A_NAMES, COL, OP_LINES, TB, wrap

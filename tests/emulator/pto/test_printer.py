@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from ptoisa.text.parser import parse_file, parse_module
 from ptoisa.text.printer import format_results, print_module
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ptoisa.text import ast as A
-
 from pyptoemu.check.syncpass.model import INTRA_SYNC_OPS
 from pyptoemu.check.syncpass.plan import Item, Plan
 from pyptoemu.errors import InputError, Loc

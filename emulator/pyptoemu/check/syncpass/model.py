@@ -24,7 +24,6 @@ from dataclasses import dataclass
 
 from ptoisa.isa.spec import ISA
 from ptoisa.text import ast as A
-
 from pyptoemu.errors import InputError
 
 ESIZE = {

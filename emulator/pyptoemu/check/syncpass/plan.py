@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 
 from ptoisa.machine import Machine
 from ptoisa.text import ast as A
-
 from pyptoemu.check.syncpass.model import FunctionModel, OpInfo
 from pyptoemu.errors import InputError
 

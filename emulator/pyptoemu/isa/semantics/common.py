@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from ptoisa.dtypes import dtype_info, is_float, is_unsigned, np_dtype
 
+from ptoisa.dtypes import dtype_info, is_float, is_unsigned, np_dtype
 from pyptoemu.isa.arg import Arg
 
 F32 = np.dtype(np.float32)

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from ptoisa.dtypes import is_float
 
+from ptoisa.dtypes import is_float
 from pyptoemu.isa.arg import Arg
 from pyptoemu.isa.semantics.common import compute_dtype, finish, region, scalar_as, split_tile_scalar
 from pyptoemu.isa.semantics.registry import semantics

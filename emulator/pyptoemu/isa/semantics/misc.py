@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from ptoisa.dtypes import is_float
 
+from ptoisa.dtypes import is_float
 from pyptoemu.isa.arg import Arg
 from pyptoemu.isa.semantics.common import (
     F32,

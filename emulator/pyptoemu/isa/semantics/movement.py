@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from ptoisa.dtypes import is_float, pad_value
 
+from ptoisa.dtypes import is_float, pad_value
 from pyptoemu.errors import BoundsError
 from pyptoemu.isa.arg import Arg
 from pyptoemu.isa.semantics.common import compute_dtype, convert, enum_value, finish, region, reinterpret
