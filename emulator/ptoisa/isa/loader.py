@@ -230,9 +230,8 @@ def _attrs(value: Any, ctx: _Ctx, loc: Loc) -> dict[str, AttrSpec]:
     return out
 
 
-def _entry(m: YMap, family: str, file: str, machine: Machine) -> InstrSpec:
-    mnemonic = m.get("mnemonic")
-    ctx = _Ctx(file, str(mnemonic) if mnemonic is not None else f"#{m.loc.line}")
+def _check_entry_keys(m: YMap, ctx: _Ctx) -> None:
+    """Every key of an entry is known and every required key is there."""
     for key in m:
         if key not in _ENTRY_REQUIRED and key not in _ENTRY_OPTIONAL:
             allowed = ", ".join(sorted(_ENTRY_REQUIRED | _ENTRY_OPTIONAL))
@@ -240,6 +239,12 @@ def _entry(m: YMap, family: str, file: str, machine: Machine) -> InstrSpec:
     for key in sorted(_ENTRY_REQUIRED):
         if key not in m:
             raise ctx.err(f"missing field '{key}'", m.loc)
+
+
+def _entry(m: YMap, family: str, file: str, machine: Machine) -> InstrSpec:
+    mnemonic = m.get("mnemonic")
+    ctx = _Ctx(file, str(mnemonic) if mnemonic is not None else f"#{m.loc.line}")
+    _check_entry_keys(m, ctx)
     if not isinstance(mnemonic, str) or not mnemonic or mnemonic.startswith("pto.") or mnemonic != mnemonic.lower():
         raise ctx.err("mnemonic must be a lower-case name without 'pto.'", m.loc_of("mnemonic"))
     if not isinstance(m["description"], str):

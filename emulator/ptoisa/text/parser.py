@@ -459,41 +459,16 @@ class Parser:
         ``op.groups[key]`` (and their type to ``op.group_types[key]``). Bracket operands
         (``%src[%r, %c]``) get an implicit ``index`` type when the text omits their types.
         """
-        open_tok = self.expect("(", f"'(' to open {what}")
+        self.expect("(", f"'(' to open {what}")
         operands: list[Operand] = []
         types: list[Type] = []
         bracket_pos: list[int] = []
         if self.take(")"):
             return operands, types
         while True:
-            tok = self.tok
-            if tok.kind == "ssa":
-                operands.append(self.advance().text)
-                if self.take("["):
-                    for extra in self.parse_operand_list("]", "the index list"):
-                        bracket_pos.append(len(operands))
-                        operands.append(extra)
-                if self.at("{"):
-                    op.attrs.update(self.parse_attr_dict())
-            elif tok.kind == "int":
-                operands.append(int(self.advance().text))
-            elif tok.kind == "{":
-                op.attrs.update(self.parse_attr_dict())
-            elif tok.kind == "str":
-                op.attrs["format"] = self._string_value(self.advance())
-            elif tok.kind == "bare" and self.peek().kind == "=":
-                key = self.advance().text
-                self.advance()
-                op.groups[key] = [self.parse_operand()]
-                if self.take(":"):
-                    op.group_types[key] = [self.parse_type()]
-            else:
-                raise self.error(f"expected an operand in {what}{self._found()}")
+            self._parse_paren_item(op, what, operands, bracket_pos)
             if self.take(":"):
-                types.append(self.parse_type())
-                while self.at(",") and self._peek_type_after_comma():
-                    self.advance()
-                    types.append(self.parse_type())
+                self._parse_item_types(types)
             if self.take(")"):
                 break
             if not self.take(","):
@@ -503,8 +478,41 @@ class Parser:
         if bracket_pos and len(types) == len(operands) - len(bracket_pos):
             for i in bracket_pos:
                 types.insert(i, _INDEX)
-        del open_tok
         return operands, types
+
+    def _parse_paren_item(self, op: Op, what: str, operands: list[Operand], bracket_pos: list[int]) -> None:
+        """One item of a paren list (see :meth:`parse_paren_items`); bracket operands' positions
+        are noted in ``bracket_pos``."""
+        tok = self.tok
+        if tok.kind == "ssa":
+            operands.append(self.advance().text)
+            if self.take("["):
+                for extra in self.parse_operand_list("]", "the index list"):
+                    bracket_pos.append(len(operands))
+                    operands.append(extra)
+            if self.at("{"):
+                op.attrs.update(self.parse_attr_dict())
+        elif tok.kind == "int":
+            operands.append(int(self.advance().text))
+        elif tok.kind == "{":
+            op.attrs.update(self.parse_attr_dict())
+        elif tok.kind == "str":
+            op.attrs["format"] = self._string_value(self.advance())
+        elif tok.kind == "bare" and self.peek().kind == "=":
+            key = self.advance().text
+            self.advance()
+            op.groups[key] = [self.parse_operand()]
+            if self.take(":"):
+                op.group_types[key] = [self.parse_type()]
+        else:
+            raise self.error(f"expected an operand in {what}{self._found()}")
+
+    def _parse_item_types(self, types: list[Type]) -> None:
+        """':' consumed: a type, then more ', type' while a type (not a new operand) follows."""
+        types.append(self.parse_type())
+        while self.at(",") and self._peek_type_after_comma():
+            self.advance()
+            types.append(self.parse_type())
 
     def _peek_type_after_comma(self) -> bool:
         save = self.pos
@@ -567,64 +575,83 @@ class Parser:
         reserve_buffer {...} -> i32, set_flag[...], ...) and unknown ops.
         """
         while True:
-            tok = self.tok
-            kind = tok.kind
-            if kind == "ssa":
-                if self.starts_statement():
-                    break
-                op.operands.append(self.advance().text)
-                if self.take("["):
-                    op.operands.extend(self.parse_operand_list("]", "the index list"))
-            elif kind == "int":
-                op.operands.append(int(self.advance().text))
-            elif kind == "(":
-                operands, types = self.parse_paren_items(op, f"the operands of '{op.name}'")
-                op.operands.extend(operands)
-                if types:
-                    if len(types) != len(operands):
-                        self._check_counts(operands, types, op.name, tok)
-                    op.operand_types.extend(types)
-            elif kind == "[":
+            kind = self.tok.kind
+            if kind == ":":
                 self.advance()
-                self._parse_sync_items(op)
-            elif kind == "<" or kind == "hash":
-                op.attrs.setdefault("args", [])
-                args = op.attrs["args"]
-                if isinstance(args, list):
-                    args.append(self.parse_attr_value())
-            elif kind == "{":
-                if self._region_follows(op):
-                    op.regions.append(self.parse_region())
-                else:
-                    op.attrs.update(self.parse_attr_dict())
-            elif kind == "bare" and "." not in tok.text and self.peek().kind in ("=", "["):
-                key = self.advance().text
-                self.take("=")
-                if self.take("["):
-                    op.groups[key] = self.parse_operand_list("]", f"'{key}' list")
-                elif self.at("ssa") or self.at("int"):
-                    op.groups[key] = [self.parse_operand()]
-                else:
-                    op.attrs[key] = self.parse_attr_value()
-            elif kind == ",":
-                self.advance()
-            elif kind == ":":
-                self.advance()
-                types = self._parse_type_list()
-                if self.take("->") or self.take_kw("to"):
-                    op.operand_types.extend(types)
-                    op.result_types = self.parse_result_type_list()
-                elif op.name in RESULT_COLON_OPS or not op.operands:
-                    op.result_types = types
-                else:
-                    op.operand_types.extend(types)
-                break
-            elif kind == "->":
+                self._parse_plain_colon_types(op)
+                return
+            if kind == "->":
                 self.advance()
                 op.result_types = self.parse_result_type_list()
-                break
+                return
+            if not self._parse_plain_item(op):
+                return
+
+    def _parse_plain_item(self, op: Op) -> bool:
+        """One item of the plain grammar before its types; False at anything that ends the op."""
+        tok = self.tok
+        kind = tok.kind
+        if kind == "ssa":
+            if self.starts_statement():
+                return False
+            op.operands.append(self.advance().text)
+            if self.take("["):
+                op.operands.extend(self.parse_operand_list("]", "the index list"))
+        elif kind == "int":
+            op.operands.append(int(self.advance().text))
+        elif kind == "(":
+            self._parse_plain_paren(op, tok)
+        elif kind == "[":
+            self.advance()
+            self._parse_sync_items(op)
+        elif kind == "<" or kind == "hash":
+            op.attrs.setdefault("args", [])
+            args = op.attrs["args"]
+            if isinstance(args, list):
+                args.append(self.parse_attr_value())
+        elif kind == "{":
+            if self._region_follows(op):
+                op.regions.append(self.parse_region())
             else:
-                break
+                op.attrs.update(self.parse_attr_dict())
+        elif kind == "bare" and "." not in tok.text and self.peek().kind in ("=", "["):
+            self._parse_plain_keyed(op)
+        elif kind == ",":
+            self.advance()
+        else:
+            return False
+        return True
+
+    def _parse_plain_paren(self, op: Op, tok: Token) -> None:
+        operands, types = self.parse_paren_items(op, f"the operands of '{op.name}'")
+        op.operands.extend(operands)
+        if types:
+            if len(types) != len(operands):
+                self._check_counts(operands, types, op.name, tok)
+            op.operand_types.extend(types)
+
+    def _parse_plain_keyed(self, op: Op) -> None:
+        """key '='? ('[' operands ']' | ssa | int | attr)"""
+        key = self.advance().text
+        self.take("=")
+        if self.take("["):
+            op.groups[key] = self.parse_operand_list("]", f"'{key}' list")
+        elif self.at("ssa") or self.at("int"):
+            op.groups[key] = [self.parse_operand()]
+        else:
+            op.attrs[key] = self.parse_attr_value()
+
+    def _parse_plain_colon_types(self, op: Op) -> None:
+        """':' consumed: operand types then '->'/'to' result types, or one list whose role the op
+        decides (result types for RESULT_COLON_OPS and operand-less ops)."""
+        types = self._parse_type_list()
+        if self.take("->") or self.take_kw("to"):
+            op.operand_types.extend(types)
+            op.result_types = self.parse_result_type_list()
+        elif op.name in RESULT_COLON_OPS or not op.operands:
+            op.result_types = types
+        else:
+            op.operand_types.extend(types)
 
     def _parse_type_list(self) -> list[Type]:
         types = [self.parse_type()]
@@ -903,18 +930,8 @@ class Parser:
     def parse_attr_value(self) -> Attr:
         tok = self.tok
         kind = tok.kind
-        if kind == "int":
-            self.advance()
-            self._optional_colon_type()
-            return int(tok.text)
-        if kind == "float":
-            self.advance()
-            self._optional_colon_type()
-            return float(tok.text)
-        if kind == "hex":
-            self.advance()
-            ty = self._optional_colon_type()
-            return _hex_value(int(tok.text, 16), ty)
+        if kind in ("int", "float", "hex"):
+            return self._parse_number_attr()
         if kind == "str":
             return self._string_value(self.advance())
         if kind == "sym":
@@ -925,41 +942,60 @@ class Parser:
             return self.parse_shorthand_enum("")
         if kind == "[":
             self.advance()
-            items: list[Attr] = []
-            if self.take("]"):
-                return items
-            while True:
-                items.append(self.parse_attr_value())
-                if self.take("]"):
-                    return items
-                if not self.take(","):
-                    raise self.error(f"expected ',' or ']' in the attribute list{self._found()}")
+            return self._parse_attr_list()
         if kind == "{":
             start = self.tok
             entries = self.parse_attr_dict()
             return OpaqueAttr(self.span_text(start), tuple(entries.items()))
         if kind == "bare":
-            text = tok.text
-            if text in ("true", "false"):
-                self.advance()
-                self._optional_colon_type()
-                return text == "true"
-            if text == "unit":
-                self.advance()
-                return UnitAttr()
-            if text == "dense":
-                return self.parse_dense()
-            if text == "array" or (self.peek().kind == "<" and text not in ("memref", "vector", "tensor")):
-                self.advance()
-                self._skip_balanced()
-                return OpaqueAttr(self.span_text(tok))
-            if SCALAR_RE.match(text) or text in ("memref", "vector", "tensor", "none"):
-                return TypeAttr(self.parse_type())
-            self.advance()
-            return text
+            return self._parse_bare_attr()
         if kind in ("bang", "shape"):
             return TypeAttr(self.parse_type())
         raise self.error(f"expected an attribute value{self._found()}")
+
+    def _parse_number_attr(self) -> Attr:
+        """int | float | hex, each with an optional ': type' (a hex literal's type fixes its value)."""
+        tok = self.advance()
+        ty = self._optional_colon_type()
+        if tok.kind == "int":
+            return int(tok.text)
+        if tok.kind == "float":
+            return float(tok.text)
+        return _hex_value(int(tok.text, 16), ty)
+
+    def _parse_attr_list(self) -> list[Attr]:
+        """'[' consumed: (attr (',' attr)*)? ']'"""
+        items: list[Attr] = []
+        if self.take("]"):
+            return items
+        while True:
+            items.append(self.parse_attr_value())
+            if self.take("]"):
+                return items
+            if not self.take(","):
+                raise self.error(f"expected ',' or ']' in the attribute list{self._found()}")
+
+    def _parse_bare_attr(self) -> Attr:
+        """A bare word: true/false, unit, dense<...>, an opaque NAME<...>, a type, or a keyword."""
+        tok = self.tok
+        text = tok.text
+        if text in ("true", "false"):
+            self.advance()
+            self._optional_colon_type()
+            return text == "true"
+        if text == "unit":
+            self.advance()
+            return UnitAttr()
+        if text == "dense":
+            return self.parse_dense()
+        if text == "array" or (self.peek().kind == "<" and text not in ("memref", "vector", "tensor")):
+            self.advance()
+            self._skip_balanced()
+            return OpaqueAttr(self.span_text(tok))
+        if SCALAR_RE.match(text) or text in ("memref", "vector", "tensor", "none"):
+            return TypeAttr(self.parse_type())
+        self.advance()
+        return text
 
     def _optional_colon_type(self) -> Type | None:
         """Typed literal ``7 : i32``: the type is read and dropped (the op fixes it)."""
