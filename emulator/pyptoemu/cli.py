@@ -1,4 +1,7 @@
-"""Command line: ``pyptoemu run | sync | isa | compile``.
+"""Command line of the emulator: ``pyptoemu run | sync | isa``.
+
+The ``pyptoemu`` console script is ``pyptocli.main``, which adds ``compile`` (the PyPTO compiler)
+through ``extra`` below, so this package never imports the compiler.
 
 Exit codes: 0 success, 1 the kernel faulted (deadlock, bounds, capacity, an error finding such as a
 race), 2 bad input (usage, parse, spec errors). Errors print ``file:line:col: message`` on stderr,
@@ -10,6 +13,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from pyptoemu.errors import InputError, PtoError
@@ -33,7 +38,17 @@ def _pairs(items: list[str] | None, flag: str) -> dict[str, str]:
     return out
 
 
-def build_parser() -> argparse.ArgumentParser:
+@dataclass(frozen=True)
+class Subcommand:
+    """A subcommand another package adds to ``pyptoemu`` (``compile`` from the compiler)."""
+
+    name: str
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    handler: Callable[[argparse.Namespace], int]
+
+
+def build_parser(extra: Sequence[Subcommand] = ()) -> argparse.ArgumentParser:
     p = _Parser(prog="pyptoemu", description="Emulate PTO-ISA kernels on a SimPy model of an AI core.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
@@ -63,10 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("mnemonic")
     i.add_argument("--machine", default="a2a3")
 
-    c = sub.add_parser("compile", help="compile a PyPTO program (.py) to .pto and C++")
-    c.add_argument("program")
-    c.add_argument("-o", "--output-dir", default=None)
-    c.add_argument("--strategy", default="Default")
+    for command in extra:
+        command.add_arguments(sub.add_parser(command.name, help=command.help))
     return p
 
 
@@ -151,19 +164,11 @@ def cmd_isa(ns: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_compile(ns: argparse.Namespace) -> int:
-    try:
-        from pypto import cli_compile
-    except ImportError as e:
-        raise InputError(f"the PyPTO compiler is not available: {e}") from None
-    argv = [ns.program] + (["-o", ns.output_dir] if ns.output_dir else []) + ["--strategy", ns.strategy]
-    return int(cli_compile(argv))
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+def main(argv: list[str] | None = None, extra: Sequence[Subcommand] = ()) -> int:
+    parser = build_parser(extra)
     ns = parser.parse_args(argv)
-    handlers = {"run": cmd_run, "sync": cmd_sync, "isa": cmd_isa, "compile": cmd_compile}
+    handlers = {"run": cmd_run, "sync": cmd_sync, "isa": cmd_isa}
+    handlers.update({command.name: command.handler for command in extra})
     try:
         return handlers[ns.command](ns)
     except PtoError as e:

@@ -1,0 +1,33 @@
+"""The ``pyptoemu`` command: the emulator's subcommands plus ``compile`` from the PyPTO compiler.
+
+This is the one module that imports both packages, so that the emulator never imports the compiler
+(``pyptoemu.cli`` takes ``compile`` as an extra subcommand) and the compiler imports the emulator
+only in ``pypto.runtime``.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from pypto import cli as compiler_cli
+from pyptoemu import cli as emulator_cli
+
+
+def _compile_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("program")
+    parser.add_argument("-o", "--output-dir", default=None)
+    parser.add_argument("--strategy", default="Default")
+
+
+def _compile(ns: argparse.Namespace) -> int:
+    argv = [ns.program] + (["-o", ns.output_dir] if ns.output_dir else []) + ["--strategy", ns.strategy]
+    return int(compiler_cli.main(argv))
+
+
+COMPILE = emulator_cli.Subcommand("compile", "compile a PyPTO program (.py) to .pto and C++",
+                                  _compile_arguments, _compile)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``pyptoemu run | sync | isa | compile``."""
+    return emulator_cli.main(argv, extra=(COMPILE,))
