@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import enum
+import functools
+from collections.abc import Iterator, Mapping
+
+from ptoisa.machine import load_machine
 
 
 class MemorySpace(enum.IntEnum):
@@ -39,21 +43,35 @@ MEMORY_SPACE_ALIASES = {
     "L0C": MemorySpace.Acc,
 }
 
-# Capacity (bytes) and address alignment per on-chip space: read from the emulator's default
-# machine file (isa_specs/machines/a2a3.yaml), the one place these numbers live.
-_LOC = {MemorySpace.Vec: "vec", MemorySpace.Mat: "mat", MemorySpace.Left: "left", MemorySpace.Right: "right",
-        MemorySpace.Acc: "acc", MemorySpace.Bias: "bias"}
+class _BufferTable(Mapping):
+    """Capacity (bytes) or address alignment per on-chip space, read from the default machine file
+    (isa_specs/machines/a2a3.yaml, the one place these numbers live) through ``ptoisa`` on first use,
+    so importing the compiler reads no file."""
+
+    def __init__(self, field: str):
+        self._field = field
+
+    def _table(self) -> dict:
+        return {space: getattr(buffer, self._field) for space, buffer in _machine_buffers().items()}
+
+    def __getitem__(self, space: MemorySpace) -> int:
+        return self._table()[space]
+
+    def __iter__(self) -> Iterator[MemorySpace]:
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
 
 
-def _buffers() -> tuple[dict, dict]:
-    from ptoisa.machine import load_machine
-
+@functools.cache
+def _machine_buffers() -> dict:
     buffers = load_machine("a2a3").buffers
-    return ({sp: buffers[loc].size for sp, loc in _LOC.items()},
-            {sp: buffers[loc].align for sp, loc in _LOC.items()})
+    return {space: buffers[space.loc] for space in MemorySpace if space is not MemorySpace.DDR}
 
 
-CAPACITY, ALIGNMENT = _buffers()
+CAPACITY = _BufferTable("size")
+ALIGNMENT = _BufferTable("align")
 CUBE_SPACES = frozenset(
     {MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc, MemorySpace.Bias}
 )
