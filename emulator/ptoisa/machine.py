@@ -63,11 +63,17 @@ class Machine:
 
 
 def isa_dir() -> Path:
-    """The ``isa_specs`` directory (env ``PYPTOEMU_ISA_DIR`` overrides)."""
+    """The ``isa_specs`` directory: env ``PYPTOEMU_ISA_DIR``, else the copy shipped inside an
+    installed wheel (``ptoisa/isa_specs``, put there by ``setup.py``), else the top-level directory of
+    a source checkout or editable install (``emulator/ptoisa`` -> ``isa_specs``)."""
     env = os.environ.get("PYPTOEMU_ISA_DIR")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[2] / "isa_specs"
+    here = Path(__file__).resolve().parent
+    shipped = here / "isa_specs"
+    if shipped.is_dir():
+        return shipped
+    return here.parents[1] / "isa_specs"
 
 
 _TOP_REQUIRED = frozenset({"name", "clock_ghz", "pipes", "buffers", "event_ids", "costs", "params"})

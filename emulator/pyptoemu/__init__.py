@@ -2,7 +2,10 @@
 
 from pyptoemu.errors import InputError, KernelFault, Loc, PtoError
 
-__all__ = ["InputError", "KernelFault", "Loc", "PtoError", "run"]
+# The one place the version is written: pyproject.toml reads it (dynamic version), `--version` prints it.
+__version__ = "0.1.0"
+
+__all__ = ["InputError", "KernelFault", "Loc", "PtoError", "__version__", "run"]
 
 
 def __getattr__(name: str):

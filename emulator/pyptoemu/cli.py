@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pyptoemu import __version__
 from pyptoemu.errors import InputError, PtoError
 
 PIPE_ORDER = ("S", "MTE1", "MTE2", "MTE3", "V", "M", "FIX")
@@ -50,6 +51,7 @@ class Subcommand:
 
 def build_parser(extra: Sequence[Subcommand] = ()) -> argparse.ArgumentParser:
     p = _Parser(prog="pyptoemu", description="Emulate PTO-ISA kernels on a SimPy model of an AI core.")
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     r = sub.add_parser("run", help="run a .pto kernel")
