@@ -277,7 +277,7 @@ def test_convert_reductions_and_matmul_end_to_end(strategy):
 def test_cpp_transposed_move_reshapes_then_moves():
     from conftest import ROOT, load_module
 
-    prog = load_module(f"{ROOT}/tests/redteam_compiler/progs/transpose_mm.py").TransposeMM
+    prog = load_module(f"{ROOT}/tests/compiler/user_programs/progs/transpose_mm.py").TransposeMM
     cpp = compile_program(prog).cpp["k"]
     lines = [ln.strip() for ln in cpp.splitlines()]
     i = next(i for i, ln in enumerate(lines) if ln.startswith("TRESHAPE("))

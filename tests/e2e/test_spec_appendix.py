@@ -8,7 +8,7 @@ import numpy as np
 
 import pyptoemu
 
-DATA = Path(__file__).resolve().parents[1] / "emulator" / "pto" / "data"
+DATA = Path(__file__).resolve().parents[1] / "ptoisa" / "text" / "data"
 
 
 def test_appendix_b_softmax_without_sync_runs_with_inserted_sync():

@@ -319,7 +319,7 @@ class _FunctionGen:
                 if None in valid_dims(v.type):
                     continue  # declared where it is defined (dyn_buf)
                 seen.setdefault((m, tile_buf(v.type)), v)
-        for (m, ty), v in sorted(seen.items(), key=lambda kv: (kv[0][0].memory_space, kv[0][0].id, kv[0][1])):
+        for m, ty in sorted(seen, key=lambda k: (k[0].memory_space, k[0].id, k[1])):
             name = self.new()
             addr = f"addr = {self.const(m.addr, 'i64')} " if m.addr >= 0 else ""
             self.alloc_lines.append(f"    {name} = pto.alloc_tile {addr}: {ty}")

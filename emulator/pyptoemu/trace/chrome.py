@@ -72,7 +72,7 @@ def build_trace(core, result) -> dict:
                           "cat": "flag", "ts": us(s.start)})
             flows.append({"ph": "f", "bp": "e", "pid": pid, "tid": t, "id": flow_id, "name": "flag",
                           "cat": "flag", "ts": us(ins.start)})
-    for t, evs in spans.items():
+    for evs in spans.values():
         events.extend(_no_partial_overlap(evs))
     events.extend(flows)
 

@@ -8,7 +8,7 @@ from fractions import Fraction
 import ml_dtypes
 import numpy as np
 
-from tests.redteam_sem.sem import S, T, one, row, zeros
+from tests.emulator.isa.semantic_corners.sem import S, T, one, row, zeros
 
 
 def _mm(op, ins, m, n, acc="f32"):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from tests.redteam_sem.sem import S, T, bits, one, row, zeros
+from tests.emulator.isa.semantic_corners.sem import S, T, bits, one, row, zeros
 
 
 def test_tmax_tmin_propagate_nan_emulator_choice():

@@ -17,8 +17,7 @@ from pypto.ir import IRBuilder
 from pypto.ir.compiler import compile_program
 from pypto.ir.op import block, tensor
 from pypto.runtime import run
-
-from .helpers import STRATEGIES, bad_findings, load_file, normal, prog
+from tests.compiler.user_programs.helpers import STRATEGIES, bad_findings, load_file, normal, prog
 
 F, IDX = DataType.FP32, DataType.INDEX
 THIS = os.path.abspath(__file__)

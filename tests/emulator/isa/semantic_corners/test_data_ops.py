@@ -6,8 +6,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from tests.redteam_sem.kern import vec
-from tests.redteam_sem.sem import S, T, bits, one, row, zeros
+from tests.emulator.isa.semantic_corners.kern import vec
+from tests.emulator.isa.semantic_corners.sem import S, T, bits, one, row, zeros
 
 
 def test_tgather_out_of_range_is_zero():

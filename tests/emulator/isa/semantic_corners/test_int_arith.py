@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.redteam_sem.sem import S, one, row, zeros
+from tests.emulator.isa.semantic_corners.sem import S, one, row, zeros
 
 
 @pytest.mark.parametrize("dtype,a,b,want", [

@@ -1,6 +1,6 @@
 """Red-team PyPTO programs written the way users coming from the seeds would write them.
 
-Each program (tests/redteam_compiler/progs/*.py) is compiled and run on the emulator under the Default
+Each program (tests/compiler/user_programs/progs/*.py) is compiled and run on the emulator under the Default
 strategy (compiler-inserted sync: must be race-free and match NumPy) and under PTOAS (sync left to the
 emulator: must match NumPy). Programs that are valid per the spec but mishandled are strict xfails.
 """

@@ -1,4 +1,4 @@
-"""Helpers for the second red-team round: load program files lazily, run them under both strategies."""
+"""Helpers for the user-style programs: load program files lazily, run them under both strategies."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ STRATEGIES = ["Default", "PTOAS"]
 
 
 def load_file(path: str, tag: str = ""):
-    name = "redteam2_" + tag + os.path.relpath(path, HERE).replace(os.sep, "_").replace("/", "_")[:-3]
+    name = "user_programs_" + tag + os.path.relpath(path, HERE).replace(os.sep, "_").replace("/", "_")[:-3]
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod

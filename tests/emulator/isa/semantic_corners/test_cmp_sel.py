@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from pyptoemu.errors import PtoError
-from tests.redteam_sem.kern import run, vec
-from tests.redteam_sem.sem import S, T, one, row, zeros
+from tests.emulator.isa.semantic_corners.kern import run, vec
+from tests.emulator.isa.semantic_corners.sem import S, T, one, row, zeros
 
 A = [np.nan, 1.0, np.nan, 2.0, 0.0, -0.0, np.inf, -np.inf, 1.0, 1.0]
 B = [np.nan, np.nan, 1.0, 2.0, -0.0, 0.0, np.inf, np.inf, 2.0, 0.0]

@@ -6,7 +6,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from tests.redteam_sem.sem import bits, cvt
+from tests.emulator.isa.semantic_corners.sem import bits, cvt
 
 TIES = [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 2.25, -2.75]
 WANT_INT = {

@@ -1,4 +1,4 @@
-"""Red-team: realistic corpus-style kernels (tests/redteam/kernels/*.pto) checked against NumPy.
+"""Corpus-style kernels written the way other PTO tools write them (tests/e2e/user_kernels/kernels/*.pto), checked against NumPy.
 
 Each test runs one kernel on the emulator, compares every written output with a NumPy reference
 (fp32 ~1e-5 relative, fp16 ~1e-3, bf16 ~1.6e-2, matmul tolerances scaled by K) and requires that

@@ -10,10 +10,9 @@ import pytest
 
 from pypto import cli_compile, ir
 from pypto.ir.compiler import compile_program
+from tests.compiler.user_programs.helpers import HERE, STRATEGIES, load_file, prog
 
-from .helpers import HERE, STRATEGIES, load_file, prog
-
-ROOT = os.path.dirname(os.path.dirname(HERE))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 EXAMPLES = ["tile_add", "matmul", "row_softmax", "iter_args_if"]
 
 
