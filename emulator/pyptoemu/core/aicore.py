@@ -13,8 +13,10 @@ import simpy
 from ptoisa.machine import Machine
 from ptoisa.text import ast as A
 from pyptoemu.check.findings import Findings
+from pyptoemu.core.binding import bind_op
 from pyptoemu.core.memory import GMBuffer, OnChipBuffer, Ptr
 from pyptoemu.core.pipe import WAIT, CommitQueue, Flags, Instr, Pipe
+from pyptoemu.core.pipenames import event_of, pipe_of
 from pyptoemu.core.scalar import ScalarUnit
 from pyptoemu.errors import DeadlockError, InputError, Loc, PtoError
 
@@ -109,7 +111,7 @@ class AICore:
         self.alloc_log: list[tuple[int, str, int]] = []  # (cycle, buffer name, bytes in use)
         self.printed: list[str] = []
         self.blocked_scalar: Instr | None = None
-        self.scalar = ScalarUnit(self)
+        self.scalar = ScalarUnit(self, bind_op)
         self._seq = 0
         if check_uninitialised:
             self.memory.uninit_hook = self._uninitialised
@@ -223,8 +225,6 @@ def _wait_cycle(blocked: dict[str, Instr]) -> list[str]:
 
 def _static_set_flags(module: A.Module, machine_ids: int) -> set:
     """(src, dst, id) of every set_flag / record_event written with a constant id."""
-    from pyptoemu.core.coreops import _event_of, _pipe_of
-
     out = set()
     stack = [f.body for f in module.functions]
     while stack:
@@ -234,10 +234,10 @@ def _static_set_flags(module: A.Module, machine_ids: int) -> set:
             if op.name in ("pto.set_flag", "pto.record_event", "pto.set_flag_dyn"):
                 items = op.attrs.get("args", [])
                 try:
-                    src, dst = _pipe_of(items[0], op.loc), _pipe_of(items[1], op.loc)
+                    src, dst = pipe_of(items[0], op.loc), pipe_of(items[1], op.loc)
                 except (IndexError, PtoError):
                     continue
-                eid = _event_of(items[2], op.loc) if len(items) > 2 else None
+                eid = event_of(items[2], op.loc) if len(items) > 2 else None
                 if eid is None:  # a runtime id: it could be any
                     out.update((src, dst, i) for i in range(machine_ids))
                 else:

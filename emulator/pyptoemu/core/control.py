@@ -6,7 +6,7 @@ execution; structured control flow returns generators so nested regions can wait
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -14,14 +14,18 @@ import numpy as np
 from ptoisa.text import ast as A
 from pyptoemu.core import arith
 from pyptoemu.core.coreops import lower_alloc_tile
-from pyptoemu.core.scalar import LOC_OF_SPACE, Return, ScalarUnit, _fail, _scalar_type_name, lower_noop
-from pyptoemu.errors import KernelFault, UnsupportedOpError, VerifyError
+from pyptoemu.core.scalar import Lowering, Return, ScalarUnit, Step, fail_step, lower_noop, scalar_type_name
+from pyptoemu.errors import KernelFault, Loc, UnsupportedOpError, VerifyError
+
+# memref address spaces as tile locations (memref.alloc becomes an alloc_tile)
+LOC_OF_SPACE = {"vec": "vec", "mat": "mat", "left": "left", "right": "right", "acc": "acc",
+                "bias": "bias", "scaling": "scaling", "ub": "vec"}
 
 
-def lower_constant(su: ScalarUnit, op: A.Op) -> Callable:
+def lower_constant(su: ScalarUnit, op: A.Op) -> Step:
     res = op.results[0]
     v = op.attrs.get("value")
-    tname = _scalar_type_name(op.result_types[0]) if op.result_types else "i1"
+    tname = scalar_type_name(op.result_types[0]) if op.result_types else "i1"
     if isinstance(v, bool):
         value: Any = int(v) if tname != "i1" else bool(v)
     elif isinstance(v, int):
@@ -33,7 +37,7 @@ def lower_constant(su: ScalarUnit, op: A.Op) -> Callable:
     elif isinstance(v, A.DenseAttr):
         value = np.array(v.values)
     else:
-        return _fail(VerifyError(f"arith.constant with unsupported value {v!r}", op.loc))
+        return fail_step(VerifyError(f"arith.constant with unsupported value {v!r}", op.loc))
     cost = su.arith_cost
 
     def step(frame):
@@ -43,90 +47,125 @@ def lower_constant(su: ScalarUnit, op: A.Op) -> Callable:
     return step
 
 
-def lower_arith(su: ScalarUnit, op: A.Op) -> Callable:
-    kind = op.name[6:]
-    res = op.results[0] if op.results else None
-    tname = _scalar_type_name(op.result_types[0]) if op.result_types else "index"
-    src_t = _scalar_type_name(op.operand_types[0]) if op.operand_types else tname
-    a_name = op.operands[0] if op.operands else None
-    b_name = op.operands[1] if len(op.operands) > 1 else None
-    cost = su.arith_cost
-    loc = op.loc
-    get = su.value
+@dataclass(frozen=True, slots=True)
+class ArithOperands:
+    """What every `arith` step reads: its result name, types and operand names."""
 
-    if kind in arith.INT_BINARY:
-        fn = arith.INT_BINARY[kind]
-        is_bool = tname == "i1"
+    kind: str  # the op name without 'arith.'
+    res: str | None
+    tname: str  # result type
+    src_t: str  # first operand's type
+    a: str | int | None
+    b: str | int | None
+    loc: Loc
 
-        def step(frame):
-            a, b = get(frame, a_name, loc), get(frame, b_name, loc)
-            try:
-                r = arith.wrap(fn(int(a), int(b), tname), tname)
-            except ZeroDivisionError:
-                raise KernelFault(f"arith.{kind}: division by zero", loc) from None
-            frame[res] = bool(r) if is_bool else r
-            su.charge(cost)
+    @staticmethod
+    def of(op: A.Op) -> ArithOperands:
+        tname = scalar_type_name(op.result_types[0]) if op.result_types else "index"
+        return ArithOperands(
+            kind=op.name[6:], res=op.results[0] if op.results else None, tname=tname,
+            src_t=scalar_type_name(op.operand_types[0]) if op.operand_types else tname,
+            a=op.operands[0] if op.operands else None, b=op.operands[1] if len(op.operands) > 1 else None,
+            loc=op.loc)
 
-        return step
-    if kind in arith.FLOAT_BINARY:
-        fn2 = arith.FLOAT_BINARY[kind]
 
-        def step(frame):
-            frame[res] = arith.to_float(fn2(float(get(frame, a_name, loc)), float(get(frame, b_name, loc))),
-                                        tname)
-            su.charge(cost)
+def lower_arith(su: ScalarUnit, op: A.Op) -> Step:
+    """Integer and float arithmetic, compares, select and casts on the scalar unit."""
+    o = ArithOperands.of(op)
+    if o.kind in arith.INT_BINARY:
+        return _lower_int_binary(su, o)
+    if o.kind in arith.FLOAT_BINARY:
+        return _lower_float_binary(su, o)
+    if o.kind in ("cmpi", "cmpf"):
+        return _lower_compare(su, op, o)
+    if o.kind in ("negf", "select") or o.kind in arith.CAST_OPS:
+        return _lower_unary_or_select(su, op, o)
+    return fail_step(UnsupportedOpError(f"{op.name} is not supported by the emulator yet", o.loc))
 
-        return step
-    if kind == "negf":
-        def step(frame):
-            frame[res] = -float(get(frame, a_name, loc))
-            su.charge(cost)
 
-        return step
-    if kind == "cmpi":
-        pred = str(op.attrs.get("predicate"))
+def _lower_int_binary(su: ScalarUnit, o: ArithOperands) -> Step:
+    fn = arith.INT_BINARY[o.kind]
+    is_bool = o.tname == "i1"
+    res, tname, a_name, b_name, loc, kind, cost, get = o.res, o.tname, o.a, o.b, o.loc, o.kind, su.arith_cost, su.value
+
+    def step(frame):
+        a, b = get(frame, a_name, loc), get(frame, b_name, loc)
+        try:
+            r = arith.wrap(fn(int(a), int(b), tname), tname)
+        except ZeroDivisionError:
+            raise KernelFault(f"arith.{kind}: division by zero", loc) from None
+        frame[res] = bool(r) if is_bool else r
+        su.charge(cost)
+
+    return step
+
+
+def _lower_float_binary(su: ScalarUnit, o: ArithOperands) -> Step:
+    fn2 = arith.FLOAT_BINARY[o.kind]
+    res, tname, a_name, b_name, loc, cost, get = o.res, o.tname, o.a, o.b, o.loc, su.arith_cost, su.value
+
+    def step(frame):
+        frame[res] = arith.to_float(fn2(float(get(frame, a_name, loc)), float(get(frame, b_name, loc))),
+                                    tname)
+        su.charge(cost)
+
+    return step
+
+
+def _lower_compare(su: ScalarUnit, op: A.Op, o: ArithOperands) -> Step:
+    res, a_name, b_name, loc, cost, get = o.res, o.a, o.b, o.loc, su.arith_cost, su.value
+    pred = str(op.attrs.get("predicate"))
+    if o.kind == "cmpi":
         cmp = arith.CMPI.get(pred)
         if cmp is None:
-            return _fail(VerifyError(f"arith.cmpi: unknown predicate '{pred}'", loc))
-        ctype = src_t
+            return fail_step(VerifyError(f"arith.cmpi: unknown predicate '{pred}'", loc))
+        ctype = o.src_t
 
         def step(frame):
             frame[res] = bool(cmp(int(get(frame, a_name, loc)), int(get(frame, b_name, loc)), ctype))
             su.charge(cost)
 
         return step
-    if kind == "cmpf":
-        pred = str(op.attrs.get("predicate"))
-        if pred not in arith.CMPF_PREDICATES:
-            return _fail(VerifyError(f"arith.cmpf: unknown predicate '{pred}'", loc))
+    if pred not in arith.CMPF_PREDICATES:
+        return fail_step(VerifyError(f"arith.cmpf: unknown predicate '{pred}'", loc))
 
+    def step_f(frame):
+        frame[res] = arith.cmpf(pred, float(get(frame, a_name, loc)), float(get(frame, b_name, loc)))
+        su.charge(cost)
+
+    return step_f
+
+
+def _lower_unary_or_select(su: ScalarUnit, op: A.Op, o: ArithOperands) -> Step:
+    res, a_name, b_name, loc, kind, cost, get = o.res, o.a, o.b, o.loc, o.kind, su.arith_cost, su.value
+    if kind == "negf":
         def step(frame):
-            frame[res] = arith.cmpf(pred, float(get(frame, a_name, loc)), float(get(frame, b_name, loc)))
+            frame[res] = -float(get(frame, a_name, loc))
             su.charge(cost)
 
         return step
     if kind == "select":
         c_name = op.operands[2] if len(op.operands) > 2 else None
 
-        def step(frame):
+        def step_select(frame):
             p = get(frame, a_name, loc)
             frame[res] = get(frame, b_name, loc) if p else get(frame, c_name, loc)
             su.charge(cost)
 
-        return step
-    if kind in arith.CAST_OPS:
-        def step(frame):
-            try:
-                frame[res] = arith.cast(kind, get(frame, a_name, loc), src_t, tname)
-            except ValueError as e:
-                raise KernelFault(str(e), loc) from None
-            su.charge(cost)
+        return step_select
+    src_t, tname = o.src_t, o.tname
 
-        return step
-    return _fail(UnsupportedOpError(f"{op.name} is not supported by the emulator yet", loc))
+    def step_cast(frame):
+        try:
+            frame[res] = arith.cast(kind, get(frame, a_name, loc), src_t, tname)
+        except ValueError as e:
+            raise KernelFault(str(e), loc) from None
+        su.charge(cost)
+
+    return step_cast
 
 
-def lower_for(su: ScalarUnit, op: A.Op) -> Callable:
+def lower_for(su: ScalarUnit, op: A.Op) -> Step:
     lb, ub, st, *inits = op.operands
     body = op.regions[0]
     iv, *iter_names = body.args
@@ -160,7 +199,7 @@ def lower_for(su: ScalarUnit, op: A.Op) -> Callable:
     return run
 
 
-def lower_yield(su: ScalarUnit, op: A.Op) -> Callable:
+def lower_yield(su: ScalarUnit, op: A.Op) -> Step:
     names = op.operands
     loc = op.loc
 
@@ -170,7 +209,7 @@ def lower_yield(su: ScalarUnit, op: A.Op) -> Callable:
     return step
 
 
-def lower_if(su: ScalarUnit, op: A.Op) -> Callable:
+def lower_if(su: ScalarUnit, op: A.Op) -> Step:
     cond = op.operands[0]
     then_r = op.regions[0]
     else_r = op.regions[1] if len(op.regions) > 1 else None
@@ -193,7 +232,7 @@ def lower_if(su: ScalarUnit, op: A.Op) -> Callable:
     return run
 
 
-def lower_while(su: ScalarUnit, op: A.Op) -> Callable:
+def lower_while(su: ScalarUnit, op: A.Op) -> Step:
     before, after = op.regions[0], op.regions[1]
     inits = op.operands
     results = op.results
@@ -224,7 +263,7 @@ def lower_while(su: ScalarUnit, op: A.Op) -> Callable:
     return run
 
 
-def lower_condition(su: ScalarUnit, op: A.Op) -> Callable:
+def lower_condition(su: ScalarUnit, op: A.Op) -> Step:
     cond, *rest = op.operands
     loc = op.loc
 
@@ -234,7 +273,7 @@ def lower_condition(su: ScalarUnit, op: A.Op) -> Callable:
     return step
 
 
-def lower_call(su: ScalarUnit, op: A.Op) -> Callable:
+def lower_call(su: ScalarUnit, op: A.Op) -> Step:
     callee = str(op.attrs.get("callee", "")).lstrip("@")
     loc = op.loc
     results = op.results
@@ -259,7 +298,7 @@ def lower_call(su: ScalarUnit, op: A.Op) -> Callable:
     return run
 
 
-def lower_return(su: ScalarUnit, op: A.Op) -> Callable:
+def lower_return(su: ScalarUnit, op: A.Op) -> Step:
     names = op.operands
     loc = op.loc
 
@@ -269,10 +308,10 @@ def lower_return(su: ScalarUnit, op: A.Op) -> Callable:
     return step
 
 
-def lower_memref_alloc(su: ScalarUnit, op: A.Op) -> Callable:
+def lower_memref_alloc(su: ScalarUnit, op: A.Op) -> Step:
     t = op.result_types[0] if op.result_types else None
     if not isinstance(t, A.MemRefType) or t.space == "gm" or len(t.shape) != 2 or None in t.shape:
-        return _fail(UnsupportedOpError("memref.alloc of this type is not supported by the emulator yet",
+        return fail_step(UnsupportedOpError("memref.alloc of this type is not supported by the emulator yet",
                                         op.loc))
     tile_t = A.TileBufType(loc=LOC_OF_SPACE.get(t.space, t.space), dtype=t.elem, rows=t.shape[0],
                            cols=t.shape[1], v_row=t.shape[0], v_col=t.shape[1])
@@ -280,7 +319,7 @@ def lower_memref_alloc(su: ScalarUnit, op: A.Op) -> Callable:
     return lower_alloc_tile(su, fake, key=op)
 
 
-LOWERINGS: dict[str, Callable[[ScalarUnit, A.Op], Callable]] = {
+LOWERINGS: dict[str, Lowering] = {
     "arith.constant": lower_constant,
     "scf.for": lower_for,
     "scf.yield": lower_yield,

@@ -6,25 +6,26 @@ printing. Tile instructions with NumPy semantics are lowered in ``tileop``.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 
 from ptoisa.dtypes import np_dtype
 from ptoisa.text import ast as A
 from pyptoemu.core.memory import PartitionView, Ptr, TensorView, Tile
 from pyptoemu.core.pipe import BARRIER, SET, WAIT, Instr
-from pyptoemu.core.scalar import EVENT_CLASS_PIPE, PIPE_NAMES, ScalarUnit, _fail, lower_noop
-from pyptoemu.errors import BoundsError, KernelFault, Loc, UnsupportedOpError, VerifyError
+from pyptoemu.core.pipenames import event_of, pipe_of
+from pyptoemu.core.scalar import Lowering, ScalarUnit, Step, fail_step, lower_noop
+from pyptoemu.errors import BoundsError, KernelFault, UnsupportedOpError, VerifyError
 from pyptoemu.isa.arg import Arg
+from pyptoemu.isa.semantics import format_tile
 
 
-def lower_make_tensor_view(su: ScalarUnit, op: A.Op) -> Callable:
+def lower_make_tensor_view(su: ScalarUnit, op: A.Op) -> Step:
     ptr_name = op.operands[0]
     shape_n = op.groups.get("shape", [])
     stride_n = op.groups.get("strides", [])
     res = op.results[0]
     loc = op.loc
     if len(shape_n) != len(stride_n):
-        return _fail(VerifyError(f"make_tensor_view: {len(shape_n)} shape operands but "
+        return fail_step(VerifyError(f"make_tensor_view: {len(shape_n)} shape operands but "
                                  f"{len(stride_n)} strides", loc))
 
     def step(frame):
@@ -42,7 +43,7 @@ def lower_make_tensor_view(su: ScalarUnit, op: A.Op) -> Callable:
     return step
 
 
-def lower_partition_view(su: ScalarUnit, op: A.Op) -> Callable:
+def lower_partition_view(su: ScalarUnit, op: A.Op) -> Step:
     tv_name = op.operands[0]
     off_n = op.groups.get("offsets", [])
     size_n = op.groups.get("sizes", [])
@@ -77,11 +78,11 @@ def lower_partition_view(su: ScalarUnit, op: A.Op) -> Callable:
     return step
 
 
-def lower_alloc_tile(su: ScalarUnit, op: A.Op, key: object | None = None) -> Callable:
+def lower_alloc_tile(su: ScalarUnit, op: A.Op, key: object | None = None) -> Step:
     t = op.result_types[0] if op.result_types else None
     loc = op.loc
     if not isinstance(t, A.TileBufType):
-        return _fail(VerifyError("alloc_tile needs a !pto.tile_buf result type", loc))
+        return fail_step(VerifyError("alloc_tile needs a !pto.tile_buf result type", loc))
     res = op.results[0]
     if t.loc == "left":  # the assembler forces left tiles to ZZ on A2/A3 and NZ on A5 (§2.5)
         forced = "col_major" if su.machine.name.startswith("a5") else "row_major"
@@ -89,14 +90,14 @@ def lower_alloc_tile(su: ScalarUnit, op: A.Op, key: object | None = None) -> Cal
             t = dataclasses.replace(t, blayout=forced)
     buf = su.core.memory.onchip.get(t.loc)
     if buf is None:
-        return _fail(VerifyError(f"no on-chip buffer for loc={t.loc} on machine "
+        return fail_step(VerifyError(f"no on-chip buffer for loc={t.loc} on machine "
                                  f"{su.machine.name}", loc))
     try:
         dtype = np_dtype(t.dtype)
     except ValueError as e:
-        return _fail(VerifyError(str(e), loc))
+        return fail_step(VerifyError(str(e), loc))
     if (t.v_row is not None and t.v_row > t.rows) or (t.v_col is not None and t.v_col > t.cols):
-        return _fail(VerifyError(f"valid region {t.v_row}x{t.v_col} exceeds tile shape {t.rows}x{t.cols}",
+        return fail_step(VerifyError(f"valid region {t.v_row}x{t.v_col} exceeds tile shape {t.rows}x{t.cols}",
                                  loc))
     addr_n = op.groups.get("addr", [None])[0]
     vr_n = op.groups.get("valid_row", [None])[0]
@@ -106,7 +107,7 @@ def lower_alloc_tile(su: ScalarUnit, op: A.Op, key: object | None = None) -> Cal
         if (given is None) != (static is not None):
             what = (f"the type has v_{dim}=? but no valid_{dim} operand is given" if given is None
                     else f"valid_{dim} is given but the type's v_{dim} is static ({static})")
-            return _fail(VerifyError(f"alloc_tile: {what}", loc))
+            return fail_step(VerifyError(f"alloc_tile: {what}", loc))
     akey = key if key is not None else op
 
     def step(frame):
@@ -132,7 +133,7 @@ def lower_alloc_tile(su: ScalarUnit, op: A.Op, key: object | None = None) -> Cal
     return step
 
 
-def lower_set_validshape(su: ScalarUnit, op: A.Op) -> Callable:
+def lower_set_validshape(su: ScalarUnit, op: A.Op) -> Step:
     t_n, vr_n, vc_n = op.operands[:3]
     loc = op.loc
 
@@ -152,7 +153,7 @@ def lower_set_validshape(su: ScalarUnit, op: A.Op) -> Callable:
     return step
 
 
-def lower_alias(su: ScalarUnit, op: A.Op) -> Callable:
+def lower_alias(su: ScalarUnit, op: A.Op) -> Step:
     """treshape / bitcast / tassign: the same bytes seen through another tile type."""
     src_n = op.operands[0] if op.operands else (op.ins[0] if op.ins else None)
     res = op.results[0] if op.results else (op.outs[0] if op.outs else None)
@@ -160,7 +161,7 @@ def lower_alias(su: ScalarUnit, op: A.Op) -> Callable:
     loc = op.loc
     addr_n = op.operands[1] if op.name == "pto.tassign" and len(op.operands) > 1 else None
     if not isinstance(t, A.TileBufType) or res is None:
-        return _fail(VerifyError(f"{op.name} needs a !pto.tile_buf result type", loc))
+        return fail_step(VerifyError(f"{op.name} needs a !pto.tile_buf result type", loc))
     dtype = np_dtype(t.dtype)
 
     def step(frame):
@@ -182,7 +183,7 @@ def lower_alias(su: ScalarUnit, op: A.Op) -> Callable:
     return step
 
 
-def lower_subset(su: ScalarUnit, op: A.Op) -> Callable:
+def lower_subset(su: ScalarUnit, op: A.Op) -> Step:
     t_n, r_n, c_n = op.operands[:3]
     sizes = op.groups.get("sizes", [])
     res = op.results[0]
@@ -212,7 +213,7 @@ def lower_subset(su: ScalarUnit, op: A.Op) -> Callable:
     return step
 
 
-def lower_addptr(su: ScalarUnit, op: A.Op) -> Callable:
+def lower_addptr(su: ScalarUnit, op: A.Op) -> Step:
     p_n, o_n = op.operands[:2]
     res = op.results[0]
     loc = op.loc
@@ -225,7 +226,7 @@ def lower_addptr(su: ScalarUnit, op: A.Op) -> Callable:
     return step
 
 
-def lower_get_tensor_view_dim(su: ScalarUnit, op: A.Op) -> Callable:
+def lower_get_tensor_view_dim(su: ScalarUnit, op: A.Op) -> Step:
     tv_n, d_n = op.operands[:2]
     res = op.results[0]
     loc = op.loc
@@ -242,8 +243,8 @@ def lower_get_tensor_view_dim(su: ScalarUnit, op: A.Op) -> Callable:
     return step
 
 
-def lower_block_const(value_attr: str) -> Callable:
-    def lower(su: ScalarUnit, op: A.Op) -> Callable:
+def lower_block_const(value_attr: str) -> Lowering:
+    def lower(su: ScalarUnit, op: A.Op) -> Step:
         res = op.results[0]
 
         def step(frame):
@@ -255,39 +256,20 @@ def lower_block_const(value_attr: str) -> Callable:
     return lower
 
 
-def _pipe_of(attr, loc: Loc) -> str:
-    if isinstance(attr, A.EnumAttr):
-        if attr.kind in ("pipe_event_type", "sync_op_type"):
-            p = EVENT_CLASS_PIPE.get(attr.value)
-        else:
-            p = PIPE_NAMES.get(attr.value)
-        if p is not None:
-            return p
-    raise VerifyError(f"expected a pipe (like <PIPE_V>) or an op class, got {attr}", loc)
-
-
-def _event_of(attr, loc: Loc) -> int | None:
-    if isinstance(attr, A.EnumAttr) and attr.value.startswith("EVENT_ID"):
-        return int(attr.value[8:])
-    if isinstance(attr, int) and not isinstance(attr, bool):
-        return attr
-    return None
-
-
-def lower_flag(su: ScalarUnit, op: A.Op) -> Callable:
+def lower_flag(su: ScalarUnit, op: A.Op) -> Step:
     """set_flag / wait_flag / record_event / wait_event and their _dyn forms."""
     is_set = op.name in ("pto.set_flag", "pto.record_event", "pto.set_flag_dyn")
     items = op.attrs.get("args", [])
     loc = op.loc
     if len(items) < 2:
-        return _fail(VerifyError(f"{op.name} needs [src pipe, dst pipe, event id]", loc))
-    src, dst = _pipe_of(items[0], loc), _pipe_of(items[1], loc)
+        return fail_step(VerifyError(f"{op.name} needs [src pipe, dst pipe, event id]", loc))
+    src, dst = pipe_of(items[0], loc), pipe_of(items[1], loc)
     if "ALL" in (src, dst):
-        return _fail(VerifyError(f"{op.name}: PIPE_ALL is only valid in barriers", loc))
-    static_id = _event_of(items[2], loc) if len(items) > 2 else None
+        return fail_step(VerifyError(f"{op.name}: PIPE_ALL is only valid in barriers", loc))
+    static_id = event_of(items[2], loc) if len(items) > 2 else None
     dyn = op.operands[0] if op.operands else None
     if static_id is None and dyn is None:
-        return _fail(VerifyError(f"{op.name} needs an event id like <EVENT_ID0>", loc))
+        return fail_step(VerifyError(f"{op.name} needs an event id like <EVENT_ID0>", loc))
     n_ids = su.machine.event_ids
     name = op.name[4:]
 
@@ -339,13 +321,13 @@ def su_flag_on_scalar(su: ScalarUnit, instr: Instr):
     su.core.record(instr)
 
 
-def lower_barrier(su: ScalarUnit, op: A.Op) -> Callable:
+def lower_barrier(su: ScalarUnit, op: A.Op) -> Step:
     loc = op.loc
     items = op.attrs.get("args")
     attr = op.attrs.get("pipe") if items is None else items[0]
-    pipe = _pipe_of(attr, loc) if attr is not None else None
+    pipe = pipe_of(attr, loc) if attr is not None else None
     if pipe is None:
-        return _fail(VerifyError(f"{op.name} needs a pipe", loc))
+        return fail_step(VerifyError(f"{op.name} needs a pipe", loc))
 
     def step(frame):
         if pipe == "ALL":
@@ -370,10 +352,8 @@ def _barrier_all(su: ScalarUnit, op: A.Op):
     su.core.record(instr)
 
 
-def lower_tprint(su: ScalarUnit, op: A.Op) -> Callable:
+def lower_tprint(su: ScalarUnit, op: A.Op) -> Step:
     """tprint: a full barrier, then print the tile (or GM view) as the hardware debug print does."""
-    from pyptoemu.isa.semantics import format_tile
-
     src_n = op.ins[0] if op.ins else op.operands[0]
     loc = op.loc
 
@@ -393,7 +373,7 @@ def lower_tprint(su: ScalarUnit, op: A.Op) -> Callable:
     return run
 
 
-def lower_tgetval(su: ScalarUnit, op: A.Op) -> Callable:
+def lower_tgetval(su: ScalarUnit, op: A.Op) -> Step:
     t_n, off_n = op.ins[:2]
     res = op.results[0] if op.results else None
     loc = op.loc
@@ -413,7 +393,7 @@ def lower_tgetval(su: ScalarUnit, op: A.Op) -> Callable:
     return run
 
 
-def lower_tsetval(su: ScalarUnit, op: A.Op) -> Callable:
+def lower_tsetval(su: ScalarUnit, op: A.Op) -> Step:
     off_n, v_n = op.ins[:2]
     t_n = op.outs[0]
     loc = op.loc
@@ -434,7 +414,7 @@ def lower_tsetval(su: ScalarUnit, op: A.Op) -> Callable:
     return run
 
 
-def lower_eventid_array(su: ScalarUnit, op: A.Op) -> Callable:
+def lower_eventid_array(su: ScalarUnit, op: A.Op) -> Step:
     loc = op.loc
     if op.name == "pto.declare_eventid_array":
         res = op.results[0]
@@ -465,7 +445,7 @@ def lower_eventid_array(su: ScalarUnit, op: A.Op) -> Callable:
     return step
 
 
-def lower_load_scalar(su: ScalarUnit, op: A.Op) -> Callable:
+def lower_load_scalar(su: ScalarUnit, op: A.Op) -> Step:
     loc = op.loc
     is_load = op.name == "pto.load_scalar"
 
@@ -502,11 +482,11 @@ def lower_load_scalar(su: ScalarUnit, op: A.Op) -> Callable:
     return run
 
 
-def lower_trap(su: ScalarUnit, op: A.Op) -> Callable:
-    return _fail(KernelFault("pto.trap: the kernel aborted", op.loc))
+def lower_trap(su: ScalarUnit, op: A.Op) -> Step:
+    return fail_step(KernelFault("pto.trap: the kernel aborted", op.loc))
 
 
-def lower_print(su: ScalarUnit, op: A.Op) -> Callable:
+def lower_print(su: ScalarUnit, op: A.Op) -> Step:
     loc = op.loc
 
     def step(frame):
@@ -522,7 +502,7 @@ def lower_print(su: ScalarUnit, op: A.Op) -> Callable:
     return step
 
 
-def lower_section(su: ScalarUnit, op: A.Op) -> Callable:
+def lower_section(su: ScalarUnit, op: A.Op) -> Step:
     def run(frame):
         for r in op.regions:
             yield from su.exec_region(r, frame)
@@ -530,7 +510,7 @@ def lower_section(su: ScalarUnit, op: A.Op) -> Callable:
     return run
 
 
-CORE_OPS: dict[str, Callable[[ScalarUnit, A.Op], Callable]] = {
+CORE_OPS: dict[str, Lowering] = {
     "make_tensor_view": lower_make_tensor_view,
     "partition_view": lower_partition_view,
     "subview": lower_partition_view,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from collections.abc import Callable
+from typing import Protocol
 
 import simpy
 
@@ -23,12 +23,20 @@ from pyptoemu.errors import Loc
 OP, SET, WAIT, BARRIER = 0, 1, 2, 3
 
 
+class BoundOp(Protocol):
+    """What a tile instruction runs (``pyptoemu.core.tileop.TileOpBinding``): ``start`` when its pipe
+    starts it (reads, computes), ``commit`` when its writes land."""
+
+    def start(self, instr: Instr) -> list: ...
+
+    def commit(self, instr: Instr, results: list) -> None: ...
+
+
 class Instr:
     """One issued instruction (or sync op) in a pipe queue."""
 
     __slots__ = (
-        "commit",
-        "compute",
+        "bound",
         "done",
         "end",
         "flag",
@@ -53,9 +61,8 @@ class Instr:
     )
 
     def __init__(self, kind: int, name: str, loc: Loc, pipe: str, issue: int, occupancy: int = 0,
-                 latency: int = 0, compute: Callable | None = None, commit: Callable | None = None,
-                 reads: tuple = (), writes: tuple = (), flag: tuple | None = None, operands: tuple = (),
-                 nbytes: int = 0):
+                 latency: int = 0, bound: BoundOp | None = None, reads: tuple = (), writes: tuple = (),
+                 flag: tuple | None = None, operands: list | tuple = (), nbytes: int = 0):
         self.kind = kind
         self.name = name
         self.loc = loc
@@ -63,12 +70,11 @@ class Instr:
         self.issue = issue
         self.occupancy = occupancy
         self.latency = latency
-        self.compute = compute
-        self.commit = commit
+        self.bound = bound  # a tile instruction's binding: its start and commit steps
         self.reads = reads  # ((buffer name, lo byte, hi byte), ...)
         self.writes = writes
         self.flag = flag  # (src pipe, dst pipe, id) for SET / WAIT
-        self.operands = operands  # for the trace: (("%x", "UB", addr, bytes), ...)
+        self.operands = operands  # a tile instruction's operands as issued (tileop.OperandSnap)
         self.nbytes = nbytes
         self.start = -1
         self.end = -1  # pipe released (start + occupancy)
@@ -105,7 +111,7 @@ class CommitQueue:
         instr = entry[2]
         if instr is not None:
             entry[2] = None
-            instr.commit(instr, entry[3])
+            instr.bound.commit(instr, entry[3])
 
     def flush(self, upto: float) -> None:
         heap = self.heap
@@ -114,7 +120,7 @@ class CommitQueue:
             instr = entry[2]
             if instr is not None:
                 entry[2] = None  # applied: a later take() by its pipe must not apply it again
-                instr.commit(instr, entry[3])
+                instr.bound.commit(instr, entry[3])
 
 
 class Flags:
@@ -187,11 +193,8 @@ class Pipe:
         return ev
 
     def run(self):
+        """The pipe's process: take the head of the queue and run it by its kind, forever."""
         env = self.env
-        core = self.core
-        commits = core.commits
-        flags = core.flags
-        timeout = env.timeout
         while True:
             if not self.queue:
                 self.current = None
@@ -204,61 +207,83 @@ class Pipe:
                 continue
             ins = self.queue.popleft()
             self.current = ins
-            now = env.now
             kind = ins.kind
             if kind == OP:
-                start = max(now, ins.issue, self.ready_at)
-                if start > now:
-                    yield timeout(start - now)
-                commits.flush(start)
-                if self.in_order and self.own_pending:
-                    for entry in self.own_pending:
-                        commits.take(entry)
-                    self.own_pending.clear()
-                results = ins.compute(ins)
-                done = start + ins.latency
-                if self.in_order and done < self.last_done:
-                    done = self.last_done
-                self.last_done = max(self.last_done, done)
-                ins.start, ins.end, ins.done = start, start + ins.occupancy, done
-                entry = commits.push(done, ins, results)
-                if self.in_order:
-                    self.own_pending.append(entry)
-                self.busy += ins.occupancy
-                self.count += 1
-                core.record(ins)
-                if ins.occupancy:
-                    yield timeout(ins.occupancy)
+                yield from self._run_op(ins)
             elif kind == SET:
-                # fires once every earlier instruction of this pipe has completed
-                start = max(now, ins.issue, self.last_done, self.ready_at)
-                ins.start = start
-                ins.end = ins.done = start + self.set_cost
-                if ins.end > now:  # one event for the drain and the set itself
-                    yield timeout(ins.end - now)
-                self.busy += self.set_cost
-                flags.set(ins.flag, ins)
-                core.record(ins)
+                yield from self._run_set(ins)
             elif kind == WAIT:
-                start = max(now, ins.issue, self.ready_at)
-                if start > now:
-                    yield timeout(start - now)
-                ins.wait_start = start
-                setter = flags.try_consume(ins.flag)
-                if setter is None:
-                    yield flags.wait_event(ins.flag)
-                    setter = flags.try_consume(ins.flag)
-                ins.released_by = setter
-                ins.start = env.now
-                # the wait's own cost delays the next instruction: folded into ready_at, no event
-                ins.end = ins.done = self.ready_at = ins.start + self.wait_cost
-                self.busy += self.wait_cost
-                self.last_done = max(self.last_done, ins.done)
-                core.record(ins)
-            else:  # BARRIER: later instructions start after every earlier one completed
-                start = max(now, ins.issue, self.last_done, self.ready_at)
-                ins.start = start
-                ins.end = ins.done = self.ready_at = start + self.barrier_cost
-                self.last_done = max(self.last_done, ins.done)
-                self.busy += self.barrier_cost
-                core.record(ins)
+                yield from self._run_wait(ins)
+            else:
+                self._run_barrier(ins)
+
+    def _run_op(self, ins: Instr):
+        """A tile instruction: start (reads) once issued and the pipe is free, hold the pipe for its
+        occupancy; its writes are queued to land at completion."""
+        env = self.env
+        commits = self.core.commits
+        now = env.now
+        start = max(now, ins.issue, self.ready_at)
+        if start > now:
+            yield env.timeout(start - now)
+        commits.flush(start)
+        if self.in_order and self.own_pending:
+            for entry in self.own_pending:
+                commits.take(entry)
+            self.own_pending.clear()
+        results = ins.bound.start(ins)
+        done = start + ins.latency
+        if self.in_order and done < self.last_done:
+            done = self.last_done
+        self.last_done = max(self.last_done, done)
+        ins.start, ins.end, ins.done = start, start + ins.occupancy, done
+        entry = commits.push(done, ins, results)
+        if self.in_order:
+            self.own_pending.append(entry)
+        self.busy += ins.occupancy
+        self.count += 1
+        self.core.record(ins)
+        if ins.occupancy:
+            yield env.timeout(ins.occupancy)
+
+    def _run_set(self, ins: Instr):
+        """set_flag: fires once every earlier instruction of this pipe has completed."""
+        now = self.env.now
+        start = max(now, ins.issue, self.last_done, self.ready_at)
+        ins.start = start
+        ins.end = ins.done = start + self.set_cost
+        if ins.end > now:  # one event for the drain and the set itself
+            yield self.env.timeout(ins.end - now)
+        self.busy += self.set_cost
+        self.core.flags.set(ins.flag, ins)
+        self.core.record(ins)
+
+    def _run_wait(self, ins: Instr):
+        """wait_flag: blocks the pipe until the flag is set, then consumes it."""
+        env = self.env
+        flags = self.core.flags
+        now = env.now
+        start = max(now, ins.issue, self.ready_at)
+        if start > now:
+            yield env.timeout(start - now)
+        ins.wait_start = start
+        setter = flags.try_consume(ins.flag)
+        if setter is None:
+            yield flags.wait_event(ins.flag)
+            setter = flags.try_consume(ins.flag)
+        ins.released_by = setter
+        ins.start = env.now
+        # the wait's own cost delays the next instruction: folded into ready_at, no event
+        ins.end = ins.done = self.ready_at = ins.start + self.wait_cost
+        self.busy += self.wait_cost
+        self.last_done = max(self.last_done, ins.done)
+        self.core.record(ins)
+
+    def _run_barrier(self, ins: Instr) -> None:
+        """barrier: later instructions start after every earlier one completed (no event needed)."""
+        start = max(self.env.now, ins.issue, self.last_done, self.ready_at)
+        ins.start = start
+        ins.end = ins.done = self.ready_at = start + self.barrier_cost
+        self.last_done = max(self.last_done, ins.done)
+        self.busy += self.barrier_cost
+        self.core.record(ins)

@@ -1,9 +1,10 @@
 """The scalar unit: walks a function in program order, evaluates control flow, issues tile ops.
 
-Each AST op is lowered once, on first execution, into a small closure (``step``) that reads SSA
+Each AST op is bound once (``pyptoemu.core.binding`` picks its lowering) into a step that reads SSA
 values from the frame, does its work and returns ``None`` or, when it has to wait for simulated time
 (waits on the S pipe, full barriers, nested regions), a generator. The hot loop therefore does no
-YAML or string lookups.
+YAML or string lookups. This module sits below the lowerings: it is handed the binder, it never
+imports one (scalar unit <- lowerings <- binding is a one-way chain).
 
 The scalar unit keeps its own clock (``vclock``): issuing is charged there without a SimPy event
 per op; each issued instruction carries its issue cycle and its pipe starts it no earlier. The
@@ -17,19 +18,11 @@ from typing import Any
 
 from ptoisa.text import ast as A
 from pyptoemu.core.pipe import SET, Instr
-from pyptoemu.errors import KernelFault, Loc, UnsupportedOpError, VerifyError
+from pyptoemu.errors import KernelFault, Loc, VerifyError
 
-PIPE_NAMES = {
-    "PIPE_S": "S", "PIPE_V": "V", "PIPE_M": "M", "PIPE_MTE1": "MTE1", "PIPE_MTE2": "MTE2",
-    "PIPE_MTE3": "MTE3", "PIPE_FIX": "FIX", "PIPE_ALL": "ALL",
-}
-EVENT_CLASS_PIPE = {
-    "TLOAD": "MTE2", "TSTORE_VEC": "MTE3", "TSTORE_ACC": "FIX", "TMOV_M2L": "MTE1", "TMOV_M2B": "MTE1",
-    "TMOV_M2S": "FIX", "TMOV_M2V": "V", "TMOV_V2M": "FIX", "TMATMUL": "M", "TVEC": "V",
-    "TVECWAIT_EVENT": "V",
-}
-LOC_OF_SPACE = {"vec": "vec", "mat": "mat", "left": "left", "right": "right", "acc": "acc",
-                "bias": "bias", "scaling": "scaling", "ub": "vec"}
+Step = Callable[[dict], Any]  # one op's work per execution: None, or a generator that waits
+Binder = Callable[["ScalarUnit", A.Op], Step]  # binds any op (pyptoemu.core.binding.bind_op)
+Lowering = Callable[["ScalarUnit", A.Op], Step]  # binds the ops of one kind
 
 
 class Return(Exception):
@@ -40,8 +33,9 @@ class Return(Exception):
 
 
 class ScalarUnit:
-    def __init__(self, core) -> None:
+    def __init__(self, core, bind: Binder) -> None:
         self.core = core
+        self.bind = bind  # op -> its step (pyptoemu.core.binding.bind_op)
         self.module: A.Module = core.module
         self.isa = core.isa
         self.machine = core.machine
@@ -56,12 +50,7 @@ class ScalarUnit:
         self.count = 0  # instructions the scalar unit executed (scalar ops and issues)
         self.issued_total = 0  # program order across pipes, for naming races in program order
         self.flag_balance: dict[tuple, tuple] = {}  # flag -> (sets - waits issued, last set)
-        self.steps: dict[A.Op, Callable] = {}
-        from pyptoemu.core.control import LOWERINGS
-        from pyptoemu.core.coreops import CORE_OPS
-
-        self.lowerings = LOWERINGS  # arith / scf / func / memref
-        self.core_ops = CORE_OPS  # pto ops the core executes itself (views, tiles, sync, ...)
+        self.steps: dict[A.Op, Step] = {}
         self.functions = {f.name: f for f in self.module.functions}
         self.max_steps = int(core.max_steps)
         self.step_count = 0
@@ -128,8 +117,7 @@ class ScalarUnit:
         for op in region.ops:
             step = steps.get(op)
             if step is None:
-                step = self.lower(op)
-                steps[op] = step
+                step = steps[op] = self.bind(self, op)
             try:
                 gen = step(frame)
                 if gen is not None:
@@ -144,40 +132,6 @@ class ScalarUnit:
         if self.step_count > self.max_steps:
             raise KernelFault(f"the kernel ran more than {self.max_steps} loop iterations; stopped "
                               f"(an endless loop?)", op.loc)
-
-    # ----------------------------------------------------------------------------- lowering
-
-    def lower(self, op: A.Op) -> Callable:
-        name = op.name
-        handler = self.lowerings.get(name)
-        if handler is not None:
-            return handler(self, op)
-        if name.startswith("pto."):
-            return self.lower_pto(op)
-        return _fail(UnsupportedOpError(f"{name} is not supported by the emulator yet", op.loc))
-
-    def lower_pto(self, op: A.Op) -> Callable:
-        spec = self.isa.get(op.name)
-        if spec is None:
-            return _fail(VerifyError(f"{op.name} is not an op of the PTO dialect (see `pyptoemu isa list`)",
-                                     op.loc))
-        if not spec.implemented:
-            return _fail(UnsupportedOpError(f"{op.name} is not supported by the emulator yet", op.loc))
-        key = spec.semantics
-        if key.startswith("core."):
-            handler = self.core_ops.get(key[5:])
-            if handler is None:
-                return _fail(UnsupportedOpError(f"{op.name} is not supported by the emulator yet",
-                                                op.loc))
-            return handler(self, op)
-        from pyptoemu.isa.semantics import SEMANTICS
-
-        fn = SEMANTICS.get(key)
-        if fn is None:
-            return _fail(UnsupportedOpError(f"{op.name} is not supported by the emulator yet", op.loc))
-        from pyptoemu.core.tileop import lower_tile_op
-
-        return lower_tile_op(self, op, spec, fn)
 
     # --------------------------------------------------------------------------- utilities
 
@@ -215,20 +169,23 @@ class ScalarUnit:
         self.core.pipes[pipe].push(instr)
 
 
-def _fail(err: Exception) -> Callable:
+def fail_step(err: Exception) -> Step:
+    """The step of an op that cannot run: raises ``err`` when (if ever) it executes."""
+
     def step(frame):
         raise err
 
     return step
 
 
-def _scalar_type_name(t) -> str:
+def scalar_type_name(t) -> str:
+    """The scalar type name of ``t``; ``index`` for anything that is not a scalar type."""
     if isinstance(t, A.ScalarType):
         return t.name
     return "index"
 
 
-def lower_noop(su: ScalarUnit, op: A.Op) -> Callable:
+def lower_noop(su: ScalarUnit, op: A.Op) -> Step:
     def step(frame):
         return None
 

@@ -1,24 +1,30 @@
-"""Lowering of a tile instruction (a `pto.*` op with NumPy semantics) into an issue step.
+"""Binding of a tile instruction (a `pto.*` op with NumPy semantics): bound once into a
+:class:`TileOpBinding`, whose three named steps a reader can follow:
 
-At issue time the step resolves operands to tiles / GM windows / scalars, chooses the pipe from the
-spec's rule, evaluates the timing formula and pushes an :class:`Instr`. At start the pipe calls
-``compute`` (reads happen then: the semantics function sees memory as it is at that cycle); at
-completion ``commit`` writes the results.
+- :meth:`TileOpBinding.issue` (the scalar unit, in program order): resolves operands to tiles / GM
+  windows / scalars (:class:`OperandSnap`, captured at issue), chooses the pipe from the spec's rule,
+  evaluates the timing formula and pushes an :class:`Instr` that carries the binding;
+- :meth:`TileOpBinding.start` (the pipe, when the instruction starts): reads memory as it is at that
+  cycle and runs the semantics function;
+- :meth:`TileOpBinding.commit` (the commit queue, at completion): writes the results.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from ptoisa.dtypes import itemsize as _itemsize
 from ptoisa.dtypes import np_dtype
+from ptoisa.isa.spec import InstrSpec, OperandSpec
 from ptoisa.text import ast as A
 from pyptoemu.core.memory import PartitionView, Tile
 from pyptoemu.core.pipe import OP, Instr
-from pyptoemu.core.scalar import _fail
-from pyptoemu.errors import BoundsError, KernelFault, PtoError, UnsupportedOpError, VerifyError
+from pyptoemu.core.scalar import ScalarUnit, Step, fail_step
+from pyptoemu.errors import BoundsError, KernelFault, Loc, PtoError, UnsupportedOpError, VerifyError
 from pyptoemu.isa.arg import Arg
 
 TILE, VIEW, SCALAR = 0, 1, 2
@@ -33,7 +39,23 @@ def itemsize(name: str) -> int:
     return v
 
 
-def _operand_lists(op: A.Op, spec) -> tuple[list, list, list]:
+@dataclass(slots=True)
+class OperandSnap:
+    """One operand of an issued tile op as it was at issue (valid shapes act in program order)."""
+
+    kind: int  # TILE, VIEW or SCALAR
+    obj: Any  # the Tile, the PartitionView or the scalar value
+    vrow: int  # valid rows (a view's rows; 0 for a scalar)
+    vcol: int
+    dtype: str  # element type name
+    loc: str | None  # tile location, "gm" for a view, None for a scalar
+
+    def shape_key(self) -> tuple:
+        """What pipe and timing depend on: kind, valid shape, dtype, location."""
+        return (self.kind, self.vrow, self.vcol, self.dtype, self.loc)
+
+
+def _operand_lists(op: A.Op, spec: InstrSpec) -> tuple[list, list, list]:
     """(ins, outs, in_types) of a DPS op; generic-form ops are mapped by position (src, dst, ...)."""
     if op.is_dps or op.ins or op.outs:
         return list(op.ins), list(op.outs), list(op.in_types)
@@ -47,112 +69,145 @@ def _operand_lists(op: A.Op, spec) -> tuple[list, list, list]:
     return ins, ops[1:1 + n_out], in_types
 
 
-def lower_tile_op(su, op: A.Op, spec, fn: Callable) -> Callable:
-    loc = op.loc
+def bind_tile_op(su: ScalarUnit, op: A.Op, spec: InstrSpec, semantics: Callable) -> Step:
+    """Match the op's operands to its spec once; the step is the binding's :meth:`issue`."""
     try:
         ins, outs, in_types = _operand_lists(op, spec)
     except VerifyError as e:
-        return _fail(e)
-    attrs = dict(op.attrs)
+        return fail_step(e)
     n_required_outs = sum(1 for o in spec.outs if not o.optional)
     if len(outs) < n_required_outs:
-        return _fail(VerifyError(f"{op.name} needs {n_required_outs} outs operand(s), got {len(outs)}", loc))
+        return fail_step(VerifyError(f"{op.name} needs {n_required_outs} outs operand(s), got {len(outs)}",
+                                     op.loc))
     # Operand specs matched to the operands as written (optional ones may be left out).
     in_specs = _align(spec.ins, len(ins))
-    out_specs = _align(spec.outs, len(outs))
-    # Which ins are scratch (tmp): written, not read, by the op.
-    spec_in_names = [o.name for o in in_specs]
-    scratch = [i < len(spec_in_names) and spec_in_names[i] == "tmp" for i in range(len(ins))]
-    scalar_types = [
-        (t.name if isinstance(t, A.ScalarType) else None) if i < len(in_types) else None
-        for i, t in enumerate(in_types + [None] * (len(ins) - len(in_types)))
-    ]
-    domain = spec.domain
-    legal_dtypes = tuple(spec.dtypes)
-    name = op.name[4:]
-    pipes = su.core.pipes
-    pipe_cache: dict[tuple, tuple] = {}
-    timing_cache: dict[tuple, tuple] = {}
-    mem = su.core.memory
+    padded_types = in_types + [None] * (len(ins) - len(in_types))
+    binding = TileOpBinding(
+        su=su, op=op, spec=spec, semantics=semantics, ins=ins, outs=outs, in_types=in_types,
+        in_specs=in_specs, out_specs=_align(spec.outs, len(outs)),
+        # Which ins are scratch (tmp): written, not read, by the op.
+        scratch=[i < len(in_specs) and in_specs[i].name == "tmp" for i in range(len(ins))],
+        scalar_types=[(t.name if isinstance(t, A.ScalarType) else None) if i < len(in_types) else None
+                      for i, t in enumerate(padded_types)],
+        attrs=dict(op.attrs), names=tuple(str(x) for x in list(ins) + list(outs)),
+    )
+    return binding.issue
 
-    def resolve_pipe(src_loc, dst_loc):
-        key = (src_loc, dst_loc)
-        hit = pipe_cache.get(key)
+
+@dataclass(slots=True, eq=False)
+class TileOpBinding:
+    """A tile op bound once: its operands matched to the spec, its semantics function, and the pipe
+    and timing per operand shape (memoised: they depend only on shapes, dtypes and locations)."""
+
+    su: ScalarUnit
+    op: A.Op
+    spec: InstrSpec
+    semantics: Callable  # (in args, out args, attrs) -> results, one per out
+    ins: list  # operand names (or literal ints) as written
+    outs: list
+    in_types: list  # types written at the use
+    in_specs: tuple[OperandSpec, ...]
+    out_specs: tuple[OperandSpec, ...]
+    scratch: list[bool]  # per in: a scratch operand (written, not read)
+    scalar_types: list[str | None]  # per in: the scalar type written at the use
+    attrs: dict
+    names: tuple[str, ...]  # ins + outs, for the trace
+    pipe_cache: dict[tuple, tuple] = field(default_factory=dict)
+    timing_cache: dict[tuple, tuple] = field(default_factory=dict)
+
+    # ---- issue: the scalar unit, in program order
+
+    def issue(self, frame: dict):
+        """Snapshot the operands, check and time them (once per shape), push the instruction."""
+        su, loc = self.su, self.op.loc
+        get = su.value
+        scalar_types = self.scalar_types
+        in_snap = [_snap(get(frame, x, loc), scalar_types[i], loc, self.op) for i, x in enumerate(self.ins)]
+        out_snap = [_snap(get(frame, x, loc), None, loc, self.op) for x in self.outs]
+        key = tuple(s.shape_key() for s in in_snap) + tuple(s.shape_key() for s in out_snap)
+        hit = self.timing_cache.get(key)
         if hit is None:
-            try:
-                pipe = spec.pipe.resolve(src_loc, dst_loc)
-                case = spec.timing.select(src_loc, dst_loc)
-            except ValueError as e:
-                raise VerifyError(f"{op.name}: {e}", loc) from None
-            if pipe not in pipes and pipe != "S":
-                raise UnsupportedOpError(f"{op.name} on pipe {pipe} is not supported by the emulator "
-                                         f"yet", loc)
-            hit = pipe_cache[key] = (pipe, case)
-        return hit
-
-    get = su.value
-    all_names = tuple(str(x) for x in list(ins) + list(outs))
-
-    def step(frame):
-        in_vals = [get(frame, x, loc) for x in ins]
-        out_vals = [get(frame, x, loc) for x in outs]
-        # snapshot valid regions at issue (set_validshape acts in program order)
-        in_snap = [_snap(v, scalar_types[i], loc, op) for i, v in enumerate(in_vals)]
-        out_snap = [_snap(v, None, loc, op) for v in out_vals]
-        # pipe and timing depend only on shapes, dtypes and locations: memoised per op
-        key = tuple((s[0], s[2], s[3], s[4], s[5]) for s in in_snap) + tuple(
-            (s[0], s[2], s[3], s[4], s[5]) for s in out_snap)
-        hit = timing_cache.get(key)
-        if hit is None:
-            _check_kinds(op, in_specs, in_snap, ins, "ins", loc)
-            _check_kinds(op, out_specs, out_snap, outs, "outs", loc)
-            _check_declared_types(op, in_snap, in_types, out_snap, op.out_types, loc)
-            if ("i32_compare_eq_only" in spec.constraints and su.machine.params.get("cmp_i32_eq_only")
-                    and in_snap and in_snap[0][4] == "i32" and _cmp_mode(attrs) != "eq"):
-                raise VerifyError(f"{op.name}: on {su.machine.name} the vector unit compares i32 tiles only "
-                                  f"for eq, not {_cmp_mode(attrs)}", loc)
-            if "same_dtype" in spec.constraints:
-                _check_same_dtype(op, [s for i, s in enumerate(in_snap) if not scratch[i]] + out_snap, loc)
-            _check_matmul_shapes(op, in_snap, out_snap, loc)
-            if spec.semantics in ("load", "store"):
-                _check_windows(op, in_snap + out_snap, loc)
-            src_loc = next((s[5] for s in in_snap if s[0] != SCALAR), None)
-            dst_loc = out_snap[0][5] if out_snap else None
-            pipe, case = resolve_pipe(src_loc, dst_loc)
-            dom = out_snap[0] if domain == "dst" and out_snap else next(
-                (s for s in in_snap if s[0] != SCALAR), out_snap[0] if out_snap else None)
-            if legal_dtypes and domain != "none" and dom is not None and dom[4] not in legal_dtypes:
-                which = "destination" if dom in out_snap else "source"
-                raise VerifyError(f"{op.name}: {which} element type {dom[4]} is not supported "
-                                  f"(legal: {', '.join(legal_dtypes)})", loc)
-            variables = _timing_vars(dom, in_snap, out_snap)
-            occ, lat = case.evaluate(variables)
-            hit = timing_cache[key] = (pipe, occ, lat, int(variables["bytes"]))
+            hit = self.timing_cache[key] = self._check_and_time(in_snap, out_snap)
         pipe, occ, lat, nbytes = hit
-        reads = tuple(_range(s) for i, s in enumerate(in_snap) if s[0] != SCALAR and not scratch[i])
+        scratch = self.scratch
+        reads = tuple(_range(s) for i, s in enumerate(in_snap) if s.kind != SCALAR and not scratch[i])
         writes = tuple(_range(s) for s in out_snap) + tuple(
-            _range(s) for i, s in enumerate(in_snap) if s[0] != SCALAR and scratch[i])
-        instr = Instr(OP, name, loc, pipe, 0, occ, lat, compute, commit, reads, writes,
-                      operands=(all_names, in_snap + out_snap), nbytes=nbytes)
+            _range(s) for i, s in enumerate(in_snap) if s.kind != SCALAR and scratch[i])
+        instr = Instr(OP, self.op.name[4:], loc, pipe, 0, occ, lat, bound=self, reads=reads, writes=writes,
+                      operands=in_snap + out_snap, nbytes=nbytes)
         if pipe == "S":
             return _run_on_scalar(su, instr)
         su.issue(pipe, instr)
         return None
 
-    # compute / commit are shared by every issue of this op: the instruction carries its operands
-    def compute(instr: Instr) -> list:
-        snaps = instr.operands[1]
+    def _check_and_time(self, in_snap: list, out_snap: list) -> tuple:
+        """(pipe, occupancy, latency, bytes) of the op on these operand shapes, after checking them."""
+        self._check(in_snap, out_snap)
+        spec = self.spec
+        src_loc = next((s.loc for s in in_snap if s.kind != SCALAR), None)
+        dst_loc = out_snap[0].loc if out_snap else None
+        pipe, case = self._resolve_pipe(src_loc, dst_loc)
+        dom = out_snap[0] if spec.domain == "dst" and out_snap else next(
+            (s for s in in_snap if s.kind != SCALAR), out_snap[0] if out_snap else None)
+        legal = tuple(spec.dtypes)
+        if legal and spec.domain != "none" and dom is not None and dom.dtype not in legal:
+            which = "destination" if dom in out_snap else "source"
+            raise VerifyError(f"{self.op.name}: {which} element type {dom.dtype} is not supported "
+                              f"(legal: {', '.join(legal)})", self.op.loc)
+        variables = _timing_vars(dom, in_snap, out_snap)
+        occ, lat = case.evaluate(variables)
+        return (pipe, occ, lat, int(variables["bytes"]))
+
+    def _check(self, in_snap: list, out_snap: list) -> None:
+        """Operand kinds, locations, declared types, the spec's constraints, shapes and windows."""
+        op, loc, spec, machine = self.op, self.op.loc, self.spec, self.su.machine
+        _check_kinds(op, self.in_specs, in_snap, self.ins, "ins", loc)
+        _check_kinds(op, self.out_specs, out_snap, self.outs, "outs", loc)
+        _check_declared_types(op, in_snap, self.in_types, out_snap, op.out_types, loc)
+        if ("i32_compare_eq_only" in spec.constraints and machine.params.get("cmp_i32_eq_only")
+                and in_snap and in_snap[0].dtype == "i32" and _cmp_mode(self.attrs) != "eq"):
+            raise VerifyError(f"{op.name}: on {machine.name} the vector unit compares i32 tiles only "
+                              f"for eq, not {_cmp_mode(self.attrs)}", loc)
+        if "same_dtype" in spec.constraints:
+            _check_same_dtype(op, [s for i, s in enumerate(in_snap) if not self.scratch[i]] + out_snap, loc)
+        _check_matmul_shapes(op, in_snap, out_snap, loc)
+        if spec.semantics in ("load", "store"):
+            _check_windows(op, in_snap + out_snap, loc)
+
+    def _resolve_pipe(self, src_loc: str | None, dst_loc: str | None) -> tuple:
+        key = (src_loc, dst_loc)
+        hit = self.pipe_cache.get(key)
+        if hit is None:
+            op = self.op
+            try:
+                pipe = self.spec.pipe.resolve(src_loc, dst_loc)
+                case = self.spec.timing.select(src_loc, dst_loc)
+            except ValueError as e:
+                raise VerifyError(f"{op.name}: {e}", op.loc) from None
+            if pipe not in self.su.core.pipes and pipe != "S":
+                raise UnsupportedOpError(f"{op.name} on pipe {pipe} is not supported by the emulator "
+                                         f"yet", op.loc)
+            hit = self.pipe_cache[key] = (pipe, case)
+        return hit
+
+    # ---- start: the pipe, when the instruction starts (reads happen now)
+
+    def start(self, instr: Instr) -> list:
+        """Read the operands as memory holds them now and run the semantics; the results wait for
+        :meth:`commit`."""
+        snaps = instr.operands
+        n_ins = len(self.ins)
         in_args = [_arg(s) for s in snaps[:n_ins]]
         out_args = [_arg(s) for s in snaps[n_ins:]]
-        mem.note_reads(instr.reads, instr)
+        self.su.core.memory.note_reads(instr.reads, instr)
         try:
-            res = fn(in_args, out_args, attrs)
+            res = self.semantics(in_args, out_args, self.attrs)
         except PtoError as e:  # e.g. a semantics-level BoundsError: give it this op's location
             if e.loc is None:
-                e.loc = loc
+                e.loc = self.op.loc
             raise
         except (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError) as e:
-            raise KernelFault(f"{op.name}: {e}", loc) from None
+            raise KernelFault(f"{self.op.name}: {e}", self.op.loc) from None
         fixed = []
         for r in res:
             if r is not None and isinstance(r, np.ndarray) and not r.flags.owndata:
@@ -160,18 +215,18 @@ def lower_tile_op(su, op: A.Op, spec, fn: Callable) -> Callable:
             fixed.append(r)
         return fixed
 
-    def commit(instr: Instr, results: list) -> None:
-        for s, r in zip(instr.operands[1][n_ins:], results, strict=False):
+    # ---- commit: the commit queue, at completion
+
+    def commit(self, instr: Instr, results: list) -> None:
+        """Write the results into the out operands."""
+        for s, r in zip(instr.operands[len(self.ins):], results, strict=False):
             if r is None:
                 continue
             try:
-                s[1].write(r)
+                s.obj.write(r)
             except ValueError as e:
-                raise KernelFault(f"{op.name}: {e}", loc) from None
-        mem.note_writes(instr.writes)
-
-    n_ins = len(ins)
-    return step
+                raise KernelFault(f"{self.op.name}: {e}", self.op.loc) from None
+        self.su.core.memory.note_writes(instr.writes)
 
 
 KIND_NAME = {TILE: "tile", VIEW: "view", SCALAR: "scalar"}
@@ -189,7 +244,7 @@ def _align(specs: tuple, n: int) -> tuple:
     return tuple(specs)
 
 
-def _check_kinds(op: A.Op, specs: tuple, snaps: list, names: list, role: str, loc) -> None:
+def _check_kinds(op: A.Op, specs: tuple, snaps: list, names: list, role: str, loc: Loc) -> None:
     """Each operand must be of a kind (tile / view / scalar) and in a location the spec allows."""
     for k, (s, name) in enumerate(zip(snaps, names, strict=False)):
         if k >= len(specs):
@@ -197,16 +252,16 @@ def _check_kinds(op: A.Op, specs: tuple, snaps: list, names: list, role: str, lo
         spec = specs[k]
         kinds = {"index": "scalar", "handle": None}
         allowed = {kinds.get(x, x) for x in spec.kinds}
-        got = KIND_NAME[s[0]]
+        got = KIND_NAME[s.kind]
         if got not in allowed and None not in allowed:
             raise VerifyError(f"{op.name}: {role} operand {k} ({name}) must be a "
                               f"{' or '.join(sorted(a for a in allowed if a))}, got a {got}", loc)
-        if s[0] != SCALAR and spec.locs and s[5] not in spec.locs:
-            raise VerifyError(f"{op.name}: {role} operand {k} ({name}) is in {s[5]}; this op takes "
+        if s.kind != SCALAR and spec.locs and s.loc not in spec.locs:
+            raise VerifyError(f"{op.name}: {role} operand {k} ({name}) is in {s.loc}; this op takes "
                               f"{' or '.join(spec.locs)} there", loc)
 
 
-def _run_on_scalar(su, instr: Instr):
+def _run_on_scalar(su: ScalarUnit, instr: Instr):
     """A tile op on PIPE_S (e.g. tscatter on A2/A3): the scalar unit executes it itself, in program
     order: reads at its cycle, its writes land before the scalar unit goes on."""
     core = su.core
@@ -215,10 +270,10 @@ def _run_on_scalar(su, instr: Instr):
     now = int(core.env.now)
     core.commits.flush(now)
     instr.issue = instr.start = now
-    results = instr.compute(instr)
+    results = instr.bound.start(instr)
     if instr.latency:
         yield core.env.timeout(instr.latency)
-    instr.commit(instr, results)
+    instr.bound.commit(instr, results)
     instr.end = now + instr.occupancy
     instr.done = now + instr.latency
     su.busy += instr.occupancy
@@ -236,27 +291,27 @@ def _check_declared_types(op: A.Op, in_snap: list, in_types: list, out_snap: lis
     """The tile types written at the use must describe the tile the SSA value holds."""
     for snaps, types in ((in_snap, in_types), (out_snap, out_types)):
         for s, t in zip(snaps, types, strict=False):
-            if s[0] != TILE or not isinstance(t, A.TileBufType):
+            if s.kind != TILE or not isinstance(t, A.TileBufType):
                 continue
-            have = s[1].type
+            have = s.obj.type
             if (t.loc, t.dtype, t.rows, t.cols) != (have.loc, have.dtype, have.rows, have.cols):
-                raise VerifyError(f"{op.name}: {s[1].name} is written here as {t.loc} {t.rows}x{t.cols}x{t.dtype} "
+                raise VerifyError(f"{op.name}: {s.obj.name} is written here as {t.loc} {t.rows}x{t.cols}x{t.dtype} "
                                   f"but holds a {have.loc} {have.rows}x{have.cols}x{have.dtype} tile", loc)
 
 
 def _check_same_dtype(op: A.Op, snaps: list, loc) -> None:
-    tiles = [s for s in snaps if s[0] == TILE]
-    kinds = {s[4] for s in tiles}
+    tiles = [s for s in snaps if s.kind == TILE]
+    kinds = {s.dtype for s in tiles}
     if len(kinds) > 1:
-        listing = ", ".join(f"{s[1].name}: {s[4]}" for s in tiles)
+        listing = ", ".join(f"{s.obj.name}: {s.dtype}" for s in tiles)
         raise VerifyError(f"{op.name}: tile operands must share one element type ({listing})", loc)
 
 
 def _check_matmul_shapes(op: A.Op, in_snap: list, out_snap: list, loc) -> None:
     """Static shapes of a cube op: a.rows == c.rows, a.cols == b.rows, b.cols == c.cols (§4.8)."""
-    left = next((s[1] for s in in_snap if s[0] == TILE and s[5] == "left"), None)
-    right = next((s[1] for s in in_snap if s[0] == TILE and s[5] == "right"), None)
-    acc = next((s[1] for s in out_snap if s[0] == TILE and s[5] == "acc"), None)
+    left = next((s.obj for s in in_snap if s.kind == TILE and s.loc == "left"), None)
+    right = next((s.obj for s in in_snap if s.kind == TILE and s.loc == "right"), None)
+    acc = next((s.obj for s in out_snap if s.kind == TILE and s.loc == "acc"), None)
     if left is None or right is None:
         return
     if left.cols != right.rows:
@@ -270,31 +325,31 @@ def _check_matmul_shapes(op: A.Op, in_snap: list, out_snap: list, loc) -> None:
 
 def _check_windows(op: A.Op, snaps: list, loc) -> None:
     """A GM window loaded into or stored from a tile cannot hold more elements than the tile."""
-    tile = next((s for s in snaps if s[0] == TILE), None)
+    tile = next((s.obj for s in snaps if s.kind == TILE), None)
     if tile is None:
         return
     for s in snaps:
-        if s[0] == VIEW and s[2] * s[3] > tile[1].rows * tile[1].cols:
-            raise BoundsError(f"{op.name}: the GM window is {s[2]}x{s[3]} but the tile holds only "
-                              f"{tile[1].rows}x{tile[1].cols} elements", loc)
+        if s.kind == VIEW and s.vrow * s.vcol > tile.rows * tile.cols:
+            raise BoundsError(f"{op.name}: the GM window is {s.vrow}x{s.vcol} but the tile holds only "
+                              f"{tile.rows}x{tile.cols} elements", loc)
 
 
-def _snap(v, scalar_type, loc, op):
-    """(kind, object, vrow, vcol, dtype name, loc, extra) captured at issue time."""
+def _snap(v, scalar_type: str | None, loc: Loc, op: A.Op) -> OperandSnap:
+    """The operand as it is at issue time."""
     if isinstance(v, Tile):
-        return (TILE, v, v.vrow, v.vcol, v.type.dtype, v.loc, None)
+        return OperandSnap(TILE, v, v.vrow, v.vcol, v.type.dtype, v.loc)
     if isinstance(v, PartitionView):
         if v.gm.data is None:
             raise BoundsError(f"view over {v.gm.name} has no data", loc)
-        return (VIEW, v, v.rows, v.cols, v.gm.dtype_name, "gm", None)
+        return OperandSnap(VIEW, v, v.rows, v.cols, v.gm.dtype_name, "gm")
     if isinstance(v, (int, float, bool, np.generic)):
         t = scalar_type or ("f32" if isinstance(v, float) else "i32")
-        return (SCALAR, v, 0, 0, t, None, None)
+        return OperandSnap(SCALAR, v, 0, 0, t, None)
     raise VerifyError(f"{op.name}: operand of unexpected kind {type(v).__name__}", loc)
 
 
-def _arg(s) -> Arg:
-    kind, obj, vr, vc, tname, loc, _ = s
+def _arg(s: OperandSnap) -> Arg:
+    kind, obj, vr, vc, tname, loc = s.kind, s.obj, s.vrow, s.vcol, s.dtype, s.loc
     if kind == TILE:
         return Arg("tile", tname, obj.dtype, obj.logical(), obj.rows, obj.cols, vr, vc, obj.type.pad, loc)
     if kind == VIEW:
@@ -302,24 +357,25 @@ def _arg(s) -> Arg:
     return Arg("scalar", tname, np_dtype(tname), obj, 0, 0, 0, 0, 0, "")
 
 
-def _range(s) -> tuple:
+def _range(s: OperandSnap) -> tuple:
     """(buffer, lo byte, hi byte, footprint): GM windows also carry (base, sizes, strides) in
     elements so that overlap can be decided exactly, not by bounding range."""
-    kind, obj = s[0], s[1]
+    kind, obj = s.kind, s.obj
     if kind == TILE:
         return (obj.buffer.spec.name, obj.addr, obj.addr + obj.nbytes, None)
     lo, hi = obj.byte_range()
     return (obj.gm.name, lo, hi, (obj.base, obj.sizes, obj.strides))
 
 
-def describe_operands(operands: tuple) -> list[tuple]:
-    """(name, buffer, address or value, bytes) per operand, for the trace."""
-    names, snaps = operands
-    return [_describe(n, s) for n, s in zip(names, snaps, strict=False)]
+def describe_operands(instr: Instr) -> list[tuple]:
+    """(name, buffer, address or value, bytes) per operand of a tile instruction, for the trace."""
+    if instr.bound is None:
+        return []
+    return [_describe(n, s) for n, s in zip(instr.bound.names, instr.operands, strict=False)]
 
 
-def _describe(name, s) -> tuple:
-    kind, obj = s[0], s[1]
+def _describe(name: str, s: OperandSnap) -> tuple:
+    kind, obj = s.kind, s.obj
     if kind == TILE:
         return (str(name), obj.buffer.spec.name, obj.addr, obj.nbytes)
     if kind == VIEW:
@@ -333,20 +389,20 @@ def _timing_vars(dom, in_snap, out_snap) -> dict:
         rows = cols = 0
         esize = 0
     else:
-        rows, cols = dom[2], dom[3]
-        esize = itemsize(dom[4])
+        rows, cols = dom.vrow, dom.vcol
+        esize = itemsize(dom.dtype)
     elems = rows * cols
-    src = next((s for s in in_snap if s[0] != SCALAR), None)
+    src = next((s for s in in_snap if s.kind != SCALAR), None)
     dst = out_snap[0] if out_snap else None
     v = {
         "elems": elems, "rows": rows, "cols": cols, "esize": esize, "bytes": elems * esize,
-        "src_esize": itemsize(src[4]) if src else esize, "dst_esize": itemsize(dst[4]) if dst else esize,
+        "src_esize": itemsize(src.dtype) if src else esize, "dst_esize": itemsize(dst.dtype) if dst else esize,
         "M": 0, "N": 0, "K": 0, "a_esize": 0,
     }
-    left = next((s for s in in_snap if s[0] == TILE and s[5] == "left"), None)
-    right = next((s for s in in_snap if s[0] == TILE and s[5] == "right"), None)
+    left = next((s for s in in_snap if s.kind == TILE and s.loc == "left"), None)
+    right = next((s for s in in_snap if s.kind == TILE and s.loc == "right"), None)
     if left is not None:
-        v["M"], v["K"], v["a_esize"] = left[2], left[3], itemsize(left[4])
+        v["M"], v["K"], v["a_esize"] = left.vrow, left.vcol, itemsize(left.dtype)
         if right is not None:
-            v["N"] = right[3]
+            v["N"] = right.vcol
     return v

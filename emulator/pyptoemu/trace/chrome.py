@@ -46,7 +46,7 @@ def build_trace(core, result) -> dict:
         if ins.kind == OP:
             args.update({
                 "operands": [f"{n} @ {buf}+{addr} ({size} B)" if buf != "scalar" else f"{n} = {addr}"
-                             for n, buf, addr, size in describe_operands(ins.operands)],
+                             for n, buf, addr, size in describe_operands(ins)],
                 "bytes": ins.nbytes, "cycles": ins.occupancy, "latency": ins.latency,
                 "completion_cycle": ins.done,
             })
