@@ -216,8 +216,9 @@ def run(
 
     ``kernel`` is a path, `.pto` text or a parsed module. ``inputs`` binds pointer arguments
     (``{"arg0": array_or_npy_path}``); pointers not given get seeded random data. ``args`` binds
-    scalar arguments. ``sync``: ``"auto"`` inserts synchronisation first, ``"asis"`` runs the text as
-    written, ``None`` picks ``auto`` when the kernel has no sync op at all. ``races``: ``error``,
+    scalar arguments. ``sync``: ``"auto"`` inserts synchronisation first, ``"serial"`` runs in program
+    order (any sync replaced by a full barrier after every instruction: the reference that ``auto``
+    must match bit for bit), ``"asis"`` runs the text as written, ``None`` picks ``auto`` when the kernel has no sync op at all. ``races``: ``error``,
     ``warn`` or ``off``. Raises :class:`InputError` for bad input and :class:`KernelFault` when the
     kernel faults (deadlock, bounds, capacity).
     """

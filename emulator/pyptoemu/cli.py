@@ -64,7 +64,7 @@ def build_parser(extra: Sequence[Subcommand] = ()) -> argparse.ArgumentParser:
     r.add_argument("--trace", nargs="?", const="", default=None, metavar="FILE")
     r.add_argument("--machine", default="a2a3")
     r.add_argument("--json", action="store_true")
-    r.add_argument("--sync", choices=("auto", "asis"), default=None)
+    r.add_argument("--sync", choices=("auto", "serial", "asis"), default=None)
     r.add_argument("--races", choices=("error", "warn", "off"), default="error")
 
     s = sub.add_parser("sync", help="insert synchronisation into a .pto kernel")

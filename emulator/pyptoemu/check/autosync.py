@@ -17,9 +17,10 @@ from dataclasses import replace
 from ptoisa.isa.spec import ISA
 from ptoisa.machine import Machine, load_machine
 from ptoisa.text import ast as A
-from pyptoemu.check.syncpass.emit import allocate_events, materialise, strip_region
+from pyptoemu.check.syncpass.emit import Emitted, allocate_events, materialise, strip_region
 from pyptoemu.check.syncpass.model import SYNC_OPS, FunctionModel
-from pyptoemu.check.syncpass.plan import Planner
+from pyptoemu.check.syncpass.plan import Plan, Planner
+from pyptoemu.check.syncpass.verify import check_flags, used_flags
 from pyptoemu.errors import InputError, Loc
 
 __all__ = ["SyncStats", "has_sync", "insert_sync", "insert_sync_with_stats", "prepare", "strip_sync", "sync_file"]
@@ -87,6 +88,42 @@ def _order(module: A.Module, entry: str | None) -> list[A.Function]:
     return out
 
 
+MAX_FIXES = 200
+
+
+def _emit_checked(fn: A.Function, plan: Plan, effectful: set[str], limit: int,
+                  ids: dict[str, set[tuple[str, str, int]]],
+                  flags: dict[str, set[tuple]]) -> tuple[Emitted, set[tuple[str, str, int]]]:
+    """Materialise ``plan`` with event ids and check the flag invariant (:mod:`.syncpass.verify`).
+
+    Where a set could fire before the previous wait of its flag consumed it, the two pairs get
+    different ids; where the machine has no id left for that, or the pair races with itself (its
+    next execution), a full barrier before the set orders it. Every fix only adds order, so the loop
+    ends; a program-order error would be a planner bug and is reported, never run."""
+    apart: set[frozenset[int]] = set()
+    for _ in range(MAX_FIXES):
+        emitted = materialise(fn, plan, effectful)
+        used = allocate_events(emitted, plan, limit, ids, apart)
+        problems = check_flags(emitted.fn, flags)
+        if problems.order:
+            raise InputError("automatic synchronisation broke the flag invariant (a bug in the pass; "
+                             "run with --sync serial): " + "; ".join(problems.order[:3]), fn.loc)
+        if not problems.races:
+            return emitted, used
+        fresh: set[frozenset[int]] = set()
+        for wait_op, set_op in problems.races:
+            pw, ps = emitted.pair_of[id(wait_op)], emitted.pair_of[id(set_op)]
+            key = frozenset((pw, ps))
+            if key in fresh:
+                continue  # the same two pairs the other way round: already set apart this round
+            if pw != ps and key not in apart and not {pw, ps} & emitted.forced:
+                apart.add(key)
+                fresh.add(key)
+            else:
+                emitted.item_of[id(set_op)].fence = True
+    raise InputError("automatic synchronisation could not make event ids safe to reuse", fn.loc)
+
+
 def insert_sync(module: A.Module, isa: ISA | None, machine: Machine | str, entry: str | None = None) -> A.Module:
     """The pass: a new module whose functions carry automatically inserted sync (any intra-core
     sync already present is replaced). ``entry`` limits the work to that function and its callees;
@@ -108,6 +145,7 @@ def insert_sync_with_stats(module: A.Module, isa: ISA | None, machine: Machine |
     stats = SyncStats()
     effectful: set[str] = set()
     ids: dict[str, set[tuple[str, str, int]]] = {}
+    flags: dict[str, set[tuple]] = {}
     done: dict[str, A.Function] = {}
     stripped = strip_sync(module)  # existing sync is replaced, never planned around
     for fn in _order(stripped, entry.lstrip("@") if entry else None):
@@ -115,10 +153,11 @@ def insert_sync_with_stats(module: A.Module, isa: ISA | None, machine: Machine |
         if any(i.kind in ("access", "fence") for i in model.info.values()):
             effectful.add(fn.name)
         plan = Planner(model, mach).build()
-        emitted = materialise(fn, plan, effectful)
-        used = allocate_events(emitted, plan, mach.event_ids, ids)
+        emitted, used = _emit_checked(fn, plan, effectful, mach.event_ids, ids, flags)
+        flags[fn.name] = used_flags(emitted.fn)
         for callee in _callees(fn):
             used |= ids.get(callee, set())
+            flags[fn.name] |= flags.get(callee, set())
         ids[fn.name] = used
         done[fn.name] = emitted.fn
         stats.pairs += len(plan.pairs)
@@ -148,8 +187,13 @@ def prepare(module: A.Module, fn: A.Function, sync: str | None, isa: ISA | None,
                        f"(--sync asis to run as written)")
     if sync == "asis":
         return module, fn, "asis", notices
+    if sync == "serial":
+        new = serialise(strip_sync(module), isa, machine)
+        new_fn = new.function(fn.name)
+        assert new_fn is not None
+        return new, new_fn, "serial", notices
     if sync != "auto":
-        raise InputError(f"unknown sync mode '{sync}' (auto or asis)", module.loc or Loc(module.file, 1, 1))
+        raise InputError(f"unknown sync mode '{sync}' (auto, serial or asis)", module.loc or Loc(module.file, 1, 1))
     try:
         new = insert_sync(module, isa, machine)
         mode = "auto"

@@ -38,6 +38,9 @@ class Emitted:
     pair_ops: dict[int, list[A.Op]] = field(default_factory=dict)
     pair_pos: dict[int, list[int]] = field(default_factory=dict)
     calls: list[tuple[int, str]] = field(default_factory=list)  # (position, callee) of fenced calls
+    item_of: dict[int, Item] = field(default_factory=dict)  # id(emitted set/wait op) -> its plan item
+    pair_of: dict[int, int] = field(default_factory=dict)  # id(emitted set/wait op) -> pair id
+    forced: set[int] = field(default_factory=set)  # pairs whose id ignores an ``apart`` constraint
 
 
 def materialise(fn: A.Function, plan: Plan, fenced_calls: set[str]) -> Emitted:
@@ -52,9 +55,13 @@ def materialise(fn: A.Function, plan: Plan, fenced_calls: set[str]) -> Emitted:
             if it.kind == "barrier":
                 ops.append(A.Op("pto.barrier", loc, attrs={"pipe": _pipe(it.src)}))
                 continue
+            if it.fence:
+                ops.append(A.Op("pto.barrier", loc, attrs={"pipe": _pipe("ALL")}))
             name = "pto.set_flag" if it.kind == "set" else "pto.wait_flag"
             op = A.Op(name, loc, attrs={"args": [_pipe(it.src), _pipe(it.dst), A.EnumAttr("event", "EVENT_ID0")]})
             ops.append(op)
+            out.item_of[id(op)] = it
+            out.pair_of[id(op)] = it.pair
             out.pair_ops.setdefault(it.pair, []).append(op)
             out.pair_pos.setdefault(it.pair, []).append(pos[0])
         return ops
@@ -78,9 +85,15 @@ def materialise(fn: A.Function, plan: Plan, fenced_calls: set[str]) -> Emitted:
 
 
 def allocate_events(em: Emitted, plan: Plan, limit: int,
-                    callee_ids: dict[str, set[tuple[str, str, int]]]) -> set[tuple[str, str, int]]:
+                    callee_ids: dict[str, set[tuple[str, str, int]]],
+                    apart: set[frozenset[int]] | None = None) -> set[tuple[str, str, int]]:
     """Assign ``EVENT_IDk`` to every pair; returns the (src, dst, id) triples used (callees'
-    included, so that a caller never holds an id its callee sets)."""
+    included, so that a caller never holds an id its callee sets). ``apart``: pairs of pairs that
+    should not share an id although their intervals are disjoint (the later set could fire before
+    the earlier wait consumed the flag); where no id is left for that, the pair gets a shared id
+    and is noted in ``em.forced``."""
+    apart = apart or set()
+    colour: dict[int, int] = {}
     used: set[tuple[str, str, int]] = set()
     by_pipes: dict[tuple[str, str], list[tuple[int, int, int]]] = {}
     for pair in plan.pairs:
@@ -100,7 +113,12 @@ def allocate_events(em: Emitted, plan: Plan, limit: int,
             active = [(e, k) for e, k in active if e >= start]
             taken = {k for _, k in active}
             taken |= {k for at, k in reserved.get(pipes, ()) if start <= at <= end}
-            k = next((i for i in range(limit) if i not in taken), None)
+            avoid = {colour[q] for q in colour if frozenset((pid, q)) in apart}
+            k = next((i for i in range(limit) if i not in taken and i not in avoid), None)
+            if k is None:
+                k = next((i for i in range(limit) if i not in taken), None)
+                if k is not None:
+                    em.forced.add(pid)
             if k is None:
                 pair = plan.pairs[pid]
                 raise InputError(
@@ -109,6 +127,7 @@ def allocate_events(em: Emitted, plan: Plan, limit: int,
                     f"{pair.producer.name} ({pair.producer.loc}) would need another one - split the work "
                     f"or synchronise by hand (--sync asis)", pair.consumer.loc)
             active.append((end, k))
+            colour[pid] = k
             used.add((pipes[0], pipes[1], k))
             for op in em.pair_ops[pid]:
                 args = list(op.attrs["args"])

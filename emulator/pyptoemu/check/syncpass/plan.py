@@ -48,6 +48,7 @@ class Item:
     src: str
     dst: str = ""
     pair: int = -1
+    fence: bool = False  # a set preceded by a full barrier (see autosync: flag reuse in time)
 
 
 @dataclass(slots=True)
