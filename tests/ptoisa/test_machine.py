@@ -23,11 +23,15 @@ def test_a2a3_numbers() -> None:
     assert m.event_ids == 8
     assert set(m.costs) == set(COST_KEYS) and m.costs["barrier_v"] == 16
     p = m.params
-    assert (p["bw_gm_to_ub"], p["bw_gm_to_l1"], p["bw_ub_to_gm"]) == (58, 78, 109)
-    assert (p["bw_l1_to_l0a"], p["bw_l1_to_l0b"], p["bw_l0c_to_gm"], p["bw_l0c_to_l1"]) == (256, 128, 41, 74)
-    assert p["bw_ub_to_ub"] == 594 and p["repeat_bytes"] == 256
-    # 100.9 GiB/s at 1.85 GHz
-    assert int(100.9 * 2**30 / 1.85e9) == p["bw_gm_to_ub"]
+    # calibrated (machine-a2a3.md "Calibration data"): st tload 265 + bytes / 128, gemm GM -> L1
+    # and L0C -> GM, st tmov 32 B/cycle UB -> UB
+    assert (p["bw_gm_to_ub"], p["lat_gm_to_ub"], p["bw_gm_to_l1"], p["bw_ub_to_gm"]) == (128, 265, 98, 109)
+    assert (p["bw_l1_to_l0a"], p["bw_l1_to_l0b"], p["bw_l0c_to_gm"], p["bw_l0c_to_l1"]) == (256, 128, 83, 74)
+    assert p["bw_ub_to_ub"] == 32 and p["repeat_bytes"] == 256
+    # the uncalibrated cost model stays reachable; its GM -> UB is 100.9 GiB/s at 1.85 GHz
+    old = load_machine("a2a3:ptoisa_cost_model").params
+    assert int(100.9 * 2**30 / 1.85e9) == old["bw_gm_to_ub"] == 58
+    assert (old["bw_gm_to_l1"], old["bw_l0c_to_gm"], old["bw_ub_to_ub"], old["lat_gm_to_ub"]) == (78, 41, 594, 219)
 
 
 def test_alternatives_and_cache() -> None:
@@ -66,6 +70,6 @@ def test_machine_errors(tmp_path: Path) -> None:
     assert "unknown key 'colour'" in _bad(tmp_path, "event_ids: 8\n", "event_ids: 8\ncolour: 1\n").message
     err = _bad(tmp_path, "  barrier_v: 16 ", "  barrier_vv: 16 ")
     assert "barrier_vv" in err.message and err.loc.file.endswith("bad.yaml") and err.loc.line > 1
-    assert "must be a number" in _bad(tmp_path, "bw_gm_to_ub: 58 ", "bw_gm_to_ub: fast ").message
+    assert "must be a number" in _bad(tmp_path, "bw_gm_to_ub: 128 ", "bw_gm_to_ub: fast ").message
     with pytest.raises(SpecError, match="no machine file"):
         load_machine("no_such_machine")

@@ -17,6 +17,7 @@ from ptoisa.errors import Loc
 # Variables the simulator core supplies to every timing formula (see isa_specs/README.md).
 FORMULA_VARS: tuple[str, ...] = (
     "elems", "rows", "cols", "bytes", "esize", "src_esize", "dst_esize", "M", "N", "K", "a_esize",
+    "row_bytes", "pieces", "bursts", "burst_bytes", "in_place",
 )
 FORMULA_FUNCS: dict[str, Any] = {"ceil": math.ceil, "floor": math.floor, "min": min, "max": max}
 _DEFAULT_VARS: dict[str, float] = dict.fromkeys(FORMULA_VARS, 0)

@@ -50,8 +50,11 @@ class OperandSnap:
     dtype: str  # element type name
     loc: str | None  # tile location, "gm" for a view, None for a scalar
 
-    def shape_key(self) -> tuple:
-        """What pipe and timing depend on: kind, valid shape, dtype, location."""
+    def timing_key(self) -> tuple:
+        """What pipe and timing depend on: kind, valid shape, dtype, location and, for a GM view,
+        its sizes and strides (they decide the DMA's pieces and bursts)."""
+        if self.kind == VIEW:
+            return (self.kind, self.vrow, self.vcol, self.dtype, self.loc, self.obj.sizes, self.obj.strides)
         return (self.kind, self.vrow, self.vcol, self.dtype, self.loc)
 
 
@@ -124,7 +127,9 @@ class TileOpBinding:
         scalar_types = self.scalar_types
         in_snap = [_snap(get(frame, x, loc), scalar_types[i], loc, self.op) for i, x in enumerate(self.ins)]
         out_snap = [_snap(get(frame, x, loc), None, loc, self.op) for x in self.outs]
-        key = tuple(s.shape_key() for s in in_snap) + tuple(s.shape_key() for s in out_snap)
+        # (a GM view's strides decide its bursts; a result over its own source runs in place)
+        key = tuple(s.timing_key() for s in in_snap) + tuple(s.timing_key() for s in out_snap) + (
+            _in_place(in_snap, out_snap),)
         hit = self.timing_cache.get(key)
         if hit is None:
             hit = self.timing_cache[key] = self._check_and_time(in_snap, out_snap)
@@ -384,6 +389,43 @@ def _describe(name: str, s: OperandSnap) -> tuple:
     return (str(name), "scalar", obj, 0)
 
 
+def _in_place(in_snap: list, out_snap: list) -> int:
+    """1 when the first result tile is one of the source tiles (same buffer, same address)."""
+    if not out_snap or out_snap[0].kind != TILE:
+        return 0
+    out = out_snap[0].obj
+    for s in in_snap:
+        if s.kind == TILE and s.obj.addr == out.addr and s.obj.buffer is out.buffer:
+            return 1
+    return 0
+
+
+def dma_geometry(sizes: tuple, strides: tuple) -> tuple[int, int, int]:
+    """(pieces, bursts, elements per burst) of a transfer over a GM window.
+
+    pieces: the A2/A3 TLOAD/TSTORE issue one DMA per element of the dimensions before the last two
+    (pto-isa ``TLoad.hpp`` loops over the outer dimensions of its 5-D view). bursts: the
+    contiguous runs of GM the window is made of; the last two dimensions merge into one run when
+    the rows lie back to back."""
+    total = 1
+    for z in sizes:
+        total *= z
+    if total == 0:
+        return 0, 0, 0
+    pieces = 1
+    for z in sizes[:-2]:
+        pieces *= z
+    inner = list(zip(sizes[-2:], strides[-2:], strict=True))
+    if len(inner) == 2 and inner[0][1] == 1 and inner[0][0] > 1:  # column-major (DN) window
+        inner.reverse()
+    run = 1
+    for z, st in reversed(inner):  # grow the run outwards while each dimension continues it
+        if z != 1 and st != run:
+            break
+        run *= z
+    return pieces, total // run, run
+
+
 def _timing_vars(dom, in_snap, out_snap) -> dict:
     if dom is None:
         rows = cols = 0
@@ -397,8 +439,13 @@ def _timing_vars(dom, in_snap, out_snap) -> dict:
     v = {
         "elems": elems, "rows": rows, "cols": cols, "esize": esize, "bytes": elems * esize,
         "src_esize": itemsize(src.dtype) if src else esize, "dst_esize": itemsize(dst.dtype) if dst else esize,
-        "M": 0, "N": 0, "K": 0, "a_esize": 0,
+        "M": 0, "N": 0, "K": 0, "a_esize": 0, "row_bytes": cols * esize,
+        "pieces": 1, "bursts": 1, "burst_bytes": elems * esize, "in_place": _in_place(in_snap, out_snap),
     }
+    view = next((s for s in (*in_snap, *out_snap) if s.kind == VIEW), None)
+    if view is not None:
+        pieces, bursts, run = dma_geometry(view.obj.sizes, view.obj.strides)
+        v["pieces"], v["bursts"], v["burst_bytes"] = pieces, bursts, run * itemsize(view.dtype)
     left = next((s for s in in_snap if s.kind == TILE and s.loc == "left"), None)
     right = next((s for s in in_snap if s.kind == TILE and s.loc == "right"), None)
     if left is not None:

@@ -25,18 +25,32 @@ def _mte2_stream(n: int, rows: int = 64, cols: int = 64) -> str:
 
 
 @pytest.mark.parametrize("n", [1, 4, 9])
-def test_mte2_stream_time_is_bytes_over_bandwidth_plus_latency(n):
+def test_mte2_stream_time_is_fixed_part_plus_bytes_over_bandwidth(n):
+    """Each DMA holds MTE2 for its fixed part plus its bytes at the path bandwidth (st tload:
+    265 + bytes / 128), so back-to-back loads follow each other by exactly that much."""
     m = load_machine("a2a3")
     res = pyptoemu.run(_mte2_stream(n))
     loads = [i for i in res.core.trace_log if i.name == "tload"]
     assert len(loads) == n
     nbytes = 64 * 64 * 4
-    occ = math.ceil(nbytes / m.params["bw_gm_to_ub"])
+    occ = m.params["lat_gm_to_ub"] + math.ceil(nbytes / m.params["bw_gm_to_ub"])
+    assert occ == 265 + 128
     first = loads[0].start
     assert [i.start for i in loads] == [first + k * occ for k in range(n)]
-    assert res.cycles == first + n * occ + m.params["lat_gm_to_ub"]
+    assert res.cycles == first + n * occ
     assert res.pipes["MTE2"].busy_cycles == n * occ
     assert res.bound_pipe == "MTE2"
+
+
+def test_mte2_stream_under_the_cost_model_variant_overlaps_the_fixed_part():
+    """The uncalibrated PTO-ISA cost model stays reachable: there the fixed part only delays
+    completion and the pipe is held for bytes / 58 B/cycle."""
+    m = load_machine("a2a3:ptoisa_cost_model")
+    res = pyptoemu.run(_mte2_stream(4), machine="a2a3:ptoisa_cost_model")
+    loads = [i for i in res.core.trace_log if i.name == "tload"]
+    occ = math.ceil(64 * 64 * 4 / 58)
+    assert [i.end - i.start for i in loads] == [occ] * 4
+    assert res.cycles == loads[0].start + 4 * occ + m.params["lat_gm_to_ub"]
 
 
 def test_time_us_uses_the_machine_clock():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -154,21 +155,48 @@ def test_matmul_timing_documented_checks() -> None:
 
 def test_vector_timing_head_repeat_tail() -> None:
     t = load_isa()["tadd"].timing
-    assert t.evaluate({"bytes": 8192}) == (10 + 32 * 2, 10 + 32 * 2 + 14)
-    assert t.evaluate({"bytes": 100}) == (10 + 2 + 16, 10 + 2 + 16 + 14)  # unaligned penalty
-    assert load_isa()["texp"].timing.evaluate({"bytes": 512}) == (13 + 4, 13 + 4 + 18)
+    # 32 rows of 256 B: one repeat per row
+    assert t.evaluate({"bytes": 8192, "rows": 32, "row_bytes": 256}) == (10 + 32 * 2, 10 + 32 * 2 + 14)
+    # 64 rows of 128 B: still one repeat per row (not 32 for 8 KiB), plus the unaligned penalty
+    assert t.evaluate({"bytes": 8192, "rows": 64, "row_bytes": 128}) == (10 + 64 * 2 + 16, 10 + 64 * 2 + 16 + 14)
+    # 2 rows of 1 KiB: 4 repeats each
+    assert t.evaluate({"bytes": 2048, "rows": 2, "row_bytes": 1024}) == (10 + 8 * 2, 10 + 8 * 2 + 14)
+    # unary ops count repeats over the bytes (st texp f16 64x64 = 95 = 13 + 32 * 2 + 18)
+    assert load_isa()["texp"].timing.evaluate({"bytes": 512, "rows": 4, "row_bytes": 128}) == (13 + 4, 13 + 4 + 18)
+    # row reductions: 7 per row of up to 256 B, longer rows add their extra repeats first
+    red = load_isa()["trowsum"].timing
+    assert red.evaluate({"bytes": 16384, "rows": 64, "row_bytes": 256}) == (14 + 64 * 7, 14 + 64 * 7 + 32)
+    assert red.evaluate({"bytes": 2048, "rows": 64, "row_bytes": 32}) == (14 + 64 * 7, 14 + 64 * 7 + 32)
+    assert red.evaluate({"bytes": 1024, "rows": 1, "row_bytes": 1024})[0] == 14 + 7 + 3 * 2
+
+
+def test_vector_timing_under_the_cost_model_variant_counts_bytes() -> None:
+    isa = load_isa(machine=load_machine("a2a3:ptoisa_cost_model"))
+    t = isa["tadd"].timing
+    assert t.evaluate({"bytes": 8192, "rows": 64, "row_bytes": 128}) == (10 + 32 * 2, 10 + 32 * 2 + 14)
+    assert t.evaluate({"bytes": 100, "rows": 1, "row_bytes": 100}) == (10 + 2 + 16, 10 + 2 + 16 + 14)
+
+
+def _dma(nbytes: int, pieces: int = 1, bursts: int = 1) -> dict:
+    return {"bytes": nbytes, "pieces": pieces, "bursts": bursts, "burst_bytes": nbytes // bursts}
 
 
 def test_dma_timing_by_path() -> None:
     m = load_machine()
+    lat = m.params["lat_gm_to_ub"]
     tload = load_isa()["tload"].timing
-    occ, lat = tload.evaluate({"bytes": 58 * 100}, "gm", "vec")
-    assert (occ, lat) == (100, 100 + m.params["lat_gm_to_ub"])
-    occ, _ = tload.evaluate({"bytes": 78 * 10}, "gm", "mat")
-    assert occ == 10
+    # one DMA: the fixed part holds the pipe, then bytes / 128 (st tload c01: 776 for 64 KiB)
+    assert tload.evaluate(_dma(65536), "gm", "vec") == (lat + 512, lat + 512)
+    # a 5-D window is one DMA per outer piece, each paying the fixed part (st tload c02: 2624)
+    assert tload.evaluate(_dma(65536, pieces=8), "gm", "vec") == (8 * lat + 512, 8 * lat + 512)
+    # bursts shorter than dma_min_burst cost as much bandwidth as one of that size
+    occ, _ = tload.evaluate(_dma(128 * 100, bursts=100), "gm", "vec")
+    assert occ == lat + math.ceil(100 * m.params["dma_min_burst"] / 128)
+    assert tload.evaluate(_dma(98 * 10), "gm", "mat")[0] == lat + 10
     tstore = load_isa()["tstore"].timing
-    assert tstore.evaluate({"bytes": 41 * 3}, "acc", None)[0] == 3
-    assert load_isa()["tmov"].timing.evaluate({"bytes": 256 * 4}, "mat", "left")[0] == 4
+    assert tstore.evaluate(_dma(83 * 30), "acc", None)[0] == m.params["lat_l0c_to_gm"] + 30
+    # on-chip: lat + bytes / bw, all of it on the pipe
+    assert load_isa()["tmov"].timing.evaluate({"bytes": 256 * 4}, "mat", "left")[0] == 45 + 4
 
 
 @pytest.mark.parametrize(
