@@ -1,6 +1,6 @@
 """Automatic sync insertion, checked as properties over random structured kernels (kernelgen).
 
-1. The flag invariant (pyptoemu.check.syncpass.verify) holds for every generated kernel: every path
+1. The flag invariant (ptoisa.sync: checked on the written text, by ptoisa.sync.pto_text) holds for every generated kernel: every path
    through every region leaves every flag as it found it, no set while set, no wait without a set,
    and no set can fire before the previous wait of its flag consumed it.
 2. The auto-synced run equals the program-order run (``--sync serial``) bit for bit, with no
@@ -24,9 +24,10 @@ from hypothesis import strategies as st
 
 import pyptoemu
 from ptoisa.machine import load_machine
+from ptoisa.sync.pto_text import check_module
 from ptoisa.text.parser import parse_module
+from ptoisa.text.printer import print_module
 from pyptoemu.check import autosync
-from pyptoemu.check.syncpass.verify import check_flags, used_flags
 from pyptoemu.isa.runnable import load_isa
 from tests.emulator.check.kernelgen import MAX_ARG, generate
 
@@ -40,13 +41,9 @@ ARGS = st.tuples(st.integers(0, MAX_ARG), st.integers(0, MAX_ARG))
 
 
 def _flag_problems(text: str) -> list[str]:
+    """Read back from the printed and re-parsed text: independent of the plan it came from."""
     module = autosync.insert_sync(parse_module(text), ISA, MACHINE)
-    callee: dict[str, set] = {f.name: used_flags(f) for f in module.functions}
-    out = []
-    for fn in module.functions:
-        p = check_flags(fn, callee)
-        out += p.order + [f"set at {s.loc} may fire before the wait at {w.loc}" for w, s in p.races]
-    return out
+    return check_module(parse_module(print_module(module)), MACHINE)
 
 
 @settings(max_examples=EXAMPLES_FLAGS)

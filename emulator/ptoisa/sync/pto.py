@@ -1,7 +1,9 @@
-"""What every op does to memory, as far as synchronisation is concerned.
+"""The `.pto` side of the sync planner: the model of a function written in the contract's AST.
 
-The sync planner only needs, per op: the pipe it runs on and the memory it reads and writes. Memory
-is described by *atoms*:
+For each op: its pipe, from the ISA records (the instruction's pipe rule, keyed by its operands'
+locations; an op the records do not describe, or whose rule has no pipe for those locations, is a
+*fence*: a full barrier before and after it), and the memory it reads and writes. Memory is
+described by *atoms*:
 
 * :class:`TileAtom` - on-chip storage in one ``loc``: a byte range (``alloc_tile addr = const``),
   a whole private allocation (``alloc_tile`` without ``addr``: level 2, never aliases another
@@ -22,9 +24,10 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+from ptoisa.errors import InputError, Loc
 from ptoisa.isa.spec import ISA
+from ptoisa.sync.model import OpInfo, SyncModel
 from ptoisa.text import ast as A
-from pyptoemu.errors import InputError
 
 ESIZE = {
     "f64": 8, "i64": 8, "ui64": 8, "si64": 8, "u64": 8, "index": 8,
@@ -53,6 +56,8 @@ META_OPS = frozenset({
     "memref.reinterpret_cast",
 })
 ALIAS_OPS = frozenset({"pto.treshape", "pto.bitcast", "pto.subset", "pto.bind_tile"})
+STRUCTURE = {"scf.for": "for", "scf.if": "if", "scf.while": "while",
+             "scf.yield": "end", "scf.condition": "end", "func.return": "end"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,48 +86,7 @@ class GmAtom:
 Atom = TileAtom | GmAtom
 
 
-@dataclass(slots=True)
-class OpInfo:
-    """Classification of one op. ``kind``: ``meta`` (no effect), ``access`` (runs on ``pipe``,
-    reads/writes the atoms), ``fence`` (a call or an op the pass cannot model: a full barrier
-    before and after it), ``for``/``if``/``while``/``region`` (structure)."""
-
-    kind: str
-    pipe: str = ""
-    reads: tuple[Atom, ...] = ()
-    writes: tuple[Atom, ...] = ()
-
-
 Affine = dict[str, int]  # leaf -> coefficient; "" is the constant term
-
-
-def _fallback_pipe(mnem: str, src: str | None, dst: str | None) -> str:
-    """Pipe of an op the ISA files do not describe (yet), from the text-format spec §4/§6.1."""
-    if mnem.startswith(("tmatmul", "tgemv")):
-        return "M"
-    if mnem in ("tload", "tprefetch", "mgather", "tpop"):
-        return "MTE2"
-    if mnem in ("tstore", "tpush"):
-        return "FIX" if src == "acc" else "MTE3"
-    if mnem in ("tstore_fp", "textract_fp", "tinsert_fp"):
-        return "FIX"
-    if mnem == "tmov.fp":
-        return "MTE1"
-    if mnem in ("tmov", "textract"):
-        if src == "mat" and dst in ("left", "right", "bias", "scaling"):
-            return "MTE1"
-        if src == "acc" or (mnem == "textract" and src == "vec" and dst == "mat"):
-            return "FIX"
-        return "V"
-    if mnem == "tinsert":
-        if src == "vec" and dst == "vec":
-            return "V"
-        return "MTE3" if src == "vec" and dst == "mat" else "FIX"
-    if mnem in ("tgetval", "tsetval", "tscatter", "load_scalar", "store_scalar"):
-        return "S"
-    if mnem == "mscatter":
-        return "MTE3"
-    return "V"
 
 
 def _injective(strides: list, shape: list) -> bool:
@@ -148,38 +112,39 @@ def type_loc(t: A.Type | None) -> str | None:
     return None
 
 
-class FunctionModel:
+class FunctionModel(SyncModel):
     """SSA definitions, structure (parents, loops) and op classification of one function."""
 
-    def __init__(self, fn: A.Function, isa: ISA | None, effectful_callees: set[str]) -> None:
+    def __init__(self, fn: A.Function, isa: ISA, effectful_callees: set[str]) -> None:
+        super().__init__(fn.body, fn.name)
         self.fn = fn
         self.isa = isa
         self.effectful_callees = effectful_callees
         self.defs: dict[str, tuple] = {}
         self.def_loops: dict[str, tuple[int, ...]] = {}
-        self.parent: dict[int, tuple[A.Region, A.Op | None]] = {}
-        self.index: dict[int, int] = {}
-        self.info: dict[int, OpInfo] = {}
-        self.ops: dict[int, A.Op] = {}
+        self.reads: dict[int, tuple[Atom, ...]] = {}
+        self.writes: dict[int, tuple[Atom, ...]] = {}
         self._bases_cache: dict[str, tuple[str, ...]] = {}
         self._atoms_cache: dict[tuple[str, str], tuple[Atom, ...]] = {}
         self.loop_iv: dict[int, tuple[str, int | None]] = {}
         for i, name in enumerate(fn.args):
             self.defs[name] = ("arg", None, fn.body, i)
             self.def_loops[name] = ()
-        self._index_region(fn.body, None, ())
+        self._index_defs(fn.body, ())
         for loop_id, (iv, _) in list(self.loop_iv.items()):
             self.loop_iv[loop_id] = (iv, self.const(self.ops[loop_id].operands[2]))
         for op_id, op in self.ops.items():
-            self.info[op_id] = self._classify(op)
+            info, reads, writes = self._classify(op)
+            self.info[op_id] = info
+            if reads:
+                self.reads[op_id] = reads
+            if writes:
+                self.writes[op_id] = writes
 
     # ------------------------------------------------------------------------------- structure
 
-    def _index_region(self, region: A.Region, owner: A.Op | None, loops: tuple[int, ...]) -> None:
-        for i, op in enumerate(region.ops):
-            self.parent[id(op)] = (region, owner)
-            self.index[id(op)] = i
-            self.ops[id(op)] = op
+    def _index_defs(self, region: A.Region, loops: tuple[int, ...]) -> None:
+        for op in region.ops:
             for k, name in enumerate(op.results):
                 self.defs[name] = ("op", op, k)
                 self.def_loops[name] = loops
@@ -190,17 +155,24 @@ class FunctionModel:
                 for k, name in enumerate(r.args):
                     self.defs[name] = ("arg", op, r, k)
                     self.def_loops[name] = inner
-                self._index_region(r, op, inner)
+                self._index_defs(r, inner)
 
-    def chain(self, op: A.Op) -> list[tuple[A.Op, A.Region]]:
-        """``[(op, region containing it), (parent op, its region), ...]`` up to the function body."""
-        out = []
-        cur: A.Op | None = op
-        while cur is not None:
-            region, owner = self.parent[id(cur)]
-            out.append((cur, region))
-            cur = owner
-        return out
+    def loc(self, node) -> Loc | None:
+        return getattr(node, "loc", None) or (self.fn.loc if node is self.body else None)
+
+    def callee(self, node) -> str | None:
+        if getattr(node, "name", None) == "func.call":
+            return str(node.attrs.get("callee", "")).lstrip("@")
+        return None
+
+    def conflict(self, p: A.Op, c: A.Op, varying: int | None) -> bool:
+        """A write of one overlapping anything the other touches (RAW, WAR, WAW)."""
+        pr, pw = self.reads.get(id(p), ()), self.writes.get(id(p), ())
+        cr, cw = self.reads.get(id(c), ()), self.writes.get(id(c), ())
+        ov = self.overlap
+        return (any(ov(a, b, varying) for a in pw for b in cr)
+                or any(ov(a, b, varying) for a in pr for b in cw)
+                or any(ov(a, b, varying) for a in pw for b in cw))
 
     # ------------------------------------------------------------------------------- affine
 
@@ -434,74 +406,68 @@ class FunctionModel:
 
     # ------------------------------------------------------------------------------- classification
 
-    def _classify(self, op: A.Op) -> OpInfo:
+    def _classify(self, op: A.Op) -> tuple[OpInfo, tuple[Atom, ...], tuple[Atom, ...]]:
+        """(kind and pipe, atoms read, atoms written) of ``op``."""
         name = op.name
-        if name == "scf.for":
-            return OpInfo("for")
-        if name == "scf.if":
-            return OpInfo("if")
-        if name == "scf.while":
-            return OpInfo("while")
-        if name in INTRA_SYNC_OPS:
-            return OpInfo("meta")  # only present when a caller plans without stripping
+        if name in STRUCTURE:
+            return OpInfo(STRUCTURE[name]), (), ()
         if name == "pto.tassign":
             raise InputError("pto.tassign rebinds a tile to another address; automatic synchronisation "
                              "cannot follow it (run with --sync asis and write the sync by hand)", op.loc)
         if op.regions:
-            return OpInfo("region")
+            return OpInfo("region"), (), ()
         if name == "func.call":
-            callee = str(op.attrs.get("callee", ""))
-            return OpInfo("fence") if callee in self.effectful_callees else OpInfo("meta")
-        if name in META_OPS or name.startswith(("arith.", "math.")):
-            return OpInfo("meta")
+            callee = str(op.attrs.get("callee", "")).lstrip("@")
+            return OpInfo("fence" if callee in self.effectful_callees else "meta"), (), ()
+        if name in INTRA_SYNC_OPS or name in META_OPS or not name.startswith("pto."):
+            return OpInfo("meta"), (), ()  # sync ops only when a caller plans without stripping
         if name in ("pto.load_scalar", "pto.store_scalar"):
-            ptr = op.operands[0] if name == "pto.load_scalar" else (op.operands[1] if len(op.operands) > 1 else None)
-            atom = self._gm_atom(ptr) if isinstance(ptr, str) else GmAtom(None)
-            if atom.root is None and isinstance(ptr, str):
-                atom = GmAtom(self._ptr(ptr)[0])
-            return OpInfo("access", "S", reads=(atom,) if name == "pto.load_scalar" else (),
-                          writes=(atom,) if name == "pto.store_scalar" else ())
-        if not name.startswith("pto."):
-            return OpInfo("meta")
-        mnem = name[4:]
-        spec = self.isa.get(name) if self.isa is not None else None
+            return self._classify_scalar_gm(op)
         if op.is_dps or op.ins or op.outs:
-            return self._classify_dps(op, mnem, spec)
+            return self._classify_dps(op)
         touches = any(type_loc(t) is not None for t in [*op.operand_types, *op.result_types])
-        if spec is not None:
-            src = type_loc(op.operand_types[0]) if op.operand_types else None
-            try:
-                pipe = spec.pipe.resolve(src, None)
-            except ValueError:
-                pipe = "none"
-            if pipe in ("none", "", None) and not touches:
-                return OpInfo("meta")
-        return OpInfo("fence") if touches else OpInfo("meta")
+        return OpInfo("fence" if touches else "meta"), (), ()
 
-    def _classify_dps(self, op: A.Op, mnem: str, spec) -> OpInfo:
+    def _pipe(self, op: A.Op, src_loc: str | None, dst_loc: str | None) -> str | None:
+        """The op's pipe from its ISA record (None: not described, or no pipe for these locations)."""
+        spec = self.isa.get(op.name)
+        if spec is None:
+            return None
+        try:
+            return spec.pipe.resolve(src_loc, dst_loc)
+        except ValueError:
+            return None
+
+    def _classify_scalar_gm(self, op: A.Op) -> tuple[OpInfo, tuple[Atom, ...], tuple[Atom, ...]]:
+        load = op.name == "pto.load_scalar"
+        ptr = op.operands[0] if load else (op.operands[1] if len(op.operands) > 1 else None)
+        atom = self._gm_atom(ptr) if isinstance(ptr, str) else GmAtom(None)
+        if atom.root is None and isinstance(ptr, str):
+            atom = GmAtom(self._ptr(ptr)[0])
+        pipe = self._pipe(op, "gm", None)
+        if pipe in (None, "none"):
+            return OpInfo("fence"), (), ()
+        return OpInfo("access", pipe), (atom,) if load else (), () if load else (atom,)
+
+    def _classify_dps(self, op: A.Op) -> tuple[OpInfo, tuple[Atom, ...], tuple[Atom, ...]]:
+        spec = self.isa.get(op.name)
         src_loc = next((type_loc(t) for t in op.in_types if type_loc(t) is not None), None)
         dst_loc = next((type_loc(t) for t in op.out_types if type_loc(t) is not None), None)
-        pipe = None
-        if spec is not None:
-            try:
-                pipe = spec.pipe.resolve(src_loc, dst_loc)
-            except ValueError:
-                pipe = None
-            if pipe == "none" and spec.is_core:
-                return OpInfo("meta")
-        if pipe in (None, "none", ""):
-            pipe = _fallback_pipe(mnem, src_loc, dst_loc)
+        pipe = self._pipe(op, src_loc, dst_loc)
+        if pipe == "none" and spec is not None and spec.is_core:
+            return OpInfo("meta"), (), ()
+        if pipe in (None, "none", "") or spec is None:
+            return OpInfo("fence"), (), ()  # not in the ISA records: ordered by full barriers
         reads: list[Atom] = []
         writes: list[Atom] = []
-        names = [o.name for o in spec.ins] if spec is not None else []
+        names = [o.name for o in spec.ins]
         for i, (v, t) in enumerate(zip(op.ins, op.in_types, strict=False)):
-            atoms = self.atoms(v, t)
             role = names[i] if i < len(names) else ""
-            (writes if role == "tmp" else reads).extend(atoms)
+            (writes if role == "tmp" else reads).extend(self.atoms(v, t))
         for v, t in zip(op.outs, op.out_types, strict=False):
             writes.extend(self.atoms(v, t))
         attr = op.attrs.get("atomicType")
         if isinstance(attr, A.EnumAttr) and attr.value != "atomic_none":
             for v, t in zip(op.outs, op.out_types, strict=False):
                 reads.extend(self.atoms(v, t))
-        return OpInfo("access", pipe, tuple(dict.fromkeys(reads)), tuple(dict.fromkeys(writes)))
+        return OpInfo("access", pipe), tuple(dict.fromkeys(reads)), tuple(dict.fromkeys(writes))

@@ -29,13 +29,12 @@ flag chain already orders transitively (MTE2 -> V plus V -> MTE3 orders MTE2 -> 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from ptoisa.errors import InputError
 from ptoisa.machine import Machine
-from ptoisa.text import ast as A
-from pyptoemu.check.syncpass.model import FunctionModel, OpInfo
-from pyptoemu.errors import InputError
+from ptoisa.sync.model import OpInfo, SyncModel
 
-PIPES = ("S", "MTE1", "MTE2", "MTE3", "V", "M", "FIX")
 MAX_ROUNDS = 4000
 PRIORITY = {"set": 0, "barrier": 1, "wait": 2}
 
@@ -48,7 +47,7 @@ class Item:
     src: str
     dst: str = ""
     pair: int = -1
-    fence: bool = False  # a set preceded by a full barrier (see autosync: flag reuse in time)
+    fence: bool = False  # a set preceded by a full barrier (see ptoisa.sync.insert: reuse in time)
 
 
 @dataclass(slots=True)
@@ -56,8 +55,8 @@ class Pair:
     pid: int
     src: str
     dst: str
-    producer: A.Op
-    consumer: A.Op
+    producer: Any
+    consumer: Any
     carried: bool = False
 
 
@@ -69,6 +68,7 @@ class Plan:
     pairs: list[Pair] = field(default_factory=list)
     barriers: int = 0
     fences: int = 0
+    ids: dict[int, int] = field(default_factory=dict)  # pair id -> event id (ptoisa.sync.events)
 
     def add(self, where: dict[int, list[Item]], key: int, item: Item) -> None:
         lst = where.setdefault(key, [])
@@ -83,21 +83,22 @@ class _Found(Exception):
 @dataclass(slots=True)
 class Inst:
     seq: int
-    op: A.Op
+    op: Any
     pipe: str
     loops: tuple[tuple[int, int, int], ...]  # (loop op id, loop execution, copy) outer -> inner
     branches: tuple[tuple[int, int], ...]  # (if execution, arm)
 
 
 class State:
-    __slots__ = ("flags", "vc")
+    __slots__ = ("flags", "pipes", "vc")
 
-    def __init__(self) -> None:
-        self.vc: dict[str, dict[str, int]] = {p: {} for p in PIPES}
+    def __init__(self, pipes: tuple[str, ...]) -> None:
+        self.pipes = pipes
+        self.vc: dict[str, dict[str, int]] = {p: {} for p in pipes}
         self.flags: dict[int, dict[str, int]] = {}
 
     def copy(self) -> State:
-        s = State()
+        s = State(self.pipes)
         s.vc = {p: dict(v) for p, v in self.vc.items()}
         s.flags = {k: dict(v) for k, v in self.flags.items()}
         return s
@@ -106,8 +107,8 @@ class State:
     def merge(states: list[State]) -> State:
         if len(states) == 1:
             return states[0]
-        out = State()
-        for p in PIPES:
+        out = State(states[0].pipes)
+        for p in out.pipes:
             keys = set().union(*(s.vc[p].keys() for s in states))
             out.vc[p] = {k: min(s.vc[p].get(k, 0) for s in states) for k in keys}
         common = set(states[0].flags).intersection(*(s.flags.keys() for s in states[1:]))
@@ -132,7 +133,7 @@ class Oracle:
 
     def run(self) -> tuple[Inst, Inst] | None:
         try:
-            self.region(self.model.fn.body, State(), (), ())
+            self.region(self.model.body, State(self.pl.pipes), (), ())
         except _Found:
             return self.found
         return None
@@ -151,12 +152,12 @@ class Oracle:
                         if v > vc.get(k, 0):
                             vc[k] = v
             elif it.src == "ALL":
-                for p in PIPES:
-                    st.vc[p] = dict.fromkeys(PIPES, self.counter)
+                for p in st.pipes:
+                    st.vc[p] = dict.fromkeys(st.pipes, self.counter)
             else:
                 st.vc[it.src][it.src] = self.counter
 
-    def region(self, region: A.Region, st: State, loops: tuple, branches: tuple) -> State:
+    def region(self, region: Any, st: State, loops: tuple, branches: tuple) -> State:
         self.apply(self.plan.region_start.get(id(region)), st)
         for op in region.ops:
             key = id(op)
@@ -180,7 +181,7 @@ class Oracle:
             self.apply(self.plan.after.get(key), st)
         return st
 
-    def loop(self, op: A.Op, st: State, loops: tuple, branches: tuple) -> State:
+    def loop(self, op: Any, st: State, loops: tuple, branches: tuple) -> State:
         n = self.model.trip_count(op)
         copies = 2 if n is None else min(n, 2)
         self.loop_exec += 1
@@ -193,7 +194,7 @@ class Oracle:
                 states.append(cur.copy())
         return State.merge(states) if n is None else cur
 
-    def branch(self, op: A.Op, st: State, loops: tuple, branches: tuple) -> State:
+    def branch(self, op: Any, st: State, loops: tuple, branches: tuple) -> State:
         self.if_exec += 1
         ex = self.if_exec
         outs = []
@@ -203,7 +204,7 @@ class Oracle:
             outs.append(st)
         return State.merge(outs)
 
-    def access(self, op: A.Op, info: OpInfo, st: State, loops: tuple, branches: tuple) -> None:
+    def access(self, op: Any, info: OpInfo, st: State, loops: tuple, branches: tuple) -> None:
         self.counter += 1
         inst = Inst(self.counter, op, info.pipe, loops, branches)
         q = info.pipe
@@ -242,8 +243,9 @@ def relation(p: Inst, c: Inst) -> int | None:
 class Planner:
     """Builds the :class:`Plan` of one function."""
 
-    def __init__(self, model: FunctionModel, machine: Machine) -> None:
+    def __init__(self, model: SyncModel, machine: Machine) -> None:
         self.model = model
+        self.pipes = tuple(machine.pipes)
         self.in_order = dict(machine.in_order)
         self.plan = Plan()
         self._cand: dict[int, list[int]] = {}
@@ -254,19 +256,14 @@ class Planner:
 
     # ------------------------------------------------------------------------------- conflicts
 
-    def conflict(self, p: A.Op, c: A.Op, varying: int | None) -> bool:
+    def conflict(self, p: Any, c: Any, varying: int | None) -> bool:
         key = (id(p), id(c), varying)
         hit = self._conf.get(key)
         if hit is None:
-            pi, ci = self.model.info[id(p)], self.model.info[id(c)]
-            ov = self.model.overlap
-            hit = (any(ov(a, b, varying) for a in pi.writes for b in ci.reads)
-                   or any(ov(a, b, varying) for a in pi.reads for b in ci.writes)
-                   or any(ov(a, b, varying) for a in pi.writes for b in ci.writes))
-            self._conf[key] = hit
+            hit = self._conf[key] = self.model.conflict(p, c, varying)
         return hit
 
-    def candidates(self, c: A.Op) -> list[int]:
+    def candidates(self, c: Any) -> list[int]:
         """Static producers that may conflict with ``c`` in some pair of iterations."""
         got = self._cand.get(id(c))
         if got is None:
@@ -277,7 +274,7 @@ class Planner:
 
     # ------------------------------------------------------------------------------- structure
 
-    def _has_access(self, op: A.Op) -> bool:
+    def _has_access(self, op: Any) -> bool:
         for r in op.regions:
             for o in r.ops:
                 kind = self.model.info[id(o)].kind
@@ -300,13 +297,13 @@ class Planner:
                 self.plan.add(self.plan.after, oid, Item("barrier", "ALL"))
                 self.plan.fences += 1
 
-    def _ancestor_in(self, op: A.Op, region: A.Region) -> A.Op | None:
+    def _ancestor_in(self, op: Any, region: Any) -> Any | None:
         for o, r in self.model.chain(op):
             if r is region:
                 return o
         return None
 
-    def pipes_in(self, op: A.Op) -> frozenset[str]:
+    def pipes_in(self, op: Any) -> frozenset[str]:
         """Pipes that ``op`` (with everything nested in it) issues work to."""
         got = self._pipes.get(id(op))
         if got is None:
@@ -314,13 +311,13 @@ class Planner:
             if info.kind == "access":
                 got = frozenset((info.pipe,))
             elif info.kind == "fence":
-                got = frozenset(PIPES)
+                got = frozenset(self.pipes)
             else:
                 got = frozenset(p for r in op.regions for o in r.ops for p in self.pipes_in(o))
             self._pipes[id(op)] = got
         return got
 
-    def _sink(self, region: A.Region, ip: int, stop: int, pipe: str, carried: bool) -> A.Op | None:
+    def _sink(self, region: Any, ip: int, stop: int, pipe: str, carried: bool) -> Any | None:
         """Where the set after ``region.ops[ip]`` goes: the op to put it after, or None for "right
         before ``region.ops[stop]``" (just ahead of the consumer's wait).
 
@@ -335,7 +332,7 @@ class Planner:
         k = ip
         while k + 1 < stop:
             nxt = ops[k + 1]
-            if nxt.name in ("scf.yield", "scf.condition", "func.return"):
+            if self.model.info[id(nxt)].kind == "end":
                 break
             if pipe in self.pipes_in(nxt) and (carried or self.model.info[id(nxt)].kind in ("for", "while")):
                 break
@@ -344,11 +341,11 @@ class Planner:
             return None
         return ops[k]
 
-    def _hoist(self, loop: A.Op) -> A.Op:
+    def _hoist(self, loop: Any) -> Any:
         cur = loop
         while True:
             _, owner = self.model.parent[id(cur)]
-            if owner is None or owner.name != "scf.for":
+            if owner is None or self.model.info[id(owner)].kind != "for":
                 return cur
             cur = owner
 
@@ -366,12 +363,12 @@ class Planner:
         ca = self._ancestor_in(c.op, region)
         if pa is None or ca is None:
             raise InputError("automatic synchronisation cannot place a sync between these ops "
-                             f"({p.op.name} at {p.op.loc} -> {c.op.name})", c.op.loc)
+                             f"({_what(model, p.op)} -> {_what(model, c.op)})", model.loc(c.op))
         ip, ic = model.index[id(pa)], model.index[id(ca)]
         carried = L is not None and ip >= ic
         if L is None and ip >= ic:
             raise InputError("automatic synchronisation cannot order these ops "
-                             f"({p.op.name} at {p.op.loc} -> {c.op.name})", c.op.loc)
+                             f"({_what(model, p.op)} -> {_what(model, c.op)})", model.loc(c.op))
         if p.pipe == c.pipe:
             plan.add(plan.before, id(ca), Item("barrier", c.pipe))
             plan.barriers += 1
@@ -399,8 +396,14 @@ class Planner:
             p, c = found
             key = (id(p.op), id(c.op), relation(p, c) or 0, p.pipe)
             if key in seen:
-                raise InputError(f"automatic synchronisation could not order {p.op.name} ({p.op.loc}) "
-                                 f"before {c.op.name}", c.op.loc)
+                raise InputError(f"automatic synchronisation could not order {_what(self.model, p.op)} "
+                                 f"before {_what(self.model, c.op)}", self.model.loc(c.op))
             seen.add(key)
             self.place(p, c)
-        raise InputError("automatic synchronisation did not converge", self.model.fn.loc)
+        raise InputError("automatic synchronisation did not converge", self.model.loc(self.model.body))
+
+
+def _what(model: SyncModel, op: Any) -> str:
+    loc = model.loc(op)
+    name = getattr(op, "name", type(op).__name__)
+    return f"{name} at {loc}" if loc is not None else str(name)
