@@ -1,4 +1,5 @@
-"""The machine model: clock, pipes, on-chip buffers, event ids and every timing number.
+"""The machine model: the chip (core kinds, counts, grouping, shared memory), clock, pipes,
+on-chip buffers, event ids and every timing number.
 
 Read from ``isa_specs/machines/NAME.yaml`` once, validated, cached. Code holds no machine numbers:
 timing formulas in the instruction specs reference ``Machine.params`` by name, and the core's
@@ -33,6 +34,38 @@ class Buffer:
 
 
 @dataclass(frozen=True, slots=True)
+class CoreKind:
+    """One kind of core on the chip: the pipes and the on-chip buffers (tile locs) it has.
+    ``hardware`` is false for a kind the real chip lacks (the combined core on A2/A3)."""
+
+    name: str
+    pipes: tuple[str, ...]
+    buffers: tuple[str, ...]
+    hardware: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ChipSpec:
+    """How many cores of each kind, grouped how, sharing which memory system.
+
+    ``group`` = cores of each hardware kind in one core group (a2a3: 1 AIC + 2 AIV); a combined
+    core, when used, stands for a whole group. ``shared`` = the chip-level memory numbers
+    (``hbm_bw``, ``l2_bw``, ... in bytes per cycle)."""
+
+    groups: int
+    group: dict[str, int]
+    kinds: dict[str, CoreKind]
+    shared: dict[str, float] = field(default_factory=dict)
+
+    def count(self, kind: str) -> int:
+        """Cores of ``kind`` on the chip."""
+        if kind not in self.kinds:
+            return 0
+        per_group = self.group.get(kind, 0)
+        return self.groups * (per_group if per_group else 1)
+
+
+@dataclass(frozen=True, slots=True)
 class Machine:
     name: str
     clock_ghz: float
@@ -45,6 +78,14 @@ class Machine:
     file: str
     description: str = ""
     alternatives: dict[str, dict[str, float]] = field(default_factory=dict)
+    chip: ChipSpec | None = None  # None: the file describes one combined core (see ``chip_spec``)
+
+    def chip_spec(self) -> ChipSpec:
+        """The chip; a file without ``chip:`` describes one combined core with every pipe and buffer."""
+        if self.chip is not None:
+            return self.chip
+        whole = CoreKind("combined", self.pipes, tuple(self.buffers), True)
+        return ChipSpec(1, {}, {"combined": whole})
 
     def with_alternative(self, option: str) -> Machine:
         """A copy with the named ``alternatives:`` set applied."""
@@ -77,7 +118,8 @@ def isa_dir() -> Path:
 
 
 _TOP_REQUIRED = frozenset({"name", "clock_ghz", "pipes", "buffers", "event_ids", "costs", "params"})
-_TOP_OPTIONAL = frozenset({"description", "alternatives"})
+_TOP_OPTIONAL = frozenset({"description", "alternatives", "chip"})
+CORE_KINDS = ("aic", "aiv", "combined")
 
 
 def _parse(path: Path) -> Machine:
@@ -137,6 +179,8 @@ def _parse(path: Path) -> Machine:
                                     over.loc_of(key))
             alternatives[str(opt)] = values
 
+    chip = _parse_chip(doc["chip"], what, doc.loc_of("chip"), in_order, buffers) if "chip" in doc else None
+
     return Machine(
         name=name,
         clock_ghz=float(clock),
@@ -149,7 +193,47 @@ def _parse(path: Path) -> Machine:
         file=file,
         description=str(doc.get("description", "")),
         alternatives=alternatives,
+        chip=chip,
     )
+
+
+def _parse_chip(value: object, what: str, loc: Loc, pipes: dict, buffers: dict) -> ChipSpec:
+    doc = expect_map(value, f"{what}: chip", loc)
+    check_keys(doc, f"{what}: chip", {"groups", "group", "core_kinds"}, {"shared"})
+    groups = number(doc["groups"], f"{what}: chip.groups", doc.loc_of("groups"))
+    if int(groups) != groups or groups < 1:
+        raise SpecError(f"{what}: chip.groups must be a positive integer", doc.loc_of("groups"))
+    kinds_map = expect_map(doc["core_kinds"], f"{what}: chip.core_kinds", doc.loc_of("core_kinds"))
+    kinds: dict[str, CoreKind] = {}
+    for kname, spec in kinds_map.items():
+        kwhat = f"{what}: core kind {kname}"
+        if kname not in CORE_KINDS:
+            raise SpecError(f"{what}: unknown core kind '{kname}' (known: {', '.join(CORE_KINDS)})",
+                            kinds_map.loc_of(kname))
+        spec = expect_map(spec, kwhat, kinds_map.loc_of(kname))
+        check_keys(spec, kwhat, {"pipes", "buffers", "hardware"}, set())
+        for key, known in (("pipes", pipes), ("buffers", buffers)):
+            items = spec[key]
+            if not isinstance(items, list) or any(x not in known for x in items):
+                raise SpecError(f"{kwhat}: {key} must be a list of {', '.join(known)}", spec.loc_of(key))
+        if "S" not in spec["pipes"]:
+            raise SpecError(f"{kwhat}: every core has the scalar pipe S", spec.loc_of("pipes"))
+        if not isinstance(spec["hardware"], bool):
+            raise SpecError(f"{kwhat}: hardware must be true or false", spec.loc_of("hardware"))
+        kinds[kname] = CoreKind(kname, tuple(p for p in pipes if p in spec["pipes"]),
+                                tuple(b for b in buffers if b in spec["buffers"]), spec["hardware"])
+    group_map = expect_map(doc["group"], f"{what}: chip.group", doc.loc_of("group"))
+    group: dict[str, int] = {}
+    for kname, n in group_map.items():
+        if kname not in kinds or kname == "combined":
+            raise SpecError(f"{what}: chip.group names '{kname}', which is not a hardware core kind of "
+                            f"chip.core_kinds", group_map.loc_of(kname))
+        n = number(n, f"{what}: chip.group.{kname}", group_map.loc_of(kname))
+        if int(n) != n or n < 1:
+            raise SpecError(f"{what}: chip.group.{kname} must be a positive integer", group_map.loc_of(kname))
+        group[kname] = int(n)
+    shared = _numbers(doc["shared"], f"{what}: chip.shared", doc.loc_of("shared")) if "shared" in doc else {}
+    return ChipSpec(int(groups), group, kinds, shared)
 
 
 def _numbers(value: object, what: str, loc: Loc) -> dict[str, float]:

@@ -16,8 +16,9 @@ from ptoisa.text import ast as A
 from pyptoemu.check import autosync
 from pyptoemu.check import races as race_check
 from pyptoemu.check.findings import Finding
-from pyptoemu.core.aicore import AICore
+from pyptoemu.core.chip import Chip
 from pyptoemu.core.memory import GMBuffer, PartitionView, Ptr
+from pyptoemu.core.placement import plan_launch
 from pyptoemu.errors import DeadlockError, InputError, Loc, PtoError
 
 PIPE_ORDER = ("S", "MTE1", "MTE2", "MTE3", "V", "M", "FIX")
@@ -30,6 +31,22 @@ class PipeStats:
 
     def to_json(self) -> dict:
         return {"busy_cycles": self.busy_cycles, "instructions": self.instructions}
+
+
+@dataclass(slots=True)
+class CoreStats:
+    """One core of the chip that ran at least one block."""
+
+    id: str
+    kind: str
+    blocks: list[int]
+    cycles: int  # when its last block finished
+    pipes: dict[str, PipeStats]
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "kind": self.kind, "block": self.blocks[0] if self.blocks else None,
+                "blocks": list(self.blocks), "cycles": self.cycles,
+                "pipes": {p: st.to_json() for p, st in self.pipes.items()}}
 
 
 @dataclass(slots=True)
@@ -49,7 +66,10 @@ class RunResult:
     sync_mode: str = "asis"
     notices: list[str] = field(default_factory=list)
     instructions: int = 0
-    core: Any = None  # the AICore, for tools that need the raw event log (race checks, traces)
+    core: Any = None  # the first AICore, for tools that need the raw event log (race checks, traces)
+    cores: list[CoreStats] = field(default_factory=list)  # every core that ran a block
+    blocks: int = 1
+    chip: Any = None  # the Chip
 
     def errors(self) -> list[Finding]:
         return [f for f in self.findings if f.severity == "error"]
@@ -141,7 +161,8 @@ def _scalar_arg(name: str, value: Any, tname: str, loc: Loc):
     return int(value)
 
 
-def bind_arguments(fn: A.Function, inputs: Mapping[str, Any], args: Mapping[str, Any], core: AICore) -> list:
+def bind_arguments(fn: A.Function, inputs: Mapping[str, Any], args: Mapping[str, Any], core) -> list:
+    """Values of the entry's arguments; ``core`` is anything with ``.memory`` (a chip or a core)."""
     values: list = []
     used = set()
     for i, (aname, t) in enumerate(zip(fn.args, fn.arg_types, strict=False)):
@@ -211,6 +232,7 @@ def run(
     sync: str | None = None,
     races: str = "error",
     max_steps: int = 10_000_000,  # loop iterations before the run is stopped as endless
+    blocks: int = 1,
 ) -> RunResult:
     """Run a `.pto` kernel on the emulated AI core.
 
@@ -218,8 +240,10 @@ def run(
     (``{"arg0": array_or_npy_path}``); pointers not given get seeded random data. ``args`` binds
     scalar arguments. ``sync``: ``"auto"`` inserts synchronisation first, ``"serial"`` runs in program
     order (any sync replaced by a full barrier after every instruction: the reference that ``auto``
-    must match bit for bit), ``"asis"`` runs the text as written, ``None`` picks ``auto`` when the kernel has no sync op at all. ``races``: ``error``,
-    ``warn`` or ``off``. Raises :class:`InputError` for bad input and :class:`KernelFault` when the
+    must match bit for bit), ``"asis"`` runs the text as written, ``None`` picks ``auto`` when the
+    kernel has no sync op at all. ``races``: ``error``, ``warn`` or ``off``. ``blocks``: how many
+    blocks of the entry the chip runs (each sees its ``get_block_idx``; more blocks than cores run
+    in waves). Raises :class:`InputError` for bad input and :class:`KernelFault` when the
     kernel faults (deadlock, bounds, capacity).
     """
     from pyptoemu.isa.runnable import load_isa
@@ -233,46 +257,68 @@ def run(
     isa = load_isa(machine=mach)
     fn = choose_entry(module, entry)
     module, fn, mode, notices = autosync.prepare(module, fn, sync, isa, mach)
-    core = AICore(module, isa, mach, seed=seed, max_steps=max_steps)
-    values = bind_arguments(fn, inputs, args, core)
+    if not isinstance(blocks, int) or isinstance(blocks, bool) or blocks < 1:
+        raise InputError(f"blocks must be a positive integer, not {blocks!r}")
+    chip = Chip(module, isa, mach, seed=seed, max_steps=max_steps)
+    launch = plan_launch(module, fn)
+    if launch.notice:
+        notices = [*notices, launch.notice]
+    values = bind_arguments(fn, inputs, args, chip)
     # Races are checked on what actually ran, inserted sync included: that is the pass's judge.
     check_races = races != "off"
     severity = "error" if races == "error" else "warning"
     try:
-        cycles = core.run(fn, values)
+        cycles = chip.run(fn, values, blocks, launch)
     except DeadlockError as e:
         # What ran before the deadlock may already show why: report it with the deadlock.
         if check_races:
-            race_check.detect(core, severity=severity)
-        e.findings = list(core.findings)
-        others = [str(f) for f in core.findings if f.kind != "deadlock"]
+            _detect_races(chip, severity)
+        e.findings = list(chip.findings)
+        others = [str(f) for f in chip.findings if f.kind != "deadlock"]
         if others:
             e.message += "\nalso found before the deadlock:\n" + "\n".join(f"  {o}" for o in others)
         raise
     if check_races:
-        race_check.detect(core, severity=severity)
+        _detect_races(chip, severity)
 
     outputs: dict[str, np.ndarray] = {}
-    for _i, gm in sorted(core.memory.gm.items()):
+    for _i, gm in sorted(chip.memory.gm.items()):
         if gm.written and gm.data is not None:
             outputs[gm.name] = _shaped_output(gm)
-    pipes = {p: PipeStats(0, 0) for p in PIPE_ORDER}
-    pipes["S"] = PipeStats(int(core.scalar.busy), int(core.scalar.count))
-    for name, pipe in core.pipes.items():
-        pipes[name] = PipeStats(int(pipe.busy), int(pipe.count))
+    cores = [_core_stats(c) for c in chip.cores]
+    pipes = {p: PipeStats(sum(c.pipes[p].busy_cycles for c in cores), sum(c.pipes[p].instructions for c in cores))
+             for p in PIPE_ORDER}
     bound = max(PIPE_ORDER, key=lambda p: (pipes[p].busy_cycles, -PIPE_ORDER.index(p)))
+    core = chip.cores[0]
     result = RunResult(
         entry=fn.name, cycles=cycles, time_us=mach.cycles_to_us(cycles), pipes=pipes, bound_pipe=bound,
-        outputs=outputs, findings=list(core.findings), machine=mach.name, printed=list(core.printed),
+        outputs=outputs, findings=list(chip.findings), machine=mach.name,
+        printed=[t for c in chip.cores for t in c.printed],
         sync_mode=mode, notices=notices, instructions=sum(p.instructions for p in pipes.values()), core=core,
+        cores=cores, blocks=blocks, chip=chip,
     )
     if output_dir is not None:
         save_outputs(result, output_dir)
     if trace is not None:
         from pyptoemu.trace.chrome import write_trace
 
-        result.trace = str(write_trace(core, trace, result))
+        result.trace = str(write_trace(chip, trace, result))
     return result
+
+
+def _detect_races(chip: Chip, severity: str) -> None:
+    if len(chip.cores) == 1:
+        race_check.detect(chip.cores[0], severity=severity)
+    else:
+        race_check.detect_chip(chip, severity=severity)
+
+
+def _core_stats(core) -> CoreStats:
+    pipes = {p: PipeStats(0, 0) for p in PIPE_ORDER}
+    pipes["S"] = PipeStats(int(core.scalar.busy), int(core.scalar.count))
+    for name, pipe in core.pipes.items():
+        pipes[name] = PipeStats(int(pipe.busy), int(pipe.count))
+    return CoreStats(core.label, core.kind.name, list(core.blocks_run), int(core.finished_at), pipes)
 
 
 def save_outputs(result: RunResult, output_dir: str | os.PathLike) -> dict[str, str]:
@@ -286,4 +332,4 @@ def save_outputs(result: RunResult, output_dir: str | os.PathLike) -> dict[str, 
     return paths
 
 
-__all__ = ["PipeStats", "PtoError", "RunResult", "choose_entry", "load_kernel", "run"]
+__all__ = ["CoreStats", "PipeStats", "PtoError", "RunResult", "choose_entry", "load_kernel", "run"]

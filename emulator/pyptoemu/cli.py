@@ -66,6 +66,7 @@ def build_parser(extra: Sequence[Subcommand] = ()) -> argparse.ArgumentParser:
     r.add_argument("--json", action="store_true")
     r.add_argument("--sync", choices=("auto", "serial", "asis"), default=None)
     r.add_argument("--races", choices=("error", "warn", "off"), default="error")
+    r.add_argument("--blocks", type=int, default=1, metavar="N", help="blocks of the entry to run on the chip")
 
     s = sub.add_parser("sync", help="insert synchronisation into a .pto kernel")
     s.add_argument("kernel")
@@ -97,7 +98,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
         trace = ns.trace or str(default_trace_path(ns.kernel))
     out_dir = ns.output_dir or str(Path("out") / kernel.stem)
     res = run(kernel, inputs=inputs, args=args, machine=ns.machine, seed=ns.seed, trace=trace,
-              entry=ns.entry, sync=ns.sync, races=ns.races)
+              entry=ns.entry, sync=ns.sync, races=ns.races, blocks=ns.blocks)
     paths = save_outputs(res, out_dir)
     for text in res.printed:
         print(text, file=sys.stderr if ns.json else sys.stdout)
@@ -108,6 +109,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
             "bound_pipe": res.bound_pipe, "outputs": paths, "trace": res.trace,
             "findings": [f.to_json() for f in res.findings],
             "machine": res.machine, "sync": res.sync_mode,
+            "blocks": res.blocks, "cores": [c.to_json() for c in res.cores],
         }
         print(json.dumps(doc))
     else:
@@ -120,14 +122,16 @@ def cmd_run(ns: argparse.Namespace) -> int:
 def format_summary(res, paths: dict[str, str]) -> str:
     lines = [f"entry      @{res.entry}  (machine {res.machine}, sync {res.sync_mode})",
              f"simulated  {res.cycles} cycles = {res.time_us:.3f} us"]
-    total = max(res.cycles, 1)
-    lines.append("pipes      busy   share  instrs")
+    total = max(res.cycles, 1) * max(len(res.cores), 1)  # share of the time of every core that ran
+    lines.append("pipes      busy   share  instrs" + ("  (sums over cores)" if len(res.cores) > 1 else ""))
     for p in PIPE_ORDER:
         st = res.pipes[p]
         bar = "#" * round(20 * st.busy_cycles / total)
         lines.append(f"  {p:<5} {st.busy_cycles:>9} {100 * st.busy_cycles / total:6.1f}% {st.instructions:>7}  "
                      f"{bar}")
     lines.append(f"bound by   {res.bound_pipe}")
+    if len(res.cores) > 1:
+        lines.extend(format_cores(res))
     if paths:
         lines.append("outputs    " + ", ".join(f"{k} -> {v}" for k, v in paths.items()))
     else:
@@ -139,6 +143,25 @@ def format_summary(res, paths: dict[str, str]) -> str:
     else:
         lines.append("findings   none")
     return "\n".join(lines)
+
+
+def format_cores(res, busiest: int = 4) -> list[str]:
+    """The chip lines of the summary: blocks, cores used, makespan, the busiest cores."""
+    kinds: dict[str, int] = {}
+    for c in res.cores:
+        kinds[c.kind] = kinds.get(c.kind, 0) + 1
+    used = ", ".join(f"{n} {k.upper()}" for k, n in kinds.items())
+    lines = [f"chip       {res.blocks} blocks on {used}; makespan {res.cycles} cycles"]
+
+    def busy(c) -> int:
+        return max(st.busy_cycles for st in c.pipes.values())
+
+    for c in sorted(res.cores, key=lambda c: (-busy(c), c.id))[:busiest]:
+        top = max(c.pipes, key=lambda p: c.pipes[p].busy_cycles)
+        blocks = ",".join(str(b) for b in c.blocks)
+        lines.append(f"  {c.id:<7} block {blocks:<8} done at {c.cycles:>9}  busiest pipe {top} "
+                     f"{c.pipes[top].busy_cycles}")
+    return lines
 
 
 def cmd_sync(ns: argparse.Namespace) -> int:

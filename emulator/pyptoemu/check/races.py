@@ -299,4 +299,9 @@ def detect(core, severity: str = "error") -> int:
     return races
 
 
-__all__ = ["OP", "WAIT", "clocks", "detect"]
+def detect_chip(chip, severity: str = "error") -> int:
+    """Races on a chip: within each core as :func:`detect`; across cores see below."""
+    return sum(detect(c, severity=severity) for c in chip.cores)
+
+
+__all__ = ["OP", "WAIT", "clocks", "detect", "detect_chip"]

@@ -1,8 +1,11 @@
 """One AI core: wires the memories, the pipes, the flags and the scalar unit, and runs a function.
 
-``AICore.run(fn, args)`` returns when every pipe has drained; a wait that can never be satisfied
-empties SimPy's schedule, which is turned into a :class:`DeadlockError` naming each blocked pipe and
-the instruction it waits on.
+A core has a kind (``ptoisa.machine.CoreKind``: AIC, AIV or combined) that decides which pipes and
+on-chip buffers it has. Standing alone (``AICore(...).run(fn, args)``) it owns its SimPy environment
+and GM; on a chip (:mod:`pyptoemu.core.chip`) it shares the chip's environment, commit queue, GM and
+findings, and runs one block after another (``start_block``). ``run`` returns when every pipe has
+drained; a wait that can never be satisfied empties SimPy's schedule, which is turned into a
+:class:`DeadlockError` naming each blocked pipe and the instruction it waits on.
 """
 
 from __future__ import annotations
@@ -10,14 +13,16 @@ from __future__ import annotations
 import numpy as np
 import simpy
 
-from ptoisa.machine import Machine
+from ptoisa.machine import CoreKind, Machine
 from ptoisa.text import ast as A
 from pyptoemu.check.findings import Findings
 from pyptoemu.core.binding import bind_op
 from pyptoemu.core.memory import GMBuffer, OnChipBuffer, Ptr
-from pyptoemu.core.pipe import WAIT, CommitQueue, Flags, Instr, Pipe
+from pyptoemu.core.memsys import DMA_PIPES
+from pyptoemu.core.pipe import WAIT, XWAIT, CommitQueue, Flags, Instr, Pipe
 from pyptoemu.core.pipenames import event_of, pipe_of
-from pyptoemu.core.scalar import ScalarUnit
+from pyptoemu.core.placement import kernel_kind
+from pyptoemu.core.scalar import ScalarUnit, lower_noop
 from pyptoemu.errors import DeadlockError, InputError, Loc, PtoError
 
 # A resource limit of the emulator itself (not of the modelled machine): a typo in a shape should
@@ -28,10 +33,12 @@ MAX_GENERATED_BYTES = 2**30
 class Memories:
     """GM buffers per pointer argument plus the on-chip buffers of the machine."""
 
-    def __init__(self, machine: Machine, rng_seed: int):
-        self.onchip = {loc: OnChipBuffer(spec) for loc, spec in machine.buffers.items()}
-        self.written = {spec.name: np.zeros(spec.size, dtype=bool) for spec in machine.buffers.values()}
-        self.gm: dict[int, GMBuffer] = {}
+    def __init__(self, machine: Machine, rng_seed: int, locs: tuple[str, ...] | None = None,
+                 gm: dict | None = None):
+        specs = [spec for loc, spec in machine.buffers.items() if locs is None or loc in locs]
+        self.onchip = {spec.loc: OnChipBuffer(spec) for spec in specs}
+        self.written = {spec.name: np.zeros(spec.size, dtype=bool) for spec in specs}
+        self.gm: dict[int, GMBuffer] = {} if gm is None else gm  # shared by the cores of a chip
         self.seed = rng_seed
         self.uninit_hook = None  # set by the core: called with (instr, buffer name, lo, hi)
 
@@ -91,19 +98,30 @@ def random_data(dtype_name: str, dtype: np.dtype, n: int, rng: np.random.Generat
 
 class AICore:
     def __init__(self, module: A.Module, isa, machine: Machine, seed: int = 0, max_steps: int = 10_000_000,
-                 check_uninitialised: bool = True):
+                 check_uninitialised: bool = True, *, chip=None, kind: CoreKind | None = None,
+                 label: str = "core0"):
         self.module = module
         self.isa = isa
         self.machine = machine
-        self.env = simpy.Environment()
-        self.findings = Findings()
-        self.commits = CommitQueue()
+        self.chip = chip
+        self.kind = kind or CoreKind("combined", machine.pipes, tuple(machine.buffers), True)
+        self.label = label
+        self.build = {"aic": "cube", "aiv": "vector"}.get(self.kind.name)  # None: runs both sides
+        self.env = simpy.Environment() if chip is None else chip.env
+        self.findings = Findings() if chip is None else chip.findings
+        self.commits = CommitQueue() if chip is None else chip.commits
         self.flags = Flags(self.env, self.findings)
-        self.memory = Memories(machine, seed)
+        self.memory = Memories(machine, seed, self.kind.buffers, None if chip is None else chip.memory.gm)
+        self.memsys = None if chip is None else chip.memsys  # read by the DMA pipes (memsys.py)
         self.pipes = {
             p: Pipe(self, p, machine.in_order.get(p, True), machine.costs)
-            for p in machine.pipes if p != "S"
+            for p in self.kind.pipes if p != "S"
         }
+        for name, pipe in self.pipes.items():
+            if name in DMA_PIPES:
+                pipe.memsys = self.memsys
+        self.blocks_run: list[int] = []
+        self.finished_at = 0
         self.block_idx, self.block_num = 0, 1
         self.subblock_idx, self.subblock_num = 0, 1
         self.max_steps = max_steps
@@ -111,7 +129,7 @@ class AICore:
         self.alloc_log: list[tuple[int, str, int]] = []  # (cycle, buffer name, bytes in use)
         self.printed: list[str] = []
         self.blocked_scalar: Instr | None = None
-        self.scalar = ScalarUnit(self, bind_op)
+        self.scalar = ScalarUnit(self, self._bind)
         self._seq = 0
         if check_uninitialised:
             self.memory.uninit_hook = self._uninitialised
@@ -119,9 +137,34 @@ class AICore:
     # hooks ----------------------------------------------------------------------------------
 
     def record(self, instr: Instr) -> None:
-        self._seq += 1
-        instr.seq = self._seq
+        if self.chip is None:
+            self._seq += 1
+            instr.seq = self._seq
+        else:  # one order over the chip: a cross-core setter is recorded before its waiter
+            instr.seq = self.chip.next_seq()
+        instr.core = self
         self.trace_log.append(instr)
+
+    def _bind(self, su: ScalarUnit, op: A.Op):
+        """Bind ``op``; on a cube or vector core the other side's sections and kernels are no-ops."""
+        if self.build is not None and self.skips(op):
+            return lower_noop(su, op)
+        return bind_op(su, op)
+
+    def skips(self, op: A.Op) -> bool:
+        """Whether ``op`` belongs to the other side of a cube/vector split: a ``section`` of the other
+        kind, or a call of a function whose ``pto.kernel_kind`` is the other kind (§4.13)."""
+        if self.build is None:
+            return False
+        name = op.name
+        if name.startswith("pto.section."):
+            return name[12:] != self.build
+        if name in ("func.call", "call"):
+            callee = next((f for f in self.module.functions
+                           if f.name == str(op.attrs.get("callee", "")).lstrip("@")), None)
+            kind = kernel_kind(callee) if callee is not None else None
+            return kind is not None and kind != self.build
+        return False
 
     def record_scalar_access(self, op: A.Op, tile, reads: bool) -> None:
         instr = Instr(0, op.name[4:], op.loc, "S", self.scalar.vclock)
@@ -158,6 +201,31 @@ class AICore:
 
     # running --------------------------------------------------------------------------------
 
+    def start_block(self, fn: A.Function, args: list, block: int, block_num: int, sub: int,
+                    sub_num: int) -> simpy.Process:
+        """Run one block of ``fn`` on this core (on a chip): a SimPy process that ends when every
+        pipe has drained. Blocks on one core run one after another; the on-chip memories keep what
+        the previous block left in them, as on hardware."""
+        self.block_idx, self.block_num = block, block_num
+        self.subblock_idx, self.subblock_num = sub, sub_num
+        self.blocks_run.append(block)
+        su = self.scalar
+        su.resume_at_now()
+        if self.blocks_run[:-1]:  # the previous block drained every pipe: order it before this one
+            su.epochs.append(("all", dict(su.issued)))
+        return self.env.process(self._block_body(fn, args))
+
+    def _block_body(self, fn: A.Function, args: list):
+        yield from self.scalar.run(fn, args)
+        self.finished_at = int(self.env.now)
+
+    def report_left_flags(self) -> None:
+        for flag, setter in sorted(self.flags.state.items(), key=lambda kv: kv[1].seq):
+            src, dst, eid = flag
+            self.findings.add("flag-left-set", "warning",
+                              f"flag {src}->{dst} EVENT_ID{eid} is still set when the kernel ends "
+                              f"(set here, never waited)", [setter.loc], [src])
+
     def run(self, fn: A.Function, args: list) -> int:
         proc = self.env.process(self.scalar.run(fn, args))
         try:
@@ -167,25 +235,38 @@ class AICore:
                 raise
             raise self._deadlock() from None
         self.commits.flush(float("inf"))
-        for flag, setter in sorted(self.flags.state.items(), key=lambda kv: kv[1].seq):
-            src, dst, eid = flag
-            self.findings.add("flag-left-set", "warning",
-                              f"flag {src}->{dst} EVENT_ID{eid} is still set when the kernel ends "
-                              f"(set here, never waited)", [setter.loc], [src])
+        self.report_left_flags()
+        self.finished_at = int(self.env.now)
         return int(self.env.now)
 
     def _deadlock(self) -> DeadlockError:
         """Name each blocked pipe, the wait it is stuck on, and why no set can come: no set of that
         flag exists in the kernel, or the setting pipe is itself blocked (the cycle of waits)."""
+        lines, locs, blocked = self.blocked_report("")
+        msg = "deadlock: no flag can ever be set for the waits below (nothing left to run)\n" + "\n".join(lines)
+        err = DeadlockError(msg, locs[0] if locs else None)
+        self.findings.add("deadlock", "error", msg.replace("\n", " "), locs, blocked,
+                          cycle=int(self.env.now))
+        return err
+
+    def blocked_report(self, who_prefix: str) -> tuple[list[str], list, list[str]]:
+        """(lines, locations, blocked pipe names) of what this core waits on at a deadlock.
+        ``who_prefix`` names the core on a chip (``"AIV3 "``); cross-core waits describe their
+        peer (``Instr.flag`` is then a :class:`~pyptoemu.core.pipe.Gate`)."""
         blocked: dict[str, Instr] = {n: p.current for n, p in self.pipes.items()
-                                     if p.current is not None and p.current.kind == WAIT}
+                                     if p.current is not None and p.current.kind in (WAIT, XWAIT)}
         if self.blocked_scalar is not None:
             blocked["S"] = self.blocked_scalar
         static_sets = _static_set_flags(self.module, self.machine.event_ids)
         lines, locs = [], []
+        flag_waits = {n: c for n, c in blocked.items() if c.kind == WAIT}
         for name, cur in blocked.items():
+            who = who_prefix + ("scalar unit (S)" if name == "S" else f"pipe {name}")
+            if cur.kind == XWAIT:
+                lines.append(f"  {who} blocked at {cur.loc}: {cur.name} {cur.flag.describe()}")
+                locs.append(cur.loc)
+                continue
             src, dst, eid = cur.flag
-            who = "scalar unit (S)" if name == "S" else f"pipe {name}"
             why = ""
             if (src, dst, eid) not in static_sets:
                 why = " - no set_flag of this flag exists in the kernel"
@@ -196,17 +277,14 @@ class AICore:
                 why = f" - its setter pipe {src} is itself blocked"
             lines.append(f"  {who} blocked at {cur.loc}: wait_flag {src}->{dst} EVENT_ID{eid}{why}")
             locs.append(cur.loc)
-        cycle = _wait_cycle(blocked)
+        cycle = _wait_cycle(flag_waits)
         if cycle:
-            lines.append("  cycle of waits: " + " -> ".join(cycle))
+            lines.append(f"  {who_prefix}cycle of waits: " + " -> ".join(cycle))
         queued = {n: len(p.queue) for n, p in self.pipes.items() if p.queue}
         if queued:
-            lines.append("  instructions still queued: " + ", ".join(f"{n}: {c}" for n, c in queued.items()))
-        msg = "deadlock: no flag can ever be set for the waits below (nothing left to run)\n" + "\n".join(lines)
-        err = DeadlockError(msg, locs[0] if locs else None)
-        self.findings.add("deadlock", "error", msg.replace("\n", " "), locs, list(blocked),
-                          cycle=int(self.env.now))
-        return err
+            lines.append(f"  {who_prefix}instructions still queued: "
+                         + ", ".join(f"{n}: {c}" for n, c in queued.items()))
+        return lines, locs, list(blocked)
 
 
 def _wait_cycle(blocked: dict[str, Instr]) -> list[str]:

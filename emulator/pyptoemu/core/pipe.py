@@ -21,6 +21,11 @@ import simpy
 from pyptoemu.errors import Loc
 
 OP, SET, WAIT, BARRIER = 0, 1, 2, 3
+# Cross-core kinds (pyptoemu.core.crosscore): XSET raises a cross-core signal once every earlier
+# instruction of its pipe has completed (sync.set, the release of a FIFO slot); XWAIT blocks its
+# pipe until a cross-core condition holds (sync.wait, a free FIFO slot to push into). Their ``flag``
+# is a :class:`Gate`; their ``occupancy`` is their own cost in cycles.
+XSET, XWAIT = 4, 5
 
 
 class BoundOp(Protocol):
@@ -32,11 +37,28 @@ class BoundOp(Protocol):
     def commit(self, instr: Instr, results: list) -> None: ...
 
 
+class Gate(Protocol):
+    """A cross-core condition a pipe (XWAIT) or the scalar unit waits on, or a signal an XSET
+    raises. ``take`` consumes it and returns the instructions whose completion released the
+    waiter (the happens-before edges the race detector follows)."""
+
+    def ready(self) -> bool: ...
+
+    def event(self) -> simpy.Event: ...
+
+    def take(self, waiter: Instr) -> list: ...
+
+    def fire(self, setter: Instr) -> None: ...
+
+    def describe(self) -> str: ...
+
+
 class Instr:
     """One issued instruction (or sync op) in a pipe queue."""
 
     __slots__ = (
         "bound",
+        "core",
         "done",
         "end",
         "flag",
@@ -85,6 +107,7 @@ class Instr:
         self.pidx = -1  # position in its pipe's issue order
         self.sepoch = 0  # scalar-unit sync epoch at issue (happens-before from the scalar unit)
         self.iseq = 0  # program (issue) order across all pipes
+        self.core = None  # the AICore that ran it (set when recorded)
 
 
 class CommitQueue:
@@ -173,6 +196,8 @@ class Pipe:
         self.set_cost = int(costs["set_flag"])
         self.wait_cost = int(costs["wait_flag"])
         self.barrier_cost = int(costs["barrier_v"] if name == "V" else costs["barrier"])
+        # On a chip, DMA pipes ask the shared memory system for bandwidth (pyptoemu.core.memsys).
+        self.memsys = None
         self.process = self.env.process(self.run())
 
     def push(self, instr: Instr) -> None:
@@ -214,6 +239,10 @@ class Pipe:
                 yield from self._run_set(ins)
             elif kind == WAIT:
                 yield from self._run_wait(ins)
+            elif kind == XWAIT:
+                yield from self._run_xwait(ins)
+            elif kind == XSET:
+                yield from self._run_xset(ins)
             else:
                 self._run_barrier(ins)
 
@@ -232,6 +261,8 @@ class Pipe:
                 commits.take(entry)
             self.own_pending.clear()
         results = ins.bound.start(ins)
+        if self.memsys is not None:
+            self.memsys.admit(self.core, ins, start)
         done = start + ins.latency
         if self.in_order and done < self.last_done:
             done = self.last_done
@@ -277,6 +308,37 @@ class Pipe:
         ins.end = ins.done = self.ready_at = ins.start + self.wait_cost
         self.busy += self.wait_cost
         self.last_done = max(self.last_done, ins.done)
+        self.core.record(ins)
+
+    def _run_xwait(self, ins: Instr):
+        """A cross-core wait (sync.wait, a full FIFO): blocks the pipe until its gate opens."""
+        env = self.env
+        now = env.now
+        start = max(now, ins.issue, self.ready_at)
+        if start > now:
+            yield env.timeout(start - now)
+        ins.wait_start = start
+        gate = ins.flag
+        while not gate.ready():
+            yield gate.event()
+        ins.released_by = gate.take(ins)
+        ins.start = int(env.now)
+        ins.end = ins.done = self.ready_at = ins.start + ins.occupancy
+        self.busy += ins.occupancy
+        self.last_done = max(self.last_done, ins.done)
+        self.core.record(ins)
+
+    def _run_xset(self, ins: Instr):
+        """A cross-core signal (sync.set, a FIFO slot release): fires once every earlier
+        instruction of this pipe has completed."""
+        now = self.env.now
+        start = max(now, ins.issue, self.last_done, self.ready_at)
+        ins.start = start
+        ins.end = ins.done = start + ins.occupancy
+        if ins.end > now:
+            yield self.env.timeout(ins.end - now)
+        self.busy += ins.occupancy
+        ins.flag.fire(ins)
         self.core.record(ins)
 
     def _run_barrier(self, ins: Instr) -> None:

@@ -1,8 +1,9 @@
 """Chrome trace (Perfetto / chrome://tracing) of one run.
 
-Process per core, one thread per pipe (named, in pipe order); an ``X`` event per instruction whose
+Process per core (``AIC0``, ``AIV1``, ... on a chip), one thread per pipe (named, in pipe order); an ``X`` event per instruction whose
 duration is the time it held its pipe (its completion cycle is in ``args``); flow arrows from each
-``set_flag`` to the ``wait_flag`` it released; counters of bytes allocated per on-chip buffer;
+``set_flag`` to the ``wait_flag`` it released and, across cores, from each FIFO push, slot release or
+``sync.set`` to the wait it released; counters of bytes allocated per on-chip buffer;
 findings as instant events on the pipes involved. Times are microseconds from cycles and clock.
 """
 
@@ -12,21 +13,52 @@ import json
 import os
 from pathlib import Path
 
-from pyptoemu.core.pipe import BARRIER, OP, SET, WAIT
+from pyptoemu.core.pipe import BARRIER, OP, SET, WAIT, XSET, XWAIT
 from pyptoemu.core.tileop import describe_operands
 
 PIPE_ORDER = ("S", "MTE1", "MTE2", "MTE3", "V", "M", "FIX")
 KIND_NAME = {SET: "set_flag", WAIT: "wait_flag", BARRIER: "barrier"}
 
 
-def build_trace(core, result) -> dict:
-    us = core.machine.cycles_to_us
-    pid = 0
-    tid = {p: i for i, p in enumerate(PIPE_ORDER)}
+def build_trace(chip, result) -> dict:
+    """The trace of a run: ``chip`` is a :class:`~pyptoemu.core.chip.Chip` (one process per core
+    that ran, ``AIC0``, ``AIV1``, ...) or a lone core."""
+    cores = list(getattr(chip, "cores", [chip]))
+    machine = cores[0].machine
+    us = machine.cycles_to_us
+    pid_of = {id(c): i for i, c in enumerate(cores)}
+    events: list[dict] = []
+    flows: list[dict] = []
+    flow_id = [0]
+    for c in cores:
+        events.extend(_core_events(c, pid_of, len(cores) > 1, result, us, flows, flow_id))
+    events.extend(flows)
+    for f in result.findings:
+        for p in f.pipes or ["S"]:
+            core_label, _, pipe = p.rpartition(":")
+            pid = next((pid_of[id(c)] for c in cores if c.label == core_label), 0)
+            events.append({"ph": "i", "pid": pid, "tid": TID.get(pipe, 0), "s": "t", "name": f"{f.kind}",
+                           "ts": us(f.cycle), "args": {"message": f.message,
+                                                       "locations": [str(x) for x in f.locations]}})
+    return {"traceEvents": events, "displayTimeUnit": "ns",
+            "otherData": {"cycles": result.cycles, "clock_ghz": machine.clock_ghz,
+                          "machine": machine.name, "blocks": getattr(result, "blocks", 1)}}
+
+
+TID = {p: i for i, p in enumerate(PIPE_ORDER)}
+
+
+def _core_events(core, pid_of: dict, many: bool, result, us, flows: list, flow_id: list) -> list[dict]:
+    pid = pid_of[id(core)]
+    tid = TID
+    if many:
+        blocks = ", ".join(str(b) for b in core.blocks_run)
+        title = f"{core.label} ({core.kind.name}, block {blocks}) @{result.entry}"
+    else:
+        title = f"AI core 0 ({core.machine.name}) @{result.entry}"
     events: list[dict] = [
-        {"ph": "M", "pid": pid, "name": "process_name",
-         "args": {"name": f"AI core 0 ({core.machine.name}) @{result.entry}"}},
-        {"ph": "M", "pid": pid, "name": "process_sort_index", "args": {"sort_index": 0}},
+        {"ph": "M", "pid": pid, "name": "process_name", "args": {"name": title}},
+        {"ph": "M", "pid": pid, "name": "process_sort_index", "args": {"sort_index": pid}},
     ]
     for p, t in tid.items():
         events.append({"ph": "M", "pid": pid, "tid": t, "name": "thread_name", "args": {"name": f"PIPE_{p}"}})
@@ -36,8 +68,6 @@ def build_trace(core, result) -> dict:
     for a, b in core.scalar.s_spans:
         spans[tid["S"]].append({"ph": "X", "pid": pid, "tid": tid["S"], "name": "scalar", "ts": us(a),
                                 "dur": us(b - a), "args": {"cycles": b - a}})
-    flow_id = 0
-    flows: list[dict] = []
     for ins in core.trace_log:
         if ins.start < 0:
             continue
@@ -51,6 +81,12 @@ def build_trace(core, result) -> dict:
                 "completion_cycle": ins.done,
             })
             name, ts, end = ins.name, ins.start, ins.end
+        elif ins.kind in (XSET, XWAIT):
+            name = f"{ins.name} {ins.flag.describe()}" if ins.kind == XWAIT else ins.name
+            ts = ins.wait_start if ins.kind == XWAIT and ins.wait_start >= 0 else ins.start
+            end = max(ins.end, ts)
+            if ins.kind == XWAIT:
+                args["blocked_cycles"] = ins.start - ts
         else:
             name = KIND_NAME.get(ins.kind, ins.name)
             if ins.flag is not None:
@@ -65,32 +101,29 @@ def build_trace(core, result) -> dict:
                 args["cycles"] = end - ts
         spans[t].append({"ph": "X", "pid": pid, "tid": t, "name": name, "ts": us(ts), "dur": us(end - ts),
                          "args": args})
-        if ins.kind == WAIT and ins.released_by is not None and ins.released_by.start >= 0:
-            s = ins.released_by
-            flow_id += 1
-            flows.append({"ph": "s", "pid": pid, "tid": tid.get(s.pipe, 0), "id": flow_id, "name": "flag",
-                          "cat": "flag", "ts": us(s.start)})
-            flows.append({"ph": "f", "bp": "e", "pid": pid, "tid": t, "id": flow_id, "name": "flag",
-                          "cat": "flag", "ts": us(ins.start)})
+        released = ins.released_by if ins.kind in (WAIT, XWAIT) else None
+        for s in released if isinstance(released, list) else ([released] if released is not None else []):
+            if s.start < 0:
+                continue
+            flow_id[0] += 1
+            spid = pid_of.get(id(s.core), pid)
+            cat = "flag" if ins.kind == WAIT else "cross-core"
+            when = s.done if s.kind == OP else s.start
+            flows.append({"ph": "s", "pid": spid, "tid": tid.get(s.pipe, 0), "id": flow_id[0], "name": cat,
+                          "cat": cat, "ts": us(when)})
+            flows.append({"ph": "f", "bp": "e", "pid": pid, "tid": t, "id": flow_id[0], "name": cat,
+                          "cat": cat, "ts": us(ins.start)})
     for evs in spans.values():
         events.extend(_no_partial_overlap(evs))
-    events.extend(flows)
 
     buffers = sorted({name for _, name, _ in core.alloc_log})
-    used = {b: 0 for b in buffers} or {spec.name: 0 for spec in core.machine.buffers.values()}
+    used = {b: 0 for b in buffers} or {spec.name: 0 for loc, spec in core.machine.buffers.items()
+                                       if loc in core.kind.buffers}
     events.append({"ph": "C", "pid": pid, "name": "bytes allocated", "ts": 0, "args": dict(used)})
     for cycle, name, nbytes in core.alloc_log:
         used[name] = nbytes
         events.append({"ph": "C", "pid": pid, "name": "bytes allocated", "ts": us(cycle), "args": dict(used)})
-
-    for f in result.findings:
-        for p in f.pipes or ["S"]:
-            events.append({"ph": "i", "pid": pid, "tid": tid.get(p, 0), "s": "t", "name": f"{f.kind}",
-                           "ts": us(f.cycle), "args": {"message": f.message,
-                                                       "locations": [str(x) for x in f.locations]}})
-    return {"traceEvents": events, "displayTimeUnit": "ns",
-            "otherData": {"cycles": result.cycles, "clock_ghz": core.machine.clock_ghz,
-                          "machine": core.machine.name}}
+    return events
 
 
 def _no_partial_overlap(evs: list[dict]) -> list[dict]:
@@ -112,9 +145,9 @@ def default_trace_path(kernel_path: str | None) -> Path:
     return Path("traces") / f"{stem}.json"
 
 
-def write_trace(core, path: str | os.PathLike, result) -> Path:
+def write_trace(chip, path: str | os.PathLike, result) -> Path:
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     with open(p, "w") as f:
-        json.dump(build_trace(core, result), f, separators=(",", ":"))
+        json.dump(build_trace(chip, result), f, separators=(",", ":"))
     return p

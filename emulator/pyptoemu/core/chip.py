@@ -1,0 +1,157 @@
+"""The chip: many AI cores in one SimPy environment, blocks and waves, shared GM.
+
+``Chip.run(fn, args, blocks, launch)`` runs ``blocks`` blocks of the entry ``fn``. The launch
+(:mod:`pyptoemu.core.placement`) says what one block occupies: one AIV, one AIC, one core group
+(its AIC runs the cube build of the entry, its two AIVs the vector build, concurrently, with
+``get_subblock_idx`` 0 and 1) or one combined core. A dispatcher hands block ``i`` to the first
+free unit, in block order; once every unit is busy the next block waits for the unit that frees up
+first (the hardware block scheduler's waves).
+
+What the cores share lives here: the SimPy environment and its clock, one commit queue (a write
+that lands on one core is visible to a read on another at the same cycle), GM (one array per
+pointer argument), the findings, the cross-core state (FIFOs, signals:
+:mod:`pyptoemu.core.crosscore`) and the shared memory system (:mod:`pyptoemu.core.memsys`, where
+the DMA transfers of all cores meet). Cores are created when a block first needs them, so 48 idle
+cores cost nothing: memory grows with the work, not with the core count.
+"""
+
+from __future__ import annotations
+
+import simpy
+
+from ptoisa.machine import CoreKind, Machine
+from ptoisa.text import ast as A
+from pyptoemu.check.findings import Findings
+from pyptoemu.core.aicore import AICore, Memories
+from pyptoemu.core.crosscore import CrossCore
+from pyptoemu.core.memsys import SharedMemory
+from pyptoemu.core.pipe import CommitQueue
+from pyptoemu.core.placement import Launch
+from pyptoemu.errors import DeadlockError, InputError
+
+LABEL = {"aic": "AIC", "aiv": "AIV", "combined": "CORE"}
+
+
+class Chip:
+    def __init__(self, module: A.Module, isa, machine: Machine, seed: int = 0, max_steps: int = 10_000_000):
+        self.module = module
+        self.isa = isa
+        self.machine = machine
+        self.seed = seed
+        self.max_steps = max_steps
+        self.spec = machine.chip_spec()
+        self.env = simpy.Environment()
+        self.commits = CommitQueue()
+        self.findings = Findings()
+        self.memory = Memories(machine, seed, locs=())  # GM only: the cores share its ``gm``
+        self.memsys = SharedMemory(self.spec, machine)
+        self.crosscore = CrossCore(self)
+        self.cores: list[AICore] = []  # in the order they were first used
+        self._slots: dict[tuple[str, int], AICore] = {}
+        self._seq = 0
+        self.launch = Launch("combined")
+        self.blocks = 1
+
+    def next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    # cores ----------------------------------------------------------------------------------
+
+    def core(self, kind: str, index: int) -> AICore:
+        """Core ``index`` of ``kind``, created on first use."""
+        key = (kind, index)
+        c = self._slots.get(key)
+        if c is None:
+            spec: CoreKind = self.spec.kinds[kind]
+            c = AICore(self.module, self.isa, self.machine, seed=self.seed, max_steps=self.max_steps,
+                       chip=self, kind=spec, label=f"{LABEL[kind]}{index}")
+            c.group = index if kind != "aiv" else index // max(self.spec.group.get("aiv", 1), 1)
+            self._slots[key] = c
+            self.cores.append(c)
+        return c
+
+    def _units(self, mode: str) -> tuple[int, list]:
+        """(number of units, how a unit maps to cores): a unit is what one block occupies."""
+        kinds = self.spec.kinds
+        if mode == "group" and {"aic", "aiv"} <= set(kinds):
+            n_aiv = self.spec.group.get("aiv", 1)
+            n_aic = self.spec.group.get("aic", 1)
+            return self.spec.groups, [("aic", n_aic), ("aiv", n_aiv)]
+        if mode in ("aic", "aiv") and mode in kinds:
+            return self.spec.count(mode), [(mode, 1)]
+        kind = "combined" if "combined" in kinds else next(iter(kinds))
+        return self.spec.count(kind), [(kind, 1)]
+
+    def _unit_cores(self, unit: int, layout: list) -> list[tuple[AICore, int, int]]:
+        """(core, sub-block index, sub-block count) of each core of ``unit``."""
+        out = []
+        for kind, per_unit in layout:
+            for sub in range(per_unit):
+                sub_num = per_unit if kind == "aiv" and len(layout) > 1 else 1
+                out.append((self.core(kind, unit * per_unit + sub), sub if sub_num > 1 else 0, sub_num))
+        return out
+
+    # running --------------------------------------------------------------------------------
+
+    def run(self, fn: A.Function, args: list, blocks: int, launch: Launch) -> int:
+        """Run ``blocks`` blocks of ``fn``; the makespan in cycles."""
+        if not isinstance(blocks, int) or isinstance(blocks, bool) or blocks < 1:
+            raise InputError(f"blocks must be a positive integer, not {blocks!r}")
+        self.launch, self.blocks = launch, blocks
+        n_units, layout = self._units(launch.mode)
+        free = simpy.Store(self.env)
+        for u in range(min(n_units, blocks)):
+            free.put(u)
+        done = self.env.event()
+        remaining = [blocks]
+
+        def block(unit: int, b: int):
+            procs = [c.start_block(fn, args, b, blocks, sub, sub_num)
+                     for c, sub, sub_num in self._unit_cores(unit, layout)]
+            try:
+                yield self.env.all_of(procs)
+            except Exception as e:  # hand the fault itself to run(): SimPy threw a copy without its loc
+                while type(e.__cause__) is type(e) and e.__cause__.args == e.args:
+                    e = e.__cause__
+                if not done.triggered:
+                    done.fail(e)
+                return
+            free.put(unit)
+            remaining[0] -= 1
+            if remaining[0] == 0:
+                done.succeed()
+
+        def dispatch():
+            for b in range(blocks):
+                unit = yield free.get()
+                self.env.process(block(unit, b))
+
+        self.env.process(dispatch())
+        try:
+            self.env.run(until=done)
+        except RuntimeError as e:
+            if "No scheduled events left" not in str(e):
+                raise
+            raise self._deadlock() from None
+        self.commits.flush(float("inf"))
+        for c in self.cores:
+            c.report_left_flags()
+        self.crosscore.finish()
+        return int(self.env.now)
+
+    def _deadlock(self) -> DeadlockError:
+        """One core: its own report, unchanged. Several: each blocked core, pipe and line."""
+        if len(self.cores) == 1 and not self.crosscore.active:
+            return self.cores[0]._deadlock()
+        lines, locs, pipes = [], [], []
+        for c in self.cores:
+            ls, lc, ps = c.blocked_report(f"{c.label} ")
+            lines.extend(ls)
+            locs.extend(lc)
+            pipes.extend(f"{c.label}:{p}" for p in ps)
+        msg = ("deadlock across cores: nothing left to run, and these wait for each other or for "
+               "something no core will do\n" + "\n".join(lines))
+        err = DeadlockError(msg, locs[0] if locs else None)
+        self.findings.add("deadlock", "error", msg.replace("\n", " "), locs, pipes, cycle=int(self.env.now))
+        return err
