@@ -111,7 +111,7 @@ class Chip:
                      for c, sub, sub_num in self._unit_cores(unit, layout)]
             try:
                 yield self.env.all_of(procs)
-            except Exception as e:  # hand the fault itself to run(): SimPy threw a copy without its loc
+            except Exception as e:  # noqa: BLE001 - any fault: hand the original to run() (SimPy threw a copy without its loc)
                 while type(e.__cause__) is type(e) and e.__cause__.args == e.args:
                     e = e.__cause__
                 if not done.triggered:

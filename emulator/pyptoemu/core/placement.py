@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ptoisa.text import ast as A
-from pyptoemu.core.scalar import EVENT_CLASS_PIPE, PIPE_NAMES
+from pyptoemu.core.pipenames import EVENT_CLASS_PIPE, PIPE_NAMES
 
 VECTOR_LOCS = frozenset({"vec"})
 CUBE_LOCS = frozenset({"mat", "left", "right", "acc", "bias", "scaling"})

@@ -48,6 +48,23 @@ def build_trace(chip, result) -> dict:
 TID = {p: i for i, p in enumerate(PIPE_ORDER)}
 
 
+def _flows(ins, pid: int, t: int, pid_of: dict, us, flows: list, flow_id: list) -> None:
+    """Arrows from each instruction that released a wait (a set_flag, a FIFO push or slot release,
+    a sync.set, on any core) to the wait."""
+    released = ins.released_by if ins.kind in (WAIT, XWAIT) else None
+    for s in released if isinstance(released, list) else ([released] if released is not None else []):
+        if s.start < 0:
+            continue
+        flow_id[0] += 1
+        spid = pid_of.get(id(s.core), pid)
+        cat = "flag" if ins.kind == WAIT else "cross-core"
+        when = s.done if s.kind == OP else s.start
+        flows.append({"ph": "s", "pid": spid, "tid": TID.get(s.pipe, 0), "id": flow_id[0], "name": cat,
+                      "cat": cat, "ts": us(when)})
+        flows.append({"ph": "f", "bp": "e", "pid": pid, "tid": t, "id": flow_id[0], "name": cat,
+                      "cat": cat, "ts": us(ins.start)})
+
+
 def _core_events(core, pid_of: dict, many: bool, result, us, flows: list, flow_id: list) -> list[dict]:
     pid = pid_of[id(core)]
     tid = TID
@@ -101,18 +118,7 @@ def _core_events(core, pid_of: dict, many: bool, result, us, flows: list, flow_i
                 args["cycles"] = end - ts
         spans[t].append({"ph": "X", "pid": pid, "tid": t, "name": name, "ts": us(ts), "dur": us(end - ts),
                          "args": args})
-        released = ins.released_by if ins.kind in (WAIT, XWAIT) else None
-        for s in released if isinstance(released, list) else ([released] if released is not None else []):
-            if s.start < 0:
-                continue
-            flow_id[0] += 1
-            spid = pid_of.get(id(s.core), pid)
-            cat = "flag" if ins.kind == WAIT else "cross-core"
-            when = s.done if s.kind == OP else s.start
-            flows.append({"ph": "s", "pid": spid, "tid": tid.get(s.pipe, 0), "id": flow_id[0], "name": cat,
-                          "cat": cat, "ts": us(when)})
-            flows.append({"ph": "f", "bp": "e", "pid": pid, "tid": t, "id": flow_id[0], "name": cat,
-                          "cat": cat, "ts": us(ins.start)})
+        _flows(ins, pid, t, pid_of, us, flows, flow_id)
     for evs in spans.values():
         events.extend(_no_partial_overlap(evs))
 
