@@ -37,10 +37,20 @@ def test_softmax_folds_seven_tiles_into_four_buffers():
 
 def test_softmax_cross_iteration_war_is_synced():
     out = compile_program(example("row_softmax").RowSoftmax).program
-    loop = next(s for s in walk_stmts(out.get_function("softmax_rows").body) if isinstance(s, ForStmt))
-    last = python_print(loop).strip().splitlines()[-1].strip()
-    # the store (MTE3) reads a buffer the next iteration's V ops overwrite: the wait closes the body
-    assert last.startswith("pl.system.sync_dst(set_pipe=pl.PipeType.MTE3, wait_pipe=pl.PipeType.V")
+    body = out.get_function("softmax_rows").body
+    loop = next(s for s in walk_stmts(body) if isinstance(s, ForStmt))
+    lines = [x.strip() for x in python_print(loop).strip().splitlines()]
+    top = [x.strip() for x in python_print(body).strip().splitlines()]
+    # the store (MTE3) reads a buffer the next iteration's V ops overwrite: a loop-carried flag, set
+    # after the store, waited for right before the first V op of the next iteration (so that
+    # iteration's load still overlaps the store), set once before the loop and consumed after it
+    flag = "(set_pipe=pl.PipeType.MTE3, wait_pipe=pl.PipeType.V"
+    first_v = next(i for i, x in enumerate(lines) if "pl.block.row_max" in x)
+    store = next(i for i, x in enumerate(lines) if "pl.block.store" in x)
+    assert any(x.startswith("pl.system.sync_dst" + flag) for x in lines[:first_v])
+    assert any(x.startswith("pl.system.sync_src" + flag) for x in lines[store + 1:])
+    assert any(x.startswith("pl.system.sync_src" + flag) for x in top[: top.index(lines[0])])
+    assert any(x.startswith("pl.system.sync_dst" + flag) for x in top[top.index(lines[0]) + len(lines):])
 
 
 def test_ptoas_strategy_has_no_sync():

@@ -73,6 +73,12 @@ def allocate(model: SyncModel, plan: Plan, limit: int, callee_ids: dict[str, set
         if positions:
             by_pipes.setdefault((pair.src, pair.dst), []).append((min(positions), max(positions), pair.pid))
     reserved: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    always: dict[tuple[str, str], set[int]] = {}
+    for node in model.ops.values():  # the author's own flags: never shared with a planned pair
+        sync = model.user_sync(node) if model.info[id(node)].kind == "sync" else None
+        if sync is not None and sync[0] != "barrier":
+            always.setdefault((sync[1], sync[2]), set()).add(sync[3])
+            used.add((sync[1], sync[2], sync[3]))
     for at, callee in lay.calls:
         for src, dst, k in callee_ids.get(callee, set()):
             reserved.setdefault((src, dst), []).append((at, k))
@@ -83,6 +89,7 @@ def allocate(model: SyncModel, plan: Plan, limit: int, callee_ids: dict[str, set
         for start, end, pid in intervals:
             active = [(e, k) for e, k in active if e >= start]
             taken = {k for _, k in active} | {k for at, k in reserved.get(pipes, ()) if start <= at <= end}
+            taken |= always.get(pipes, set())
             avoid = {plan.ids[q] for q in plan.ids if frozenset((pid, q)) in apart}
             k = next((i for i in range(limit) if i not in taken and i not in avoid), None)
             if k is None:

@@ -59,6 +59,9 @@ def plan_function(model: SyncModel, machine: Machine,
             return FunctionSync(plan, used, flags)
         fresh: set[frozenset[int]] = set()
         for wait_item, set_item in problems.races:
+            if wait_item is None:  # after a wait the author wrote: only a barrier orders it
+                set_item.fence = True
+                continue
             key = frozenset((wait_item.pair, set_item.pair))
             if key in fresh:
                 continue  # the same two pairs the other way round: already set apart this round

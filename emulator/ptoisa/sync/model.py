@@ -19,8 +19,9 @@ from ptoisa.errors import Loc
 # client cannot model (a full barrier before and after it); ``for``/``if``/``while`` are structured
 # control flow (a ``for`` has one region, its body; an ``if`` one region per arm; a ``while`` its
 # condition and body regions); ``region`` is any other node with regions, run in order; ``meta``
-# has no effect on ordering; ``end`` terminates its region (yield, return: nothing goes after it).
-KINDS = frozenset({"access", "fence", "for", "if", "while", "region", "meta", "end"})
+# has no effect on ordering; ``end`` terminates its region (yield, return: nothing goes after it);
+# ``sync`` is sync the author wrote and the client keeps (see :meth:`SyncModel.user_sync`).
+KINDS = frozenset({"access", "fence", "for", "if", "while", "region", "meta", "end", "sync"})
 
 
 @dataclass(slots=True)
@@ -80,4 +81,10 @@ class SyncModel:
 
     def callee(self, node: Any) -> str | None:
         """The function a ``fence`` node calls, if it is a call."""
+        return None
+
+    def user_sync(self, node: Any) -> tuple[str, str, str, int] | None:
+        """A ``sync`` node's ``(kind, src pipe, dst pipe, event id)``: kind ``set``/``wait``, or
+        ``barrier`` with ``src`` the pipe (``ALL``: every pipe). The planner counts the order it
+        gives and never uses its event ids for the same pipe pair."""
         return None

@@ -164,7 +164,9 @@ class Oracle:
             self.apply(self.plan.before.get(key), st)
             info = self.model.info[key]
             kind = info.kind
-            if kind == "access":
+            if kind == "sync":
+                self.apply([_user_item(self.model.user_sync(op))], st)
+            elif kind == "access":
                 self.access(op, info, st, loops, branches)
             elif kind == "for":
                 st = self.loop(op, st, loops, branches)
@@ -228,6 +230,12 @@ class Oracle:
         if worst is not None:
             self.found = (worst, inst)
             raise _Found()
+
+
+def _user_item(sync: tuple) -> Item:
+    """A hand-written sync op as a plan item (its flag keyed by the flag itself, not a pair id)."""
+    kind, src, dst, event = sync
+    return Item(kind, src, dst, pair=("user", src, dst, event))  # type: ignore[arg-type]
 
 
 def relation(p: Inst, c: Inst) -> int | None:

@@ -43,6 +43,7 @@ class SetWait:
     flag: Flag
     key: Any = None  # what a race report names (a plan item, an AST op)
     where: str = ""
+    own: bool = True  # False: sync the author wrote, kept as is (its own errors are not ours)
 
 
 @dataclass(slots=True)
@@ -120,9 +121,9 @@ class _Checker:
 
     def set_flag(self, op: SetWait, st: _State) -> None:
         src, dst = op.flag[0], op.flag[1]
-        if op.flag in st.set_flags:
+        if op.flag in st.set_flags and op.own:
             self.error(f"{op.where}: set of {op.flag} while it is already set")
-        for seq, k in st.last_wait.get(op.flag, ()):
+        for seq, k in st.last_wait.get(op.flag, ()) if op.own else ():
             if st.vc[src].get(dst, 0) < seq and ("race", k, id(op)) not in self._seen:
                 self._seen.add(("race", k, id(op)))
                 self.problems.races.append((self.keys[k], op.key))
@@ -135,7 +136,7 @@ class _Checker:
     def wait_flag(self, op: SetWait, st: _State) -> None:
         dst = op.flag[1]
         seq = st.set_flags.pop(op.flag, None)
-        if seq is None:
+        if seq is None and op.own:
             self.error(f"{op.where}: wait of {op.flag} with no set before it on some path (deadlock)")
         self.counter += 1
         snap = self.snaps.get(seq, {}) if seq is not None else {}
@@ -286,13 +287,22 @@ def stream_from_plan(model: SyncModel, plan: Plan) -> list:
         loc = model.loc(op)
         return f"{loc}" if loc is not None else getattr(op, "name", "")
 
+    def user(op: Any, out: list) -> None:
+        kind, src, dst, event = model.user_sync(op)
+        if kind == "barrier":
+            out.append(Barrier(src))
+        else:
+            out.append(SetWait(kind, (src, dst, event), None, where(op), own=False))
+
     def region(r: Any) -> list:
         out: list = []
         items(plan.region_start.get(id(r)), out)
         for op in r.ops:
             items(plan.before.get(id(op)), out)
             info = model.info[id(op)]
-            if info.kind == "for":
+            if info.kind == "sync":
+                user(op, out)
+            elif info.kind == "for":
                 out.append(Loop(region(op.regions[0]), model.trip_count(op), where(op)))
             elif info.kind == "if":
                 out.append(Branch([region(x) for x in op.regions], len(op.regions) > 1, where(op)))
