@@ -1,4 +1,5 @@
-"""``pyptoemu compile PROGRAM.py [-o DIR] [--strategy S]``: compile every @pl.program in a file."""
+"""``pyptoemu compile PROGRAM.py [-o DIR] [--strategy S] [--emit pto|tile-ir]``: compile every
+@pl.program in a file."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("-o", "--output", default=None, help="output directory (default build_output/<name>)")
     ap.add_argument("--strategy", default="Default", choices=["Default", "PTOAS"])
     ap.add_argument("--no-dump", action="store_true", help="do not write pass dumps")
+    ap.add_argument("--emit", default="pto", choices=["pto", "tile-ir"],
+                    help="kernel form: level-2 .pto (default) or the tile-level SSA form")
     try:
         args = ap.parse_args(argv)
     except SystemExit as e:
@@ -35,7 +38,7 @@ def main(argv: list[str]) -> int:
         base = args.output or os.path.join("build_output", os.path.splitext(os.path.basename(args.program))[0])
         for prog in programs:
             out = base if len(programs) == 1 else os.path.join(base, prog.name)
-            compile_ir(prog, output_dir=out, strategy=args.strategy, dump_passes=not args.no_dump)
+            compile_ir(prog, output_dir=out, strategy=args.strategy, dump_passes=not args.no_dump, emit=args.emit)
             print(out)
     except PyptoError as e:
         print(e.render(), file=sys.stderr)

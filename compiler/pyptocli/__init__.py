@@ -17,10 +17,13 @@ def _compile_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("program")
     parser.add_argument("-o", "--output-dir", default=None)
     parser.add_argument("--strategy", default="Default")
+    parser.add_argument("--emit", default="pto", choices=("pto", "tile-ir"),
+                        help="kernel form: level-2 .pto (default) or the tile-level SSA form")
 
 
 def _compile(ns: argparse.Namespace) -> int:
-    argv = [ns.program] + (["-o", ns.output_dir] if ns.output_dir else []) + ["--strategy", ns.strategy]
+    argv = [ns.program] + (["-o", ns.output_dir] if ns.output_dir else []) + ["--strategy", ns.strategy,
+                                                                               "--emit", ns.emit]
     return int(compiler_cli.main(argv))
 
 

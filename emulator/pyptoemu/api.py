@@ -13,6 +13,7 @@ import numpy as np
 from ptoisa.dtypes import is_known, np_dtype
 from ptoisa.machine import Machine, load_machine
 from ptoisa.text import ast as A
+from ptoisa.tile.pipeline import is_tile_level, lower_tile_module
 from pyptoemu.check import autosync
 from pyptoemu.check import races as race_check
 from pyptoemu.check.findings import Finding
@@ -233,6 +234,8 @@ def run(
     races: str = "error",
     max_steps: int = 10_000_000,  # loop iterations before the run is stopped as endless
     blocks: int = 1,
+    dump_passes: str | os.PathLike | None = None,
+    software_pipeline: bool = False,
 ) -> RunResult:
     """Run a `.pto` kernel on the emulated AI core.
 
@@ -243,8 +246,10 @@ def run(
     must match bit for bit), ``"asis"`` runs the text as written, ``None`` picks ``auto`` when the
     kernel has no sync op at all. ``races``: ``error``, ``warn`` or ``off``. ``blocks``: how many
     blocks of the entry the chip runs (each sees its ``get_block_idx``; more blocks than cores run
-    in waves). Raises :class:`InputError` for bad input and :class:`KernelFault` when the
-    kernel faults (deadlock, bounds, capacity).
+    in waves). A kernel in the tile-level SSA form (seed 002) is lowered first (``dump_passes``:
+    write the IR after each pass there; ``software_pipeline``: ping-pong its loops) and runs with
+    the synchronisation its tokens became (``asis``). Raises :class:`InputError` for bad input and
+    :class:`KernelFault` when the kernel faults (deadlock, bounds, capacity).
     """
     from pyptoemu.isa.runnable import load_isa
 
@@ -255,8 +260,14 @@ def run(
     module = load_kernel(kernel)
     mach = machine if isinstance(machine, Machine) else load_machine(str(machine))
     isa = load_isa(machine=mach)
+    tile_notes: list[str] = []
+    if is_tile_level(module):  # the tile-level SSA form: lowered here, run with its own tokens' sync
+        module = lower_tile_module(module, isa, mach, dump_dir=dump_passes, software_pipeline=software_pipeline,
+                                   notes=tile_notes)
+        sync = sync or "asis"
     fn = choose_entry(module, entry)
     module, fn, mode, notices = autosync.prepare(module, fn, sync, isa, mach)
+    notices = [*tile_notes, *notices]
     if not isinstance(blocks, int) or isinstance(blocks, bool) or blocks < 1:
         raise InputError(f"blocks must be a positive integer, not {blocks!r}")
     chip = Chip(module, isa, mach, seed=seed, max_steps=max_steps)
@@ -321,6 +332,27 @@ def _core_stats(core) -> CoreStats:
     return CoreStats(core.label, core.kind.name, list(core.blocks_run), int(core.finished_at), pipes)
 
 
+def lower(kernel: str | os.PathLike | A.Module, output: str | os.PathLike | None = None, machine: str | Machine = "a2a3",
+          dump_passes: str | os.PathLike | None = None, software_pipeline: bool = False) -> tuple[str, list[str]]:
+    """Lower a tile-level kernel to level-2 `.pto` text (written to ``output`` when given); returns
+    the text and the pipeline's notes."""
+    from ptoisa.text.printer import print_module
+    from pyptoemu.isa.runnable import load_isa
+
+    module = load_kernel(kernel)
+    mach = machine if isinstance(machine, Machine) else load_machine(str(machine))
+    if not is_tile_level(module):
+        raise InputError("the kernel is not in the tile-level form (no pto.tile.* op, pto.memref argument "
+                         "or pto.constant): it is level-2 already", module.loc or Loc(module.file, 1, 1))
+    notes: list[str] = []
+    lowered = lower_tile_module(module, load_isa(machine=mach), mach, dump_dir=dump_passes,
+                                software_pipeline=software_pipeline, notes=notes)
+    text = print_module(lowered)
+    if output is not None:
+        Path(output).write_text(text)
+    return text, notes
+
+
 def save_outputs(result: RunResult, output_dir: str | os.PathLike) -> dict[str, str]:
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -332,4 +364,4 @@ def save_outputs(result: RunResult, output_dir: str | os.PathLike) -> dict[str, 
     return paths
 
 
-__all__ = ["CoreStats", "PipeStats", "PtoError", "RunResult", "choose_entry", "load_kernel", "run"]
+__all__ = ["CoreStats", "PipeStats", "PtoError", "RunResult", "choose_entry", "load_kernel", "lower", "run"]

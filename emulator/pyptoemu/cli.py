@@ -1,4 +1,4 @@
-"""Command line of the emulator: ``pyptoemu run | sync | isa``.
+"""Command line of the emulator: ``pyptoemu run | lower | sync | isa``.
 
 The ``pyptoemu`` console script is ``pyptocli.main``, which adds ``compile`` (the PyPTO compiler)
 through ``extra`` below, so this package never imports the compiler.
@@ -67,6 +67,15 @@ def build_parser(extra: Sequence[Subcommand] = ()) -> argparse.ArgumentParser:
     r.add_argument("--sync", choices=("auto", "serial", "asis"), default=None)
     r.add_argument("--races", choices=("error", "warn", "off"), default="error")
     r.add_argument("--blocks", type=int, default=1, metavar="N", help="blocks of the entry to run on the chip")
+    r.add_argument("--dump-passes", metavar="DIR", help="tile-level input: write the IR after each pass to DIR")
+    r.add_argument("--software-pipeline", action="store_true", help="tile-level input: ping-pong its loops")
+
+    lo = sub.add_parser("lower", help="lower a tile-level (seed 002) kernel to level-2 .pto")
+    lo.add_argument("kernel")
+    lo.add_argument("-o", "--output", required=True)
+    lo.add_argument("--machine", default="a2a3")
+    lo.add_argument("--dump-passes", metavar="DIR", help="write the IR after each pass to DIR")
+    lo.add_argument("--software-pipeline", action="store_true", help="ping-pong load/compute/store loops")
 
     s = sub.add_parser("sync", help="insert synchronisation into a .pto kernel")
     s.add_argument("kernel")
@@ -98,7 +107,8 @@ def cmd_run(ns: argparse.Namespace) -> int:
         trace = ns.trace or str(default_trace_path(ns.kernel))
     out_dir = ns.output_dir or str(Path("out") / kernel.stem)
     res = run(kernel, inputs=inputs, args=args, machine=ns.machine, seed=ns.seed, trace=trace,
-              entry=ns.entry, sync=ns.sync, races=ns.races, blocks=ns.blocks)
+              entry=ns.entry, sync=ns.sync, races=ns.races, blocks=ns.blocks, dump_passes=ns.dump_passes,
+              software_pipeline=ns.software_pipeline)
     paths = save_outputs(res, out_dir)
     for text in res.printed:
         print(text, file=sys.stderr if ns.json else sys.stdout)
@@ -164,6 +174,17 @@ def format_cores(res, busiest: int = 4) -> list[str]:
     return lines
 
 
+def cmd_lower(ns: argparse.Namespace) -> int:
+    from pyptoemu.api import lower
+
+    _text, notes = lower(ns.kernel, ns.output, machine=ns.machine, dump_passes=ns.dump_passes,
+                         software_pipeline=ns.software_pipeline)
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    print(ns.output)
+    return 0
+
+
 def cmd_sync(ns: argparse.Namespace) -> int:
     from pyptoemu.check.autosync import sync_file
 
@@ -192,7 +213,7 @@ def cmd_isa(ns: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None, extra: Sequence[Subcommand] = ()) -> int:
     parser = build_parser(extra)
     ns = parser.parse_args(argv)
-    handlers = {"run": cmd_run, "sync": cmd_sync, "isa": cmd_isa}
+    handlers = {"run": cmd_run, "sync": cmd_sync, "isa": cmd_isa, "lower": cmd_lower}
     handlers.update({command.name: command.handler for command in extra})
     try:
         return handlers[ns.command](ns)

@@ -8,8 +8,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from pypto.errors import CompileError
 from pypto.ir.stmt import Program
 from pypto.passes.manager import OptimizationStrategy, PassManager, as_strategy
+
+EMIT_FORMS = ("pto", "tile-ir")
 
 
 class BackendType(enum.Enum):
@@ -51,18 +54,28 @@ def compile(
     backend_type: Any = BackendType.PTO,
     skip_ptoas: bool = True,
     verification_level: Any = None,
+    emit: str = "pto",
 ) -> str:
     """Compile ``program`` into ``output_dir`` and return the directory.
 
     Writes ``kernels/<aiv|aic>/<f>.pto`` and ``.cpp`` per kernel, ``orchestration/<f>.cpp`` per
     Orchestration function, ``kernel_config.py``, ``passes_dump/NN_after_<Pass>.py`` when
-    ``dump_passes``, and ``report/memory_after_AllocateMemoryAddr.txt``.
+    ``dump_passes``, and ``report/memory_after_AllocateMemoryAddr.txt``. ``emit="tile-ir"`` writes
+    each kernel's ``.pto`` in the tile-level SSA form of seed 002 instead of level 2 (the emulator
+    runs either; ``pyptoemu lower`` turns the former into the latter).
     """
+    if emit not in EMIT_FORMS:
+        raise CompileError(f"emit must be one of {', '.join(EMIT_FORMS)}, not {emit!r}")
     if output_dir is None:
         output_dir = os.path.join("build_output", f"{program.name}_{time.strftime('%Y%m%d_%H%M%S')}")
     os.makedirs(output_dir, exist_ok=True)
     compiled = compile_program(program, strategy, output_dir if dump_passes else None)
-    for name, text in compiled.pto.items():
+    kernels_text = compiled.pto
+    if emit == "tile-ir":
+        from pypto.codegen.tile_ir import generate_tile_ir
+
+        kernels_text = generate_tile_ir(compiled.pto)
+    for name, text in kernels_text.items():
         d = os.path.join(output_dir, "kernels", compiled.core[name])
         os.makedirs(d, exist_ok=True)
         _write(os.path.join(d, f"{name}.pto"), text)

@@ -140,7 +140,82 @@ class OpaqueType:
         return self.text
 
 
-Type = ScalarType | PtrType | TensorViewType | PartitionViewType | TileBufType | MemRefType | OpaqueType
+# Tile-level SSA form (seed 002): tile values, memrefs with space/layout, event tokens.
+TILE_LOCS = ("Vec", "Mat", "Left", "Right", "Acc", "Bias", "Scale")
+TILE_LAYOUTS = ("ND", "DN", "Zz", "Zn", "Nz", "Nn")
+
+
+@dataclass(frozen=True, slots=True)
+class TileType:
+    """``tile<32x32xf32>`` or ``tile<16x16xf16, #pto.tile_info<loc=Left, layout=Zz>>``: an SSA tile
+    value. ``None`` in ``shape`` is a dynamic dim ``?``; ``loc``/``layout`` are None until written or
+    inferred (canonical spellings from :data:`TILE_LOCS` / :data:`TILE_LAYOUTS`)."""
+
+    shape: tuple[int | None, ...]
+    elem: str
+    loc: str | None = None
+    layout: str | None = None
+
+    def __str__(self) -> str:
+        info = ""
+        if self.loc is not None or self.layout is not None:
+            parts = []
+            if self.loc is not None:
+                parts.append(f"loc={self.loc}")
+            if self.layout is not None:
+                parts.append(f"layout={self.layout}")
+            info = f", #pto.tile_info<{', '.join(parts)}>"
+        return f"tile<{_dims(self.shape)}x{self.elem}{info}>"
+
+
+@dataclass(frozen=True, slots=True)
+class TileMemRefType:
+    """``pto.memref<1024x1024xf32, {space = #pto.space<gm>, layout = #pto.layout<ND>}>`` or
+    ``pto.memref<32x32xf32, strided<[1024, 1], offset: ?>>``. ``strides`` None = the layout's
+    contiguous strides; inside ``strides``/``offset`` None is ``?``."""
+
+    shape: tuple[int | None, ...]
+    elem: str
+    space: str = "gm"
+    layout: str = "ND"
+    strides: tuple[int | None, ...] | None = None
+    offset: int | None = 0
+
+    def __str__(self) -> str:
+        parts = [f"{_dims(self.shape)}x{self.elem}"]
+        if self.strides is not None:
+            st = ", ".join("?" if s is None else str(s) for s in self.strides)
+            off = "?" if self.offset is None else self.offset
+            parts.append(f"strided<[{st}], offset: {off}>")
+        if self.space != "gm" or self.layout != "ND":
+            parts.append(f"{{space = #pto.space<{self.space}>, layout = #pto.layout<{self.layout}>}}")
+        return f"pto.memref<{', '.join(parts)}>"
+
+
+@dataclass(frozen=True, slots=True)
+class EventType:
+    """``!pto.event<producer = #pto.op<TLOAD>, scope = #pto.scope<intra>, eid = 0>``; every
+    parameter is optional (``!pto.event`` alone is a token of unstated producer)."""
+
+    producer: str | None = None
+    scope: str | None = None
+    eid: int | None = None
+
+    def __str__(self) -> str:
+        parts = []
+        if self.producer is not None:
+            parts.append(f"producer = #pto.op<{self.producer}>")
+        if self.scope is not None:
+            parts.append(f"scope = #pto.scope<{self.scope}>")
+        if self.eid is not None:
+            parts.append(f"eid = {self.eid}")
+        return f"!pto.event<{', '.join(parts)}>" if parts else "!pto.event"
+
+
+Type = (
+    ScalarType | PtrType | TensorViewType | PartitionViewType | TileBufType | MemRefType | OpaqueType
+    | TileType | TileMemRefType | EventType
+)
 
 
 def _dims(shape: tuple[int | None, ...]) -> str:

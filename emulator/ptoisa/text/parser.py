@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ptoisa.errors import InputError, Loc, ParseError
+from ptoisa.text import tile_syntax
 from ptoisa.text.ast import (
     Attr,
     DenseAttr,
@@ -360,6 +361,8 @@ class Parser:
         handler = _HANDLERS.get(name)
         if handler is not None:
             handler(self, op)
+        elif tile_syntax.is_tile_level_op(name):
+            _tile_level_handler(name)(self, op)
         elif name.startswith("arith."):
             self.parse_arith(op)
         else:
@@ -1135,6 +1138,8 @@ class Parser:
                 return ScalarType(text)
             if text == "memref" and self.peek().kind == "<":
                 return self.parse_memref_type()
+            if text in _TILE_LEVEL_TYPES and self.peek().kind == "<":
+                return _TILE_LEVEL_TYPES[text](self)
             if text in ("vector", "tensor", "complex", "tuple") and self.peek().kind == "<":
                 self.advance()
                 self._skip_balanced()
@@ -1174,6 +1179,10 @@ class Parser:
             shape, elem = self._parse_shape()
             self.close(">", f"{name}<...>")
             return PartitionViewType(shape, elem)
+        if name in _TILE_LEVEL_TYPES:
+            self.pos -= 1
+            self.tok = tok
+            return _TILE_LEVEL_TYPES[name](self)
         if name == "!pto.tile_buf":
             self.expect("<", "'<' after !pto.tile_buf")
             return self.parse_tile_buf_body(tok)
@@ -1430,6 +1439,23 @@ _HANDLERS: dict[str, Callable[[Parser, Op], None]] = {
     "pto.partition_view": Parser.parse_partition_view,
     "pto.subview": Parser.parse_partition_view,
 }
+
+# The tile-level SSA form (seed 002) lives in its own module; these route to it.
+_TILE_LEVEL_TYPES: dict[str, Callable[[Parser], Type]] = {
+    "tile": tile_syntax.parse_tile_type,
+    "!pto.tile": tile_syntax.parse_tile_type,
+    "pto.memref": tile_syntax.parse_memref_type,
+    "!pto.memref": tile_syntax.parse_memref_type,
+    "!pto.event": tile_syntax.parse_event_type,
+}
+
+
+def _tile_level_handler(name: str) -> Callable[[Parser, Op], None]:
+    if name == tile_syntax.SUBVIEW:
+        return tile_syntax.parse_subview
+    if name in tile_syntax.SCALAR_OPS:
+        return tile_syntax.parse_scalar_op
+    return tile_syntax.parse_tile_op
 
 
 # ---------------------------------------------------------------------------------------- public API

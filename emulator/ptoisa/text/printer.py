@@ -34,6 +34,7 @@ from ptoisa.text.ast import (
     UnitAttr,
 )
 from ptoisa.text.parser import ARITH_CAST_OPS, ENUM_KEYWORD_KINDS, RESULT_COLON_OPS
+from ptoisa.text.tile_syntax import format_tile_level_op, is_tile_level_op
 
 _BARE_KEY = re.compile(r"[A-Za-z_][\w$.]*\Z")
 _BARE_SYM = re.compile(r"[A-Za-z_$.][\w$.\-]*\Z")
@@ -166,6 +167,8 @@ def format_op_line(op: Op) -> str:
         )
     if name.startswith("arith."):
         return _arith(op)
+    if is_tile_level_op(name):
+        return format_tile_level_op(op, format_attr, _constant_value)
     if name == "memref.reinterpret_cast":
         return _reinterpret_cast(op)
     if name == "pto.barrier":
