@@ -105,6 +105,47 @@ def view_for_space(space: MemorySpace, shape: tuple, valid: tuple | None = None)
     return vec_view(shape, valid)
 
 
+def box_shape(view: TileView, dtype: DataType) -> tuple[int, int] | None:
+    """(rows, cols) of one fractal box of a boxed tile, None for a plain (``none_box``) tile.
+
+    pto-text-format §5.2: 512-byte fractals are ``16 x 32/sizeof(T)`` with ``slayout=row_major`` and
+    ``32/sizeof(T) x 16`` with ``col_major``; 1024-byte (Acc) fractals are ``16 x 16``.
+    """
+    if view.slayout is TileLayout.none_box:
+        return None
+    if view.fractal == 1024:
+        return 16, 16
+    per_row = max(1, 32 // dtype.nbytes)
+    return (16, per_row) if view.slayout is TileLayout.row_major else (per_row, 16)
+
+
+def check_boxes(op: str, space: MemorySpace, shape: tuple, view: TileView, dtype: DataType, span: Span) -> None:
+    """Reject a boxed (cube-side) tile whose static shape is not a whole number of fractal boxes.
+
+    A partly filled box still occupies the whole box in memory (pto-text-format §5.3), so such a tile
+    overlaps whatever is planned after it and the cube reads box padding as data: the compiler
+    rejects it and names the padded shape, which with ``valid_shapes`` computes exactly the same
+    values (the tail outside the valid region is zero-filled and never read).
+    """
+    box = box_shape(view, dtype)
+    dims = [static_int(d) for d in shape]
+    if box is None or len(dims) != 2 or None in dims:
+        return
+    rows, cols = dims
+    ri, ci = box
+    if (rows % ri == 0 or rows == 1) and cols % ci == 0:
+        return
+    padded = [rows if rows == 1 else -(-rows // ri) * ri, -(-cols // ci) * ci]
+    valid = [static_int(d) for d in view.valid_shape] or dims
+    vtext = ", ".join("?" if v is None else str(v) for v in valid)
+    raise PyptoTypeError(
+        f"{op}: a {space.name} tile of {dtype.name} is stored in {ri}x{ci} fractal boxes, so its shape must "
+        f"be a multiple of [{ri}, {ci}] (rows of 1 excepted); got {shape_str(shape)}. Use the padded shape "
+        f"[{padded[0]}, {padded[1]}] with valid_shapes=[{vtext}]",
+        span,
+    )
+
+
 def same_dtype(op: str, a: Any, b: Any, span: Span) -> DataType:
     return promote(a.dtype, b.dtype)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from pypto.dtype import DataType, promote
@@ -10,7 +11,16 @@ from pypto.errors import PyptoTypeError, Span
 from pypto.ir.expr import Call, ConstFloat, ConstInt, Expr, static_int
 from pypto.ir.registry import create_op_call, register_op
 from pypto.ir.scalar import as_expr
-from pypto.ir.type_rules import broadcast_shapes, int_list, scalar, tensor, tile, vec_view, view_for_space
+from pypto.ir.type_rules import (
+    broadcast_shapes,
+    check_boxes,
+    int_list,
+    scalar,
+    tensor,
+    tile,
+    vec_view,
+    view_for_space,
+)
 from pypto.ir.types import ScalarType, TensorType, TileType, dims_equal, shape_str
 from pypto.ops.common import dtype_of, scalar_arg, to_tuple
 
@@ -98,11 +108,20 @@ def _tt(name: str, tmp: bool = False):
 
 def _broadcast_valid(shape: tuple, a: TileType, b: TileType) -> tuple:
     """Valid shape of a broadcast result: that of the operand spanning the whole result (a ``[1, N]``
-    operand's single valid row must not shrink an ``[M, N]`` result), else the full shape."""
-    for t in (a, b):
-        if len(t.shape) == len(shape) and all(dims_equal(x, y) for x, y in zip(t.shape, shape, strict=False)):
-            return t.valid_shape
-    return shape
+    operand's single valid row must not shrink an ``[M, N]`` result), else the full shape. When both
+    span it, the common part of their valid regions (where both operands hold data), dim by dim for
+    static extents: outside it one of the operands would be read in its padding."""
+    full = [t for t in (a, b) if len(t.shape) == len(shape)
+            and all(dims_equal(x, y) for x, y in zip(t.shape, shape, strict=False))]
+    if not full:
+        return shape
+    valid = list(full[0].valid_shape)
+    for t in full[1:]:
+        for i, (x, y) in enumerate(zip(valid, t.valid_shape, strict=False)):
+            sx, sy = static_int(x), static_int(y)
+            if sx is not None and sy is not None and sy < sx:
+                valid[i] = y
+    return tuple(valid)
 
 
 def _ts(name: str, tmp: bool = False):
@@ -160,7 +179,7 @@ def _unary(name: str):
     def deduce(args: list, kw: dict, span: Span) -> TileType:
         t = tile(name, args, 0, names, span)
         check_dtype(name, t.dtype, span)
-        return TileType(t.shape, t.dtype, tile_view=vec_view(t.shape))
+        return TileType(t.shape, t.dtype, tile_view=vec_view(t.shape, t.valid_shape))
 
     register_op(name, BLOCK, names, pipe=PipeType.V)(deduce)
 
@@ -193,7 +212,8 @@ def _row_reduce(name: str):
         if len(t.shape) < 2:
             raise PyptoTypeError(f"{name}: needs a tile of rank >= 2, got {shape_str(t.shape)}", span)
         shape = t.shape[:-1] + (ConstInt(1, DataType.INDEX),)
-        return TileType(shape, t.dtype, tile_view=vec_view(shape))
+        # one result row per valid source row (trowsum & co. write dst[i, 0] for i < src.VR)
+        return TileType(shape, t.dtype, tile_view=vec_view(shape, t.valid_shape[:-1] + shape[-1:]))
 
     register_op(name, BLOCK, names, pipe=PipeType.V)(deduce)
 
@@ -213,10 +233,13 @@ def _axis_reduce(name: str):
         if not -rank <= axis < rank:
             raise PyptoTypeError(f"{name}: axis {axis} out of range for a rank-{rank} tile", span)
         axis %= rank
+        one = (ConstInt(1, DataType.INDEX),)
         if kw.get("keepdim", False):
-            shape = t.shape[:axis] + (ConstInt(1, DataType.INDEX),) + t.shape[axis + 1 :]
+            shape = t.shape[:axis] + one + t.shape[axis + 1 :]
+            valid = t.valid_shape[:axis] + one + t.valid_shape[axis + 1 :]
         else:
             shape = t.shape[:axis] + t.shape[axis + 1 :]
+            valid = t.valid_shape[:axis] + t.valid_shape[axis + 1 :]
         if rank != 2 or (axis == 1 and not kw.get("keepdim", False)):
             raise PyptoTypeError(
                 f"{name.split('.', 1)[1]}: supported on 2-D tiles over axis 0 (a column reduction) or over "
@@ -224,7 +247,7 @@ def _axis_reduce(name: str):
                 + ("" if rank != 2 else " without keepdim"),
                 span,
             )
-        return TileType(shape, t.dtype, tile_view=vec_view(shape))
+        return TileType(shape, t.dtype, tile_view=vec_view(shape, valid))
 
     register_op(name, BLOCK, names, attrs={"axis": int, "keepdim": bool}, pipe=PipeType.V)(deduce)
 
@@ -256,7 +279,7 @@ def _expand(name: str, vec_kind: str):
             )
         dt = promote(t.dtype, v.dtype)
         check_dtype(name, dt, span)
-        return TileType(t.shape, dt, tile_view=vec_view(t.shape))
+        return TileType(t.shape, dt, tile_view=vec_view(t.shape, t.valid_shape))
 
     register_op(name, BLOCK, names, pipe=PipeType.V)(deduce)
 
@@ -274,7 +297,7 @@ def _expands(args: list, kw: dict, span: Span) -> TileType:
     s = scalar("block.expands", args, 1, ("target", "scalar"), span)
     dt = promote(t.dtype, s.dtype) if not t.dtype.is_int() else t.dtype
     check_dtype("block.expands", dt, span)
-    return TileType(t.shape, dt, tile_view=vec_view(t.shape))
+    return TileType(t.shape, dt, tile_view=vec_view(t.shape, t.valid_shape))
 
 
 # ----------------------------------------------------------------------------- matmul
@@ -298,10 +321,37 @@ def _mm_check(name: str, a: TileType, b: TileType, span: Span) -> None:
         )
     if name.startswith("block.gemv") and static_int(a.shape[0]) != 1:
         raise PyptoTypeError(f"{name}: lhs must be a [1, K] row, got {shape_str(a.shape)}", span)
+    # The cube multiplies the valid regions: M = lhs valid rows, K = lhs valid cols, N = rhs valid cols
+    # (pto-text-format §4.8), so the two K extents must agree where both are known.
+    ka, kb = static_int(a.valid_shape[1]), static_int(b.valid_shape[0])
+    if None not in (ka, kb) and ka != kb:
+        raise PyptoTypeError(
+            f"{name}: valid K extents differ: lhs valid shape is {shape_str(a.valid_shape)}, rhs valid shape "
+            f"is {shape_str(b.valid_shape)}",
+            span,
+        )
 
 
-def _acc_tile(shape: tuple, dtype: DataType) -> TileType:
-    return TileType(shape, dtype, tile_view=view_for_space(MemorySpace.Acc, shape))
+def _acc_tile(shape: tuple, dtype: DataType, valid: tuple | None = None) -> TileType:
+    return TileType(shape, dtype, tile_view=view_for_space(MemorySpace.Acc, shape, valid))
+
+
+def _mm_valid(a: TileType, b: TileType) -> tuple:
+    """Valid region of a product: the lhs valid rows by the rhs valid cols."""
+    return (a.valid_shape[0], b.valid_shape[1])
+
+
+def _check_acc_valid(name: str, c: TileType, a: TileType, b: TileType, span: Span) -> None:
+    """The accumulator's valid region must be the product's: the cube accumulates over (M, N) only."""
+    want = _mm_valid(a, b)
+    for have, need in zip(c.valid_shape, want, strict=False):
+        sh, sn = static_int(have), static_int(need)
+        if None not in (sh, sn) and sh != sn:
+            raise PyptoTypeError(
+                f"{name}: acc valid shape {shape_str(c.valid_shape)} differs from the product's "
+                f"{shape_str(want)} (lhs valid rows x rhs valid cols)",
+                span,
+            )
 
 
 def _register_mm(kind: str) -> None:
@@ -311,7 +361,7 @@ def _register_mm(kind: str) -> None:
     def _mm(args: list, kw: dict, span: Span) -> TileType:
         a, b = tile(base, args, 0, ("lhs", "rhs"), span), tile(base, args, 1, ("lhs", "rhs"), span)
         _mm_check(base, a, b, span)
-        return _acc_tile((a.shape[0], b.shape[1]), _mm_dtype(base, a, b, span))
+        return _acc_tile((a.shape[0], b.shape[1]), _mm_dtype(base, a, b, span), _mm_valid(a, b))
 
     names = ("acc", "lhs", "rhs")
 
@@ -326,7 +376,8 @@ def _register_mm(kind: str) -> None:
                 f"[{shape_str(a.shape[:1])[1:-1]}, {shape_str(b.shape[1:])[1:-1]}]",
                 span,
             )
-        return _acc_tile(c.shape, _mm_dtype(base + "_acc", a, b, span))
+        _check_acc_valid(base + "_acc", c, a, b, span)
+        return _acc_tile(c.shape, _mm_dtype(base + "_acc", a, b, span), c.valid_shape)
 
     bnames = ("lhs", "rhs", "bias")
 
@@ -344,7 +395,7 @@ def _register_mm(kind: str) -> None:
         if bias.dtype is not acc:
             raise PyptoTypeError(f"{base}_bias: bias must be {acc.name} (the accumulator dtype), got {bias.dtype.name}",
                                  span)
-        return _acc_tile((a.shape[0], b.shape[1]), acc)
+        return _acc_tile((a.shape[0], b.shape[1]), acc, _mm_valid(a, b))
 
 
 _register_mm("matmul")
@@ -451,7 +502,7 @@ def _sel(args: list, kw: dict, span: Span) -> TileType:
         raise PyptoTypeError(f"sel: operand dtypes differ ({a.dtype.name} vs {b.dtype.name})", span)
     check_dtype("block.sel", a.dtype, span)
     _check_mask("sel", m, a.shape, span)
-    return TileType(a.shape, a.dtype, tile_view=vec_view(a.shape))
+    return TileType(a.shape, a.dtype, tile_view=vec_view(a.shape, _broadcast_valid(a.shape, a, b)))
 
 
 @register_op("block.sels", BLOCK, ("mask", "lhs", "rhs", "tmp"), pipe=PipeType.V, min_args=3)
@@ -463,7 +514,7 @@ def _sels(args: list, kw: dict, span: Span) -> TileType:
     scalar("block.sels", args, 2, names, span)
     check_dtype("block.sels", a.dtype, span)
     _check_mask("sels", m, a.shape, span)
-    return TileType(a.shape, a.dtype, tile_view=vec_view(a.shape))
+    return TileType(a.shape, a.dtype, tile_view=vec_view(a.shape, a.valid_shape))
 
 
 # ----------------------------------------------------------------------------- memory
@@ -508,7 +559,13 @@ def _load(args: list, kw: dict, span: Span) -> TileType:
     space = kw.get("target_memory", MemorySpace.Vec)
     if space not in (MemorySpace.Vec, MemorySpace.Mat):
         raise PyptoTypeError(f"block.load: target_memory must be Vec or Mat, got {space.name}", span)
-    return TileType(shapes, t.dtype, tile_view=view_for_space(space, shapes, valid))
+    view = view_for_space(space, shapes, valid)
+    check_boxes("block.load", space, shapes, view, t.dtype, span)
+    if space is MemorySpace.Mat and any(not dims_equal(v, s) for v, s in zip(valid, shapes, strict=False)):
+        # a partial cube operand: its tail is zero-filled on the way in, so whole fractal boxes can go
+        # to the cube without the box padding ever adding to a product
+        view = replace(view, pad=TilePad.zero)
+    return TileType(shapes, t.dtype, tile_view=view)
 
 
 @register_op("block.store", BLOCK, ("tile", "offsets", "output_tensor"))
@@ -552,7 +609,9 @@ def _move(args: list, kw: dict, span: Span) -> TileType:
     shape, valid = t.shape, t.valid_shape
     if kw.get("transpose") and len(shape) == 2:
         shape, valid = (shape[1], shape[0]), (valid[1], valid[0])
-    return TileType(shape, t.dtype, tile_view=view_for_space(space, shape, valid))
+    view = view_for_space(space, shape, valid)
+    check_boxes("block.move", space, shape, view, t.dtype, span)
+    return TileType(shape, t.dtype, tile_view=view)
 
 
 @register_op("block.create_tile", BLOCK, ("shape",), attrs={"dtype": DataType, "target_memory": MemorySpace})
@@ -561,7 +620,9 @@ def _create_tile(args: list, kw: dict, span: Span) -> TileType:
     if "dtype" not in kw:
         raise PyptoTypeError("block.create_tile requires 'dtype'", span)
     space = kw.get("target_memory", MemorySpace.Vec)
-    return TileType(shape, kw["dtype"], tile_view=view_for_space(space, shape))
+    view = view_for_space(space, shape)
+    check_boxes("block.create_tile", space, shape, view, kw["dtype"], span)
+    return TileType(shape, kw["dtype"], tile_view=view)
 
 
 @register_op("block.full", BLOCK, ("shape", "value"), attrs={"dtype": DataType}, pipe=PipeType.V)
@@ -610,9 +671,10 @@ def _transpose(args: list, kw: dict, span: Span) -> TileType:
     rank = len(t.shape)
     if rank != 2 or a1 is None or a2 is None or not -rank <= a1 < rank or not -rank <= a2 < rank or a1 % rank == a2 % rank:
         raise PyptoTypeError("transpose: tiles must be 2-D and the two axes different constants in [-2, 1]", span)
-    shape = list(t.shape)
+    shape, valid = list(t.shape), list(t.valid_shape)
     shape[a1 % rank], shape[a2 % rank] = shape[a2 % rank], shape[a1 % rank]
-    return TileType(tuple(shape), t.dtype, tile_view=vec_view(tuple(shape)))
+    valid[a1 % rank], valid[a2 % rank] = valid[a2 % rank], valid[a1 % rank]
+    return TileType(tuple(shape), t.dtype, tile_view=vec_view(tuple(shape), tuple(valid)))
 
 
 # ----------------------------------------------------------------------------- builder functions

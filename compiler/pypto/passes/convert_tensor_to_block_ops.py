@@ -37,6 +37,7 @@ from pypto.enums import CAPACITY, FunctionType, MemorySpace, ParamDirection
 from pypto.errors import CompileError
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
+from pypto.ir.expr import static_int
 from pypto.ir.types import ScalarType, TensorType, TileType, nbytes, shape_str, static_shape
 from pypto.ir.visitor import stmt_list, walk, walk_stmts
 from pypto.ops import block as B
@@ -60,6 +61,17 @@ def _tensor_call(e: Any) -> bool:
 
 def _ceil(a: int, b: int) -> int:
     return -(-a // b) * b
+
+
+def _cube_granule(dtype: DataType) -> int:
+    """Multiple every matmul dim (M, K, N) is padded to: one fractal box edge for every operand layout.
+
+    Left (ZZ) boxes are ``16 x 32/sizeof``, Right (ZN) ``32/sizeof x 16``, Mat (NZ) ``16 x 32/sizeof``
+    and Acc ``16 x 16`` (pto-text-format §5.2); a dim padded to the larger of 16 and ``32/sizeof`` fits
+    all of them, also when an operand is moved transposed. The tails are zero-filled by the load and
+    excluded by the valid shapes, so the product is exact for any M, N and K.
+    """
+    return max(16, 32 // dtype.nbytes)
 
 
 def _idx(v: int) -> E.ConstInt:
@@ -360,9 +372,11 @@ class _Converter:
             shape = static_shape(x.type)
             if shape is None or len(shape) != 2:
                 raise CompileError("tensor.matmul: only static 2-D operands are converted", s.span)
-            self.check_fits(x, list(shape), MemorySpace.Mat)
-            self.check_fits(x, list(shape), space)
-            mat = self.let(f"{x.name}_mat", B.load(x, [0, 0], list(shape), None, MemorySpace.Mat, span=span), out)
+            padded = [_ceil(d, _cube_granule(x.type.dtype)) for d in shape]
+            self.check_fits(x, padded, MemorySpace.Mat)
+            self.check_fits(x, padded, space)
+            load = B.load(x, [0, 0], padded, list(shape), MemorySpace.Mat, span=span)
+            mat = self.let(f"{x.name}_mat", load, out)
             operands.append(self.let(f"{x.name}_{space.name.lower()}", B.move(mat, space, bool(trans), span=span), out))
         call = B.matmul(operands[0], operands[1], span=span)
         if call.type.dtype is not s.var.type.dtype:
@@ -371,7 +385,7 @@ class _Converter:
                 "would need a cast on the way out, which is not converted (use out_dtype=pl.FP32)",
                 s.span,
             )
-        self.check_fits(s.var, list(static_shape(s.var.type)), MemorySpace.Acc)
+        self.check_fits(s.var, [static_int(d) for d in call.type.shape], MemorySpace.Acc)
         return self.let(f"{s.var.name}_acc", call, out)
 
 
