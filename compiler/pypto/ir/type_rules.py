@@ -43,6 +43,39 @@ def broadcast_shapes(a: tuple, b: tuple, what: str, span: Span) -> tuple:
     return tuple(reversed(out))
 
 
+# Binary tile ops whose broadcasts the compiler lowers to the expand ops (pypto.passes.broadcast).
+BROADCAST_OPS = ("add", "sub", "mul", "div", "maximum", "minimum")
+
+
+def check_broadcast_lowerable(op: str, a: tuple, b: tuple, out: tuple, span: Span) -> None:
+    """Reject at ``span`` a tile broadcast that NumPy allows but no lowering computes.
+
+    PTO element-wise instructions take operands of one shape; broadcasts become expand ops
+    (:mod:`pypto.passes.broadcast`), which exist for 2-D tiles of static shape only, and only the
+    ``BROADCAST_OPS`` are lowered. Anything else would run the instruction over a smaller operand
+    and read past its end, so it is an error here rather than a fault (or wrong numbers) at run time.
+    """
+    def same(x: tuple) -> bool:
+        return len(x) == len(out) and all(dims_equal(p, q) for p, q in zip(x, out, strict=False))
+
+    if same(a) and same(b):
+        return
+    short = op.split(".", 1)[-1]
+    dims = [static_int(d) for d in (*a, *b, *out)]
+    if short in BROADCAST_OPS and len(out) == 2 and None not in dims:
+        return
+    why = (
+        f"'{short}' does not broadcast on tiles (only {', '.join(BROADCAST_OPS)} do)"
+        if short not in BROADCAST_OPS
+        else "tile broadcasting needs a 2-D result with static dims"
+    )
+    raise PyptoTypeError(
+        f"{short}: operands {shape_str(a)} and {shape_str(b)} broadcast to {shape_str(out)}, but {why}; "
+        "make the operands the same shape first (row_expand / col_expand, or load the full tile)",
+        span,
+    )
+
+
 def arg_type(op: str, args: list, i: int, names: tuple, kind: type | tuple, span: Span) -> Any:
     t = getattr(args[i], "type", None)
     if not isinstance(t, kind):

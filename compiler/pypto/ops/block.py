@@ -14,6 +14,7 @@ from pypto.ir.scalar import as_expr
 from pypto.ir.type_rules import (
     broadcast_shapes,
     check_boxes,
+    check_broadcast_lowerable,
     int_list,
     scalar,
     tensor,
@@ -99,6 +100,7 @@ def _tt(name: str, tmp: bool = False):
     def deduce(args: list, kw: dict, span: Span) -> TileType:
         a, b = tile(name, args, 0, names, span), tile(name, args, 1, names, span)
         shape = broadcast_shapes(a.shape, b.shape, name, span)
+        check_broadcast_lowerable(name, a.shape, b.shape, shape, span)
         dt = promote(a.dtype, b.dtype)
         check_dtype(name, dt, span)
         return TileType(shape, dt, tile_view=vec_view(shape, _broadcast_valid(shape, a, b)))
@@ -148,8 +150,11 @@ def _three(name: str, kinds: str, names: tuple):
             if names[i] == "tmp":
                 continue
             dt = t.dtype if dt is None else promote(dt, t.dtype)
-            if k == "t":
-                shape = t.shape if shape is None else broadcast_shapes(shape, t.shape, name, span)
+            if k == "t" and shape is None:
+                shape = t.shape
+            elif k == "t":
+                # the three-operand instructions have no broadcasting form: operands must match
+                check_broadcast_lowerable(name, shape, t.shape, broadcast_shapes(shape, t.shape, name, span), span)
         check_dtype(name, dt, span)
         first = args[0].type
         return TileType(shape, dt, tile_view=vec_view(shape, first.valid_shape))

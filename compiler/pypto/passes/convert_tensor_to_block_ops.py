@@ -39,10 +39,11 @@ from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.expr import static_int
 from pypto.ir.types import ScalarType, TensorType, TileType, nbytes, shape_str, static_shape
-from pypto.ir.visitor import stmt_list, walk, walk_stmts
+from pypto.ir.visitor import stmt_list, substitute, walk, walk_stmts
 from pypto.ops import block as B
 from pypto.ops import tensor as T
 from pypto.passes.base import NameAllocator, Pass
+from pypto.passes.broadcast import lower_binary
 from pypto.passes.ir_utils import all_names
 
 _ELEMENTWISE = {"tensor.add": "add", "tensor.sub": "sub", "tensor.mul": "mul", "tensor.div": "div",
@@ -95,13 +96,14 @@ class _Converter:
         self.func = func
         self.max_tile = max_tile_bytes
         self.names = NameAllocator(all_names(func))
-        self.stmts = list(stmt_list(func.body))
+        self.stmts = _without_tensor_aliases(list(stmt_list(func.body)))
         self.out_params: list[E.Var] = []
 
     # ------------------------------------------------------------------ checks and planning
     def convert(self) -> St.Function:
+        top = set(stmt_list(self.func.body))
         for s in walk_stmts(self.func.body):
-            if s in self.stmts:
+            if s in top:
                 continue
             if isinstance(s, St.AssignStmt) and _tensor_call(s.value):
                 raise CompileError(
@@ -288,15 +290,14 @@ class _Converter:
             ra, rb = a in self.row_vecs, b in self.row_vecs
             if ra == rb:
                 return getattr(B, short)(tile_of(a), tile_of(b), span=span)
-            if rb and short in _ROW_EXPAND:
-                return getattr(B, _ROW_EXPAND[short])(tile_of(a), tile_of(b), span=span)
-            if ra and short in ("add", "mul"):
-                return getattr(B, _ROW_EXPAND[short])(tile_of(b), tile_of(a), span=span)
-            raise CompileError(
-                f"{name} of {shape_str(a.type.shape)} and {shape_str(b.type.shape)}: only a [R, C] tensor combined "
-                "with an [R, 1] row vector on the right (or either side for add/mul) can be converted",
-                s.span,
-            )
+            # an [R, 1] row vector against a full block: the expand-op lowering tile-level code uses
+            # (row_expand_<op>, or the vector expanded first for sub/div/maximum with it on the left)
+            ta, tb = tile_of(a), tile_of(b)
+            full = [static_int(d) for d in (tb if ra else ta).type.shape]
+            vr, vc = (g.vr, g.vc) if g is not None else full
+            kinds = ("row" if ra else "full", "row" if rb else "full")
+            return lower_binary(short, ta, tb, kinds, full,
+                                lambda base, e: self.let(f"{s.var.name}_{base}", e, out, (vr, vc)), span)
         if name in _SCALAR:
             return getattr(B, _SCALAR[name])(tile_of(c.args[0]), c.args[1], span=span)
         if name == "tensor.exp":
@@ -326,8 +327,11 @@ class _Converter:
                 if shape is None:
                     raise CompileError(f"'{v.name}': tensor-level ops need static shapes", v.span)
                 padded = list(shape[:-1]) + [_ceil(shape[-1], max(1, ALIGN_BYTES // v.type.dtype.nbytes))]
-                if len(shape) == 2 and shape[1] == 1 and shape[0] != 1:
-                    padded = list(shape)  # an [R, 1] row vector is a column-major tile, as in the grid
+                if shape[-1] == 1:
+                    # a unit last dim broadcasts: padding it would turn [R, 1] or [1, 1] into a full-width
+                    # tile that the op would then read as data (an [R, 1] row vector is a column-major
+                    # tile, as in the grid)
+                    padded = list(shape)
                 self.check_fits(v, padded, MemorySpace.Vec)
                 load = B.load(v, [0] * len(shape), padded, list(shape), MemorySpace.Vec)
                 tiles[v] = self.let(f"{v.name}_tile", load, out)
@@ -387,6 +391,25 @@ class _Converter:
             )
         self.check_fits(s.var, [static_int(d) for d in call.type.shape], MemorySpace.Acc)
         return self.let(f"{s.var.name}_acc", call, out)
+
+
+def _without_tensor_aliases(stmts: list) -> list:
+    """The top-level statements with tensor aliases (``z = y``) folded into their uses.
+
+    The conversion replaces a tensor computed by a tensor-level op with tiles and drops its
+    definition, so an alias left in place would read a tensor nobody defines any more (the verifier
+    then reports "'y' is used before it is defined" for ``z = y; return z``). An alias is just a
+    second name: every later use of ``z`` becomes ``y``.
+    """
+    mapping: dict = {}
+    out = []
+    for s in stmts:
+        s = substitute(s, mapping) if mapping else s
+        if isinstance(s, St.AssignStmt) and isinstance(s.value, E.Var) and isinstance(s.var.type, TensorType):
+            mapping[s.var] = s.value
+            continue
+        out.append(s)
+    return out
 
 
 def _retarget_calls(func: St.Function, added: dict) -> St.Function:

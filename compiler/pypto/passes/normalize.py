@@ -231,6 +231,7 @@ class Normalizer:
             return None
         full = [static_int(d) for d in s.var.type.shape]
         if len(full) != 2 or None in full or not needs_lowering(a.type.shape, b.type.shape, tuple(full)):
+            # same-shape operands, or a form type deduction already rejected (check_broadcast_lowerable)
             return None
         kinds = (vec_kind(a.type.shape, tuple(full)), vec_kind(b.type.shape, tuple(full)))
         call = lower_binary(op, a, b, kinds, full, lambda base, e: self.let(f"{s.var.name}_{base}", e, s.span, out),
