@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pypto.codegen.common import kernels, tile_dims
+from pypto.codegen.common import kernels, tile_dims, valid_dims
 from pypto.dtype import DataType
-from pypto.enums import ROUND_MODES, CmpType, MemorySpace, PipeType, TileLayout
+from pypto.enums import ROUND_MODES, CmpType, MemorySpace, PipeType, TileLayout, TilePad
 from pypto.errors import CompileError
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
@@ -34,6 +34,7 @@ TILE_KIND = {MemorySpace.Vec: "Vec", MemorySpace.Mat: "Mat", MemorySpace.Left: "
              MemorySpace.Acc: "Acc", MemorySpace.Bias: "Bias"}
 BLAYOUT = {TileLayout.row_major: "RowMajor", TileLayout.col_major: "ColMajor", TileLayout.none_box: "RowMajor"}
 SLAYOUT = {TileLayout.none_box: "NoneBox", TileLayout.row_major: "RowMajor", TileLayout.col_major: "ColMajor"}
+PAD = {TilePad.zero: "PadValue::Zero", TilePad.max: "PadValue::Max", TilePad.min: "PadValue::Min"}
 CPP_OP = {
     "Add": "+", "Sub": "-", "Mul": "*", "FloatDiv": "/", "FloorDiv": "/", "FloorMod": "%", "Eq": "==",
     "Ne": "!=", "Lt": "<", "Le": "<=", "Gt": ">", "Ge": ">=", "And": "&&", "Or": "||", "BitAnd": "&",
@@ -69,6 +70,7 @@ class _CppGen:
         self.ptrs: dict = {}  # DDR memref -> (raw pointer name, tensor-data name, global name)
         self.declared: set = set()
         self.transposed = 0  # transposed-move views declared so far (for unique names)
+        self.globals: dict = {}  # (tensor param, 5-D window) -> GlobalTensor name
 
     def emit(self, text: str) -> None:
         self.lines.append("    " * self.indent + text if text else "")
@@ -79,10 +81,32 @@ class _CppGen:
         view = t.view
         kind = TILE_KIND[t.memref.memory_space] if t.memref is not None else "Vec"
         blayout = "ColMajor" if cols == 1 and rows > 1 else BLAYOUT[view.blayout]
+        pad = f", {PAD[view.pad]}" if view.pad in PAD else ""
         return (
             f"Tile<TileType::{kind}, {ctype(t.dtype)}, {rows}, {cols}, BLayout::{blayout}, -1, -1, "
-            f"SLayout::{SLAYOUT[view.slayout]}, {view.fractal}>"
+            f"SLayout::{SLAYOUT[view.slayout]}, {view.fractal}{pad}>"
         )
+
+    def valid_args(self, t: TileType) -> tuple[str, str] | None:
+        """The tile's valid (rows, cols) as C++ expressions, or None when one is not static.
+
+        Tiles are declared with dynamic valid dims (``-1, -1`` in the template) and constructed with
+        their valid extents, so a tail tile ``[16, 32]`` valid ``[10, 30]`` is ``name(10, 30)``: every
+        pto-isa instruction iterates over ``GetValidRow()``/``GetValidCol()``, exactly as the ``.pto``
+        ops iterate over ``v_row``/``v_col``.
+        """
+        rows, cols = valid_dims(t)
+        if rows is None or cols is None:
+            return None
+        return str(rows), str(cols)
+
+    def valid_exprs(self, t: TileType) -> tuple[str, str]:
+        """Valid (rows, cols) as C++ expressions over the kernel's scalars (dynamic valid shapes)."""
+        vs = list(t.valid_shape)
+        if len(vs) == 1:
+            return "1", self.expr(vs[0])
+        rows = " * ".join(self.expr(d) for d in vs[:-1])
+        return rows, self.expr(vs[-1])
 
     def declare_tile(self, v: E.Var) -> None:
         if v in self.declared:
@@ -90,8 +114,9 @@ class _CppGen:
         self.declared.add(v)
         rows, cols = tile_dims(v.type)
         n = v.name
+        valid = self.valid_args(v.type) or (str(rows), str(cols))  # dynamic: set where it is defined
         self.emit(f"using {n}Type = {self.tile_type(v.type)};")
-        self.emit(f"{n}Type {n}({rows}, {cols});")
+        self.emit(f"{n}Type {n}({valid[0]}, {valid[1]});")
         m = v.type.memref
         if m is not None and m.addr >= 0:
             self.emit(f"TASSIGN({n}, {hex(m.addr)});")
@@ -104,6 +129,9 @@ class _CppGen:
         if isinstance(e, E.ConstInt):
             return str(e.value)
         if isinstance(e, E.ConstFloat):
+            if e.dtype in (DataType.FP16, DataType.BF16):
+                # typed like the tile it meets: TCMPS/TSELS/TADDS take the tile's element type
+                return f"static_cast<{ctype(e.dtype)}>({float(e.value)!r}f)"
             return f"{float(e.value)!r}f" if e.dtype is DataType.FP32 else repr(float(e.value))
         if isinstance(e, E.Var):
             if e in self.names:
@@ -123,20 +151,47 @@ class _CppGen:
         raise CompileError(f"cannot print {type(e).__name__} as C++", getattr(e, "span", None))
 
     # ------------------------------------------------------------------ prologue
-    def window(self, param: E.Var) -> list[int]:
-        """The load/store window of a tensor (first access), padded to 5-D."""
-        m = memref_of(param)
-        for n in walk(self.func.body):
-            if isinstance(n, E.Call) and n.op.name == "block.load" and memref_of(n.args[0]) is m:
-                dims = [static_int(d) for d in n.type.valid_shape]
-                break
-            if isinstance(n, E.Call) and n.op.name == "block.store" and memref_of(n.args[2]) is m:
-                dims = [static_int(d) for d in n.args[0].type.valid_shape]
-                break
-        else:
-            dims = [static_int(d) for d in param.type.shape]
+    def access_window(self, call: E.Call) -> tuple[int, ...]:
+        """The GM window a load/store moves: the tile's valid shape (padded to 5-D, -1 if dynamic)."""
+        tile_t = call.type if call.op.name == "block.load" else call.args[0].type
+        tensor = call.args[0] if call.op.name == "block.load" else call.args[2]
+        return self.access_window_of(tensor, tile_t)
+
+    def access_window_of(self, tensor: Any, tile_t: TileType) -> tuple[int, ...]:
+        tensor_t = tensor.type
+        dims = [static_int(d) for d in tile_t.valid_shape]
+        rank = len(tensor_t.shape)
+        dims = [1] * (rank - len(dims)) + dims  # a tile of lower rank than its tensor
         dims = [d if d is not None else -1 for d in dims]
-        return [1] * (5 - len(dims)) + dims
+        return tuple([1] * (5 - len(dims)) + dims)
+
+    def windows(self, param: E.Var) -> list[tuple[int, ...]]:
+        """Every distinct window the kernel moves through ``param``, first access first.
+
+        pto-isa's TLOAD/TSTORE transfer a tile's valid region and take the GM shape from the
+        ``GlobalTensor`` type, so a tail tile (``[16, 32]`` valid ``[8, 32]``) needs a global of shape
+        ``8 x 32``, not the ``16 x 32`` of the full blocks: each window gets its own global.
+        """
+        m = memref_of(param)
+        found: list = []
+        for n in walk(self.func.body):
+            if not isinstance(n, E.Call):
+                continue
+            if (n.op.name == "block.load" and memref_of(n.args[0]) is m) or (
+                n.op.name == "block.store" and memref_of(n.args[2]) is m
+            ):
+                w = self.access_window(n)
+                if w not in found:
+                    found.append(w)
+        if not found:
+            dims = [static_int(d) for d in param.type.shape]
+            found.append(tuple([1] * (5 - len(dims)) + [d if d is not None else -1 for d in dims]))
+        return found
+
+    def global_for(self, tensor: Any, call: E.Call) -> str:
+        """The global (declared in the prologue) whose shape is this access's window."""
+        _, _, glob, param = self.ptr_of(tensor)
+        return self.globals.get((param, self.access_window(call)), glob)
 
     def prologue(self) -> None:
         self.emit("// Unpack arguments")
@@ -160,22 +215,26 @@ class _CppGen:
         for p in self.func.params:
             if not isinstance(p.type, TensorType):
                 continue
-            n, rank = p.name, len(p.type.shape)
-            shape = ", ".join(str(d) for d in self.window(p))
-            strides = ", ".join(["1"] * (5 - rank) + ["-1"] * rank)
-            layout = ", Layout::DN" if static_int(p.type.shape[-1]) == 1 and rank > 1 else ""
-            self.emit(f"using {n}GlobalShapeDim5 = Shape<{shape}>;")
-            self.emit(f"using {n}GlobalStrideDim5 = Stride<{strides}>;")
-            self.emit(f"using {n}GlobalType = GlobalTensor<{ctype(p.type.dtype)}, {n}GlobalShapeDim5, "
-                      f"{n}GlobalStrideDim5{layout}>;")
-            stride_args = ", ".join(f"compute_stride({n}_tensor, {k})" for k in range(rank))
-            self.emit(f"{n}GlobalType {n}Global({n}, {{}}, {{{stride_args}}});")
+            for i, window in enumerate(self.windows(p)):
+                self.declare_global(p, window, f"{p.name}Global" + ("" if i == 0 else "_" + _window_tag(window)))
         self.emit("")
         self.emit("// Tiles")
         for s in _walk_assigns(self.func.body):
             if isinstance(s.var.type, TileType):
                 self.declare_tile(s.var)
         self.emit("")
+
+    def declare_global(self, p: E.Var, window: tuple, g: str) -> None:
+        n, rank = p.name, len(p.type.shape)
+        shape = ", ".join(str(d) for d in window)
+        strides = ", ".join(["1"] * (5 - rank) + ["-1"] * rank)
+        layout = ", Layout::DN" if static_int(p.type.shape[-1]) == 1 and rank > 1 else ""
+        self.emit(f"using {g}ShapeDim5 = Shape<{shape}>;")
+        self.emit(f"using {g}StrideDim5 = Stride<{strides}>;")
+        self.emit(f"using {g}Type = GlobalTensor<{ctype(p.type.dtype)}, {g}ShapeDim5, {g}StrideDim5{layout}>;")
+        stride_args = ", ".join(f"compute_stride({n}_tensor, {k})" for k in range(rank))
+        self.emit(f"{g}Type {g}({n}, {{}}, {{{stride_args}}});")
+        self.globals[(p, window)] = g
 
     # ------------------------------------------------------------------ body
     def block(self, body: Any) -> list:
@@ -220,11 +279,39 @@ class _CppGen:
 
     def assign(self, v: E.Var, value: Any) -> None:
         if isinstance(value, E.Call) and not isinstance(value.op, E.GlobalVar):
+            if isinstance(v.type, TileType) and self.valid_args(v.type) is None:
+                self.set_dynamic_valid(v)
             self.op(value, v)
         elif isinstance(value, E.Call):
             raise CompileError("calls to other functions are not supported inside a kernel", value.span)
         else:
             self.alias(v, value)
+
+    def bind_global(self, glob: str, tensor: Any, offsets: E.MakeTuple, tile_t: TileType) -> None:
+        """Point ``glob`` at the access's first element; a window with a run-time extent is rebuilt
+        with that extent (its ``Shape`` has ``-1`` there), as the tile's valid shape says."""
+        ptr, tdata, _, _ = self.ptr_of(tensor)
+        addr = f"{ptr} + ({self.offset(tensor, offsets)})"
+        window = self.access_window_of(tensor, tile_t)
+        if -1 not in window:
+            self.emit(f"TASSIGN({glob}, {addr});")
+            return
+        rank = len(tensor.type.shape)
+        vs = list(tile_t.valid_shape)
+        vs = [E.ConstInt(1, DataType.INDEX)] * (rank - len(vs)) + vs
+        dyn = ", ".join(self.expr(d) for d, w in zip(vs, window[5 - rank:], strict=False) if w == -1)
+        strides = ", ".join(f"compute_stride({tdata}, {k})" for k in range(rank))
+        self.emit(f"{glob} = {glob}Type({addr}, {{{dyn}}}, {{{strides}}});")
+
+    def set_dynamic_valid(self, v: E.Var) -> None:
+        """A tile whose valid extent is known only at run time gets it where it is defined: the tile
+        object is rebuilt with the current extents and bound to its address again."""
+        n = self.names.get(v, v.name)
+        vr, vc = self.valid_exprs(v.type)
+        self.emit(f"{n} = {n}Type({vr}, {vc});")
+        m = v.type.memref
+        if m is not None and m.addr >= 0:
+            self.emit(f"TASSIGN({n}, {hex(m.addr)});")
 
     def offset(self, tensor: Any, offsets: E.MakeTuple) -> str:
         _, tdata, _, _ = self.ptr_of(tensor)
@@ -246,12 +333,12 @@ class _CppGen:
                 self.emit(f"pipe_barrier({ {'bar_v': 'PIPE_V', 'bar_m': 'PIPE_M', 'bar_all': 'PIPE_ALL'}[short]});")
             return
         if name == "block.load":
-            ptr, _, glob, _ = self.ptr_of(c.args[0])
-            self.emit(f"TASSIGN({glob}, {ptr} + ({self.offset(c.args[0], c.args[1])}));")
+            glob = self.global_for(c.args[0], c)
+            self.bind_global(glob, c.args[0], c.args[1], c.type)
             self.emit(f"TLOAD({dst}, {glob});")
         elif name == "block.store":
-            ptr, _, glob, _ = self.ptr_of(c.args[2])
-            self.emit(f"TASSIGN({glob}, {ptr} + ({self.offset(c.args[2], c.args[1])}));")
+            glob = self.global_for(c.args[2], c)
+            self.bind_global(glob, c.args[2], c.args[1], c.args[0].type)
             self.emit(f"TSTORE({glob}, {self.expr(c.args[0])});")
             if result is not None:
                 self.emit(f"auto {result.name} = {glob};")
@@ -316,7 +403,8 @@ class _CppGen:
         kind = TILE_KIND[t.memref.memory_space] if t.memref is not None else "Vec"
         self.emit(f"using {name}Type = Tile<TileType::{kind}, {ctype(t.dtype)}, {rows}, {cols}, BLayout::{blayout}, "
                   f"-1, -1, SLayout::{SLAYOUT[tview.slayout]}, {tview.fractal}>;")
-        self.emit(f"{name}Type {name}({rows}, {cols});")
+        vr, vc = self.valid_args(tt) or self.valid_exprs(tt)
+        self.emit(f"{name}Type {name}({vr}, {vc});")
         self.emit(f"TRESHAPE({name}, {self.expr(src)});")
         self.emit(f"TMOV({dst}, {name});")
 
@@ -389,6 +477,14 @@ class _CppGen:
         head = HEADER.format(name=self.func.name, core=core)
         sig = 'extern "C" __aicore__ __attribute__((always_inline)) void kernel_entry(__gm__ int64_t* args)'
         return head + "\n" + sig + "\n{\n" + "\n".join(self.lines) + "\n}\n"
+
+
+def _window_tag(window: tuple) -> str:
+    """``8x32`` for a 5-D window ``(1, 1, 1, 8, 32)``; ``d`` marks a dynamic dim."""
+    dims = [d for d in window]
+    while len(dims) > 2 and dims[0] == 1:
+        dims.pop(0)
+    return "x".join("d" if d < 0 else str(d) for d in dims)
 
 
 def _walk_assigns(body: Any) -> list:

@@ -444,9 +444,11 @@ def _cast(args: list, kw: dict, span: Span) -> TileType:
     return TileType(t.shape, dst, tile_view=vec_view(t.shape, t.valid_shape))
 
 
-def _mask_type(shape: tuple, span: Span) -> TileType:
-    mshape = mask_shape(shape, span)
-    return TileType(mshape, DataType.UINT8, tile_view=vec_view(mshape))
+def _mask_type(data: TileType, span: Span) -> TileType:
+    """The packed mask of a compare over ``data``: one mask row per valid data row (the compare
+    writes rows ``i < VR`` only), each row whole (the compare zero-fills it before packing)."""
+    mshape = mask_shape(data.shape, span)
+    return TileType(mshape, DataType.UINT8, tile_view=vec_view(mshape, tuple(data.valid_shape[:-1]) + mshape[-1:]))
 
 
 @register_op("block.cmp", BLOCK, ("lhs", "rhs"), attrs={"cmp_type": int}, pipe=PipeType.V)
@@ -459,7 +461,7 @@ def _cmp(args: list, kw: dict, span: Span) -> TileType:
         raise PyptoTypeError(f"cmp: operand dtypes differ ({a.dtype.name} vs {b.dtype.name})", span)
     check_dtype("block.cmp", a.dtype, span)
     _cmp_mode(kw, span, a.dtype)
-    return _mask_type(a.shape, span)
+    return _mask_type(a, span)
 
 
 @register_op("block.cmps", BLOCK, ("lhs", "rhs"), attrs={"cmp_type": int}, pipe=PipeType.V)
@@ -469,7 +471,7 @@ def _cmps(args: list, kw: dict, span: Span) -> TileType:
     scalar("block.cmps", args, 1, ("lhs", "rhs"), span)
     check_dtype("block.cmps", a.dtype, span)
     _cmp_mode(kw, span, a.dtype)
-    return _mask_type(a.shape, span)
+    return _mask_type(a, span)
 
 
 def _cmp_mode(kw: dict, span: Span, dtype: DataType) -> None:
