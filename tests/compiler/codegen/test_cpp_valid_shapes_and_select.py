@@ -68,8 +68,8 @@ def test_run_time_valid_extent():
     want = [
         "t = tType(valid, 64);",
         "TASSIGN(t, 0x0);",
-        "xGlobal = xGlobalType(x + (0 + r * compute_stride(x_tensor, 0) + 0 * compute_stride(x_tensor, 1)), "
-        "{valid}, {compute_stride(x_tensor, 0), compute_stride(x_tensor, 1)});",
+        ("xGlobal = xGlobalType(x + (0 + r * compute_stride(x_tensor, 0) + 0 * compute_stride(x_tensor, 1)), "
+         "{valid}, {compute_stride(x_tensor, 0), compute_stride(x_tensor, 1)});"),
         "TLOAD(t, xGlobal);",
     ]
     body = [ln.strip() for ln in text.splitlines()]
