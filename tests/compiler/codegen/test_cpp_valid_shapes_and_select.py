@@ -142,8 +142,8 @@ def test_scalar_compare_and_select_take_the_tile_type():
 
 _PTO_TILE = re.compile(r"rows=(\d+), cols=(\d+), v_row=(\?|\d+), v_col=(\?|\d+)")
 _CPP_TYPE = re.compile(r"using (\w+)Type = Tile<TileType::\w+, [\w:]+, (\d+), (\d+),")
-_CPP_DECL = re.compile(r"^\s*(\w+)Type (\w+)\(([^,]+), ([^)]+)\);", re.M)
-_CPP_RESET = re.compile(r"^\s*(\w+) = (\w+)Type\(([^,]+), ([^)]+)\);", re.M)
+_CPP_DECL = re.compile(r"^\s*(\w+)Type (\w+)\(([^,]+), ([^)]+)\);", re.MULTILINE)
+_CPP_RESET = re.compile(r"^\s*(\w+) = (\w+)Type\(([^,]+), ([^)]+)\);", re.MULTILINE)
 
 
 def _cpp_tiles(text: str) -> set:
