@@ -419,12 +419,23 @@ class FunctionParser:
         cond = self.to_ir(cond, node.test)
         if not isinstance(cond.type, ScalarType):
             raise self.error(f"an if condition must be a scalar, got {type_str(cond.type)}", node.test, PyptoTypeError)
+        # Each branch starts from the names as they were before the if: a name the then-branch assigns
+        # must not be what the else-branch reads (``x = f(x)`` in both reads the x from before).
+        before = dict(self.env)
         self.yields.append([])
         then_body = self.block(node.body)
+        then_env = self.env
         then_y = self.yields.pop()
+        self.env = dict(before)
         self.yields.append([])
         else_body = self.block(node.orelse) if node.orelse else None
+        else_env = self.env
         else_y = self.yields.pop()
+        # after the if, a name either branch assigned refers to that branch's definition (ConvertToSSA
+        # merges the two into one value); the others are unchanged
+        self.env = dict(before)
+        for env in (then_env, else_env):
+            self.env.update({n: v for n, v in env.items() if before.get(n) is not v})
         return_vars: list = []
         if then_y or else_y:
             if not then_y or not else_y:

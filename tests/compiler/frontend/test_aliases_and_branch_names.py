@@ -53,6 +53,19 @@ def test_tile_kernel_alias(tmp_path):
     np.testing.assert_array_equal(r.outputs[0], X + X)
 
 
+SELF_UPDATE = """        t = pl.load(x, [0, 0], [16, 32])
+        if n < 1:
+            t = pl.add(t, 1.0)
+        else:
+            if n < 2:
+                t = pl.mul(t, 2.0)
+            else:
+                if n < 3:
+                    t = pl.sub(t, 3.0)
+                else:
+                    t = pl.maximum(t, pl.muls(t, -1.0))
+        return pl.store(t, [0, 0], o)
+"""
 NESTED = """        t = pl.load(x, [0, 0], [16, 32])
         if n < 1:
             u = pl.add(t, 1.0)
@@ -94,14 +107,16 @@ def _step(x, n):
     return x + 1 if n < 1 else x * 2 if n < 2 else x - 3 if n < 3 else np.maximum(x, -x)
 
 
-@pytest.mark.parametrize("form", ["nested", "elif", "in_loop"])
+@pytest.mark.parametrize("form", ["self_update", "nested", "elif", "in_loop"])
 def test_name_assigned_in_nested_else_branches(tmp_path, form):
-    body = {"nested": NESTED, "elif": ELIF, "in_loop": REUSED_IN_LOOP}[form]
+    """``self_update`` was silently wrong: the parser let the else-branch read the then-branch's ``t``
+    (so ``n = 1`` computed ``(t + 1) * 2`` from an input the branch never ran)."""
+    body = {"self_update": SELF_UPDATE, "nested": NESTED, "elif": ELIF, "in_loop": REUSED_IN_LOOP}[form]
     prog = program(tmp_path, body, f"x: {TENSOR}, n: pl.Scalar[pl.INDEX], o: pl.Out[{TENSOR}]", TENSOR)
     for n in range(5):
         r = run(prog, X, n)
         assert not r.errors(), r.errors()
-        if form == "nested":
+        if form in ("nested", "self_update"):
             want = _step(X, n)
         elif form == "elif":
             want = _step(X, n) if n < 3 else X
