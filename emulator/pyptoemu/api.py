@@ -20,6 +20,7 @@ from pyptoemu.check.findings import Finding
 from pyptoemu.core.chip import Chip
 from pyptoemu.core.memory import GMBuffer, PartitionView, Ptr
 from pyptoemu.core.placement import plan_launch
+from pyptoemu.core.verify import target_machine, verify_module
 from pyptoemu.errors import DeadlockError, InputError, Loc, PtoError
 
 PIPE_ORDER = ("S", "MTE1", "MTE2", "MTE3", "V", "M", "FIX")
@@ -225,7 +226,7 @@ def run(
     kernel: str | os.PathLike | A.Module,
     inputs: Mapping[str, Any] | None = None,
     args: Mapping[str, Any] | None = None,
-    machine: str | Machine = "a2a3",
+    machine: str | Machine | None = None,
     seed: int = 0,
     trace: str | os.PathLike | None = None,
     entry: str | None = None,
@@ -248,7 +249,10 @@ def run(
     blocks of the entry the chip runs (each sees its ``get_block_idx``; more blocks than cores run
     in waves). A kernel in the tile-level SSA form (seed 002) is lowered first (``dump_passes``:
     write the IR after each pass there; ``software_pipeline``: ping-pong its loops) and runs with
-    the synchronisation its tokens became (``asis``). Raises :class:`InputError` for bad input and
+    the synchronisation its tokens became (``asis``). ``machine``: a name, a YAML path or a loaded
+    machine; ``None`` runs on the machine the module's ``pto.target_arch`` names (a2a3 when it
+    names none). Every op is bound and checked before anything runs. Raises :class:`InputError` for
+    bad input (all verifier errors at once: :class:`pyptoemu.core.verify.ModuleVerifyError`) and
     :class:`KernelFault` when the kernel faults (deadlock, bounds, capacity).
     """
     from pyptoemu.isa.runnable import load_isa
@@ -258,7 +262,11 @@ def run(
     inputs = dict(inputs or {})
     args = dict(args or {})
     module = load_kernel(kernel)
-    mach = machine if isinstance(machine, Machine) else load_machine(str(machine))
+    if isinstance(machine, Machine):
+        target_machine(module, machine.name)  # a module built for another arch is an error
+        mach = machine
+    else:
+        mach = load_machine(target_machine(module, machine))
     isa = load_isa(machine=mach)
     tile_notes: list[str] = []
     if is_tile_level(module):  # the tile-level SSA form: lowered here, run with its own tokens' sync
@@ -270,6 +278,7 @@ def run(
     notices = [*tile_notes, *notices]
     if not isinstance(blocks, int) or isinstance(blocks, bool) or blocks < 1:
         raise InputError(f"blocks must be a positive integer, not {blocks!r}")
+    verify_module(module, fn, isa, mach)  # every op bound and checked before anything runs
     chip = Chip(module, isa, mach, seed=seed, max_steps=max_steps)
     launch = plan_launch(module, fn)
     if launch.notice:

@@ -62,7 +62,8 @@ def build_parser(extra: Sequence[Subcommand] = ()) -> argparse.ArgumentParser:
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--output-dir")
     r.add_argument("--trace", nargs="?", const="", default=None, metavar="FILE")
-    r.add_argument("--machine", default="a2a3")
+    r.add_argument("--machine", default=None,
+                   help="machine name or YAML file (default: the module's pto.target_arch, else a2a3)")
     r.add_argument("--json", action="store_true")
     r.add_argument("--sync", choices=("auto", "serial", "asis"), default=None)
     r.add_argument("--races", choices=("error", "warn", "off"), default="error")

@@ -14,7 +14,16 @@ import numpy as np
 from ptoisa.text import ast as A
 from pyptoemu.core import arith
 from pyptoemu.core.coreops import lower_alloc_tile
-from pyptoemu.core.scalar import Lowering, Return, ScalarUnit, Step, fail_step, lower_noop, scalar_type_name
+from pyptoemu.core.scalar import (
+    Lowering,
+    Return,
+    ScalarUnit,
+    Step,
+    fail_step,
+    lower_noop,
+    require,
+    scalar_type_name,
+)
 from pyptoemu.errors import KernelFault, Loc, UnsupportedOpError, VerifyError
 
 # memref address spaces as tile locations (memref.alloc becomes an alloc_tile)
@@ -23,6 +32,7 @@ LOC_OF_SPACE = {"vec": "vec", "mat": "mat", "left": "left", "right": "right", "a
 
 
 def lower_constant(su: ScalarUnit, op: A.Op) -> Step:
+    require(op, results=1)
     res = op.results[0]
     v = op.attrs.get("value")
     tname = scalar_type_name(op.result_types[0]) if op.result_types else "i1"
@@ -72,6 +82,8 @@ class ArithOperands:
 def lower_arith(su: ScalarUnit, op: A.Op) -> Step:
     """Integer and float arithmetic, compares, select and casts on the scalar unit."""
     o = ArithOperands.of(op)
+    n_operands = 1 if o.kind == "negf" or o.kind in arith.CAST_OPS else 3 if o.kind == "select" else 2
+    require(op, operands=n_operands, results=1)
     if o.kind in arith.INT_BINARY:
         return _lower_int_binary(su, o)
     if o.kind in arith.FLOAT_BINARY:
@@ -166,6 +178,9 @@ def _lower_unary_or_select(su: ScalarUnit, op: A.Op, o: ArithOperands) -> Step:
 
 
 def lower_for(su: ScalarUnit, op: A.Op) -> Step:
+    require(op, operands=3, regions=1)
+    if not op.regions[0].args:
+        raise VerifyError("scf.for needs an induction variable (its body's first argument)", op.loc)
     lb, ub, st, *inits = op.operands
     body = op.regions[0]
     iv, *iter_names = body.args
@@ -210,6 +225,7 @@ def lower_yield(su: ScalarUnit, op: A.Op) -> Step:
 
 
 def lower_if(su: ScalarUnit, op: A.Op) -> Step:
+    require(op, operands=1, regions=1)
     cond = op.operands[0]
     then_r = op.regions[0]
     else_r = op.regions[1] if len(op.regions) > 1 else None
@@ -233,6 +249,7 @@ def lower_if(su: ScalarUnit, op: A.Op) -> Step:
 
 
 def lower_while(su: ScalarUnit, op: A.Op) -> Step:
+    require(op, regions=2)
     before, after = op.regions[0], op.regions[1]
     inits = op.operands
     results = op.results
@@ -264,6 +281,7 @@ def lower_while(su: ScalarUnit, op: A.Op) -> Step:
 
 
 def lower_condition(su: ScalarUnit, op: A.Op) -> Step:
+    require(op, operands=1)
     cond, *rest = op.operands
     loc = op.loc
 

@@ -9,16 +9,17 @@ import dataclasses
 
 from ptoisa.dtypes import np_dtype
 from ptoisa.text import ast as A
-from pyptoemu.core.memory import PartitionView, Ptr, TensorView, Tile
+from pyptoemu.core.memory import OnChipBuffer, PartitionView, Ptr, TensorView, Tile
 from pyptoemu.core.pipe import BARRIER, SET, WAIT, Instr
 from pyptoemu.core.pipenames import event_of, pipe_of
-from pyptoemu.core.scalar import Lowering, ScalarUnit, Step, fail_step, lower_noop
+from pyptoemu.core.scalar import Lowering, ScalarUnit, Step, fail_step, lower_noop, require
 from pyptoemu.errors import BoundsError, KernelFault, UnsupportedOpError, VerifyError
 from pyptoemu.isa.arg import Arg
 from pyptoemu.isa.semantics import format_tile
 
 
 def lower_make_tensor_view(su: ScalarUnit, op: A.Op) -> Step:
+    require(op, operands=1, results=1)
     ptr_name = op.operands[0]
     shape_n = op.groups.get("shape", [])
     stride_n = op.groups.get("strides", [])
@@ -44,6 +45,7 @@ def lower_make_tensor_view(su: ScalarUnit, op: A.Op) -> Step:
 
 
 def lower_partition_view(su: ScalarUnit, op: A.Op) -> Step:
+    require(op, operands=1, results=1)
     tv_name = op.operands[0]
     off_n = op.groups.get("offsets", [])
     size_n = op.groups.get("sizes", [])
@@ -83,6 +85,7 @@ def lower_alloc_tile(su: ScalarUnit, op: A.Op, key: object | None = None) -> Ste
     loc = op.loc
     if not isinstance(t, A.TileBufType):
         return fail_step(VerifyError("alloc_tile needs a !pto.tile_buf result type", loc))
+    require(op, results=1)
     res = op.results[0]
     if t.loc == "left":  # the assembler forces left tiles to ZZ on A2/A3 and NZ on A5 (§2.5)
         forced = "col_major" if su.machine.name.startswith("a5") else "row_major"
@@ -96,6 +99,9 @@ def lower_alloc_tile(su: ScalarUnit, op: A.Op, key: object | None = None) -> Ste
         dtype = np_dtype(t.dtype)
     except ValueError as e:
         return fail_step(VerifyError(str(e), loc))
+    capacity_error = _static_capacity_error(t, dtype, buf, op)
+    if capacity_error is not None:
+        return fail_step(capacity_error)
     if (t.v_row is not None and t.v_row > t.rows) or (t.v_col is not None and t.v_col > t.cols):
         return fail_step(VerifyError(f"valid region {t.v_row}x{t.v_col} exceeds tile shape {t.rows}x{t.cols}",
                                  loc))
@@ -133,7 +139,20 @@ def lower_alloc_tile(su: ScalarUnit, op: A.Op, key: object | None = None) -> Ste
     return step
 
 
+def _static_capacity_error(t: A.TileBufType, dtype, buf: OnChipBuffer, op: A.Op) -> VerifyError | None:
+    """A tile type whose elements alone exceed its buffer can never be placed: said before anything
+    runs, and before its layout (one offset per element) is built."""
+    if t.rows < 0 or t.cols < 0:
+        return VerifyError(f"{op.name}: tile shape {t.rows}x{t.cols} is negative", op.loc)
+    need = t.rows * t.cols * dtype.itemsize
+    if need > buf.spec.size:
+        return VerifyError(f"{op.name}: a {t.rows}x{t.cols}x{t.dtype} tile needs at least {need} bytes but "
+                           f"{buf.spec.name} ({t.loc}) holds {buf.spec.size}", op.loc)
+    return None
+
+
 def lower_set_validshape(su: ScalarUnit, op: A.Op) -> Step:
+    require(op, operands=3)
     t_n, vr_n, vc_n = op.operands[:3]
     loc = op.loc
 
@@ -160,9 +179,18 @@ def lower_alias(su: ScalarUnit, op: A.Op) -> Step:
     t = op.result_types[0] if op.result_types else (op.out_types[0] if op.out_types else None)
     loc = op.loc
     addr_n = op.operands[1] if op.name == "pto.tassign" and len(op.operands) > 1 else None
+    if src_n is None:
+        return fail_step(VerifyError(f"{op.name} needs a source tile operand", loc))
     if not isinstance(t, A.TileBufType) or res is None:
         return fail_step(VerifyError(f"{op.name} needs a !pto.tile_buf result type", loc))
-    dtype = np_dtype(t.dtype)
+    try:
+        dtype = np_dtype(t.dtype)
+    except ValueError as e:
+        return fail_step(VerifyError(str(e), loc))
+    buf = su.core.memory.onchip.get(t.loc)
+    capacity_error = _static_capacity_error(t, dtype, buf, op) if buf is not None else None
+    if capacity_error is not None:
+        return fail_step(capacity_error)
 
     def step(frame):
         src = su.value(frame, src_n, loc)
@@ -184,6 +212,7 @@ def lower_alias(su: ScalarUnit, op: A.Op) -> Step:
 
 
 def lower_subset(su: ScalarUnit, op: A.Op) -> Step:
+    require(op, operands=3, results=1)
     t_n, r_n, c_n = op.operands[:3]
     sizes = op.groups.get("sizes", [])
     res = op.results[0]
@@ -214,6 +243,7 @@ def lower_subset(su: ScalarUnit, op: A.Op) -> Step:
 
 
 def lower_addptr(su: ScalarUnit, op: A.Op) -> Step:
+    require(op, operands=2, results=1)
     p_n, o_n = op.operands[:2]
     res = op.results[0]
     loc = op.loc
@@ -227,6 +257,7 @@ def lower_addptr(su: ScalarUnit, op: A.Op) -> Step:
 
 
 def lower_get_tensor_view_dim(su: ScalarUnit, op: A.Op) -> Step:
+    require(op, operands=2, results=1)
     tv_n, d_n = op.operands[:2]
     res = op.results[0]
     loc = op.loc
@@ -245,6 +276,7 @@ def lower_get_tensor_view_dim(su: ScalarUnit, op: A.Op) -> Step:
 
 def lower_block_const(value_attr: str) -> Lowering:
     def lower(su: ScalarUnit, op: A.Op) -> Step:
+        require(op, results=1)
         res = op.results[0]
 
         def step(frame):
@@ -324,7 +356,7 @@ def su_flag_on_scalar(su: ScalarUnit, instr: Instr):
 def lower_barrier(su: ScalarUnit, op: A.Op) -> Step:
     loc = op.loc
     items = op.attrs.get("args")
-    attr = op.attrs.get("pipe") if items is None else items[0]
+    attr = items[0] if items else op.attrs.get("pipe")
     pipe = pipe_of(attr, loc) if attr is not None else None
     if pipe is None:
         return fail_step(VerifyError(f"{op.name} needs a pipe", loc))
@@ -354,6 +386,8 @@ def _barrier_all(su: ScalarUnit, op: A.Op):
 
 def lower_tprint(su: ScalarUnit, op: A.Op) -> Step:
     """tprint: a full barrier, then print the tile (or GM view) as the hardware debug print does."""
+    if not op.ins:
+        require(op, operands=1)
     src_n = op.ins[0] if op.ins else op.operands[0]
     loc = op.loc
 
@@ -374,6 +408,7 @@ def lower_tprint(su: ScalarUnit, op: A.Op) -> Step:
 
 
 def lower_tgetval(su: ScalarUnit, op: A.Op) -> Step:
+    require(op, ins=2, results=1)
     t_n, off_n = op.ins[:2]
     res = op.results[0] if op.results else None
     loc = op.loc
@@ -394,6 +429,7 @@ def lower_tgetval(su: ScalarUnit, op: A.Op) -> Step:
 
 
 def lower_tsetval(su: ScalarUnit, op: A.Op) -> Step:
+    require(op, ins=2, outs=1)
     off_n, v_n = op.ins[:2]
     t_n = op.outs[0]
     loc = op.loc
@@ -417,6 +453,7 @@ def lower_tsetval(su: ScalarUnit, op: A.Op) -> Step:
 def lower_eventid_array(su: ScalarUnit, op: A.Op) -> Step:
     loc = op.loc
     if op.name == "pto.declare_eventid_array":
+        require(op, results=1)
         res = op.results[0]
 
         def step(frame):
@@ -424,6 +461,7 @@ def lower_eventid_array(su: ScalarUnit, op: A.Op) -> Step:
 
         return step
     if op.name == "pto.eventid_array_set":
+        require(op, operands=3)
         arr_n, idx_n, v_n = op.operands[:3]
 
         def step(frame):
@@ -431,6 +469,7 @@ def lower_eventid_array(su: ScalarUnit, op: A.Op) -> Step:
             su.charge(su.arith_cost)
 
         return step
+    require(op, operands=2, results=1)
     arr_n, idx_n = op.operands[:2]
     res = op.results[0]
 
@@ -448,6 +487,7 @@ def lower_eventid_array(su: ScalarUnit, op: A.Op) -> Step:
 def lower_load_scalar(su: ScalarUnit, op: A.Op) -> Step:
     loc = op.loc
     is_load = op.name == "pto.load_scalar"
+    require(op, operands=1 if is_load else 2, results=1 if is_load else 0)
 
     def run(frame):
         su.charge(su.issue_cost)

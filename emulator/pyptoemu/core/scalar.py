@@ -169,13 +169,32 @@ class ScalarUnit:
         self.core.pipes[pipe].push(instr)
 
 
+class FailedStep:
+    """The step of an op that cannot run: raises its error when (if ever) it executes. The verifier
+    reports the input errors among them before anything runs."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def __call__(self, frame: dict):
+        raise self.error
+
+
 def fail_step(err: Exception) -> Step:
-    """The step of an op that cannot run: raises ``err`` when (if ever) it executes."""
+    return FailedStep(err)
 
-    def step(frame):
-        raise err
 
-    return step
+def require(op: A.Op, *, operands: int = 0, results: int = 0, regions: int = 0, ins: int = 0,
+            outs: int = 0) -> None:
+    """An op has at least the operands, results, regions, ins and outs its lowering reads, or a
+    located error says which are missing (binding never indexes past what the text gave)."""
+    for what, need, have in (("operand", operands, len(op.operands)), ("result", results, len(op.results)),
+                             ("region", regions, len(op.regions)), ("ins operand", ins, len(op.ins)),
+                             ("outs operand", outs, len(op.outs))):
+        if have < need:
+            raise VerifyError(f"{op.name} needs {need} {what}{'s' if need > 1 else ''}, got {have}", op.loc)
 
 
 def scalar_type_name(t) -> str:

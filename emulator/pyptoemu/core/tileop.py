@@ -195,6 +195,21 @@ class TileOpBinding:
             hit = self.pipe_cache[key] = (pipe, case)
         return hit
 
+    def check_static(self, type_of: Callable[[str], Any]) -> None:
+        """The issue step's checks, made before anything runs on the operand types the text gives
+        (a value's defining type, else the type written at the use; valid shapes taken as written
+        or as the full tile). An op with an operand whose type is not known statically is left to
+        its issue step."""
+        declared_out = list(self.op.out_types)
+        in_snap = [_static_snap(x, type_of(x) if isinstance(x, str) else None,
+                                self.in_types[i] if i < len(self.in_types) else None, self.scalar_types[i])
+                   for i, x in enumerate(self.ins)]
+        out_snap = [_static_snap(x, type_of(x) if isinstance(x, str) else None,
+                                 declared_out[i] if i < len(declared_out) else None, None)
+                    for i, x in enumerate(self.outs)]
+        if all(s is not None for s in in_snap + out_snap):
+            self._check_and_time(in_snap, out_snap)
+
     # ---- start: the pipe, when the instruction starts (reads happen now)
 
     def start(self, instr: Instr) -> list:
@@ -351,6 +366,38 @@ def _snap(v, scalar_type: str | None, loc: Loc, op: A.Op) -> OperandSnap:
         t = scalar_type or ("f32" if isinstance(v, float) else "i32")
         return OperandSnap(SCALAR, v, 0, 0, t, None)
     raise VerifyError(f"{op.name}: operand of unexpected kind {type(v).__name__}", loc)
+
+
+@dataclass(frozen=True, slots=True)
+class StaticTile:
+    """What the checks read of a tile, known from its type before anything runs."""
+
+    type: A.TileBufType
+    name: str
+    rows: int
+    cols: int
+
+
+def _static_snap(name, held, declared, scalar_type: str | None) -> OperandSnap | None:
+    """The snapshot an operand will have at issue, as far as its types tell; None if they do not."""
+    if isinstance(name, int):
+        return OperandSnap(SCALAR, name, 0, 0, scalar_type or "i32", None)
+    t = held if held is not None else declared
+    if isinstance(t, A.TileBufType):
+        vrow = t.v_row if t.v_row is not None else t.rows
+        vcol = t.v_col if t.v_col is not None else t.cols
+        return OperandSnap(TILE, StaticTile(t, str(name), t.rows, t.cols), vrow, vcol, t.dtype, t.loc)
+    if isinstance(t, (A.PartitionViewType, A.MemRefType)) and getattr(t, "space", "gm") == "gm":
+        if not t.shape or None in t.shape:
+            return None
+        rows = 1
+        for d in t.shape[:-1]:
+            rows *= d
+        return OperandSnap(VIEW, None, rows, t.shape[-1], t.elem, "gm")
+    if isinstance(t, A.ScalarType):
+        return OperandSnap(SCALAR, None, 0, 0, scalar_type or ("f32" if t.name.startswith(("f", "bf"))
+                                                              else "i32"), None)
+    return None
 
 
 def _arg(s: OperandSnap) -> Arg:

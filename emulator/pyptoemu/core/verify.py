@@ -1,0 +1,175 @@
+"""Whole-module verification before anything runs.
+
+Every op of every function and of every branch is bound once, through the same
+:func:`pyptoemu.core.binding.bind_op` the scalar unit runs (so what is checked is what runs). On top of binding, what can be decided from the text alone is checked
+here: tile ops on the operand types the text declares (kinds, locations, dtypes, shapes, legal
+moves for the machine: the same checks the issue step makes, on static shapes), the entry rules (a
+kernel entry returns nothing, no function calls itself, calls match their callee) and static tile
+capacity. Every error is collected and reported at once, each with its ``file:line:col`` (exit 2).
+Checks that depend on run-time values (valid shapes, addresses, scalar arguments) stay with the
+steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ptoisa.machine import Machine
+from ptoisa.text import ast as A
+from pyptoemu.core.aicore import AICore
+from pyptoemu.core.scalar import FailedStep, ScalarUnit
+from pyptoemu.core.tileop import TileOpBinding
+from pyptoemu.errors import InputError, Loc, PtoError, VerifyError
+
+# `pto.target_arch` spellings -> the machine file that models them (isa_specs/machines/)
+ARCH_MACHINES = {"a2": "a2a3", "a3": "a2a3", "a2a3": "a2a3", "a5": "a5"}
+
+
+class ModuleVerifyError(VerifyError):
+    """Every error the verifier found, one ``file:line:col: message`` line each (exit code 2)."""
+
+    def __init__(self, errors: list[PtoError]):
+        super().__init__(errors[0].message, errors[0].loc)
+        self.errors = errors
+
+    def __str__(self) -> str:
+        return "\n".join(str(e) for e in self.errors)
+
+
+def target_machine(module: A.Module, requested: str | None) -> str:
+    """The machine to run on: the one the user asked for, else the module's ``pto.target_arch``,
+    else a2a3. A module that names another arch than the one the user forces is a located error."""
+    arch = module.attrs.get("pto.target_arch")
+    loc = module.loc or Loc(module.file, 1, 1)
+    wanted = None
+    if arch is not None:
+        wanted = ARCH_MACHINES.get(str(arch))
+        if wanted is None:
+            raise VerifyError(f"pto.target_arch = \"{arch}\" is not a machine the emulator models "
+                              f"(known: {', '.join(sorted(ARCH_MACHINES))})", loc)
+    if requested is None:
+        return wanted or "a2a3"
+    if wanted is not None and _machine_name(requested) != wanted:
+        raise VerifyError(f"the module is compiled for pto.target_arch = \"{arch}\" (machine {wanted}) "
+                          f"but --machine {requested} was asked for; drop --machine or change the "
+                          f"module's target_arch", loc)
+    return requested
+
+
+def _machine_name(requested: str) -> str:
+    """``a2a3:ascend910b2`` -> ``a2a3``; a machine file path keeps its stem."""
+    name = requested.split(":", 1)[0]
+    return name.rsplit("/", 1)[-1].removesuffix(".yaml")
+
+
+def verify_module(module: A.Module, entry: A.Function, isa, machine: Machine) -> None:
+    """Bind and check every op of ``module`` on a core that has every pipe and buffer of the machine
+    (what a core of one kind lacks is said when that core runs the op); raise
+    :class:`ModuleVerifyError` listing every error found."""
+    su = AICore(module, isa, machine, check_uninitialised=False, label="verifier").scalar
+    errors: list[PtoError] = []
+    errors.extend(_entry_errors(module, entry))
+    for fn in module.functions:
+        types = _type_env(fn)
+        for op in _walk(fn.body):
+            errors.extend(_bind_and_check(su, op, types))
+    if errors:
+        errors.sort(key=lambda e: (e.loc is None, (e.loc.line, e.loc.col) if e.loc else (0, 0)))
+        raise ModuleVerifyError(errors)
+
+
+def _walk(region: A.Region) -> Iterator[A.Op]:
+    for op in region.ops:
+        yield op
+        for r in op.regions:
+            yield from _walk(r)
+
+
+def _bind_and_check(su: ScalarUnit, op: A.Op, types: dict) -> list[PtoError]:
+    try:
+        step = su.bind(su, op)
+    except InputError as e:
+        return [_located(e, op)]
+    su.steps[op] = step
+    if isinstance(step, FailedStep):
+        return [_located(step.error, op)] if isinstance(step.error, InputError) else []
+    binding = getattr(step, "__self__", None)
+    if isinstance(binding, TileOpBinding):
+        try:
+            binding.check_static(lambda name: types.get(name))
+        except InputError as e:
+            return [_located(e, op)]
+    return []
+
+
+def _located(e: PtoError, op: A.Op) -> PtoError:
+    if e.loc is None:
+        e.loc = op.loc
+    return e
+
+
+def _type_env(fn: A.Function) -> dict:
+    """SSA name -> the type the text gives it (arguments, results, region arguments)."""
+    types: dict = dict(zip(fn.args, fn.arg_types, strict=False))
+    for op in _walk(fn.body):
+        for name, t in zip(op.results, op.result_types, strict=False):
+            types[name] = t
+        if op.name == "scf.for" and op.regions and op.regions[0].args:
+            types[op.regions[0].args[0]] = A.ScalarType("index")
+    return types
+
+
+def _entry_errors(module: A.Module, entry: A.Function) -> list[PtoError]:
+    """A kernel entry returns nothing; no function reachable by calls calls itself; every call
+    names a function and passes as many arguments as it takes."""
+    errors: list[PtoError] = []
+    if entry.result_types:
+        shown = ", ".join(str(t) for t in entry.result_types)
+        errors.append(VerifyError(f"the kernel entry @{entry.name} returns a value ({shown}); an entry "
+                                  f"returns nothing (it writes its results through pointer arguments)",
+                                  entry.loc))
+    functions = {f.name: f for f in module.functions}
+    calls: dict[str, list[tuple[str, A.Op]]] = {}
+    for fn in module.functions:
+        calls[fn.name] = []
+        for op in _walk(fn.body):
+            if op.name != "func.call":
+                continue
+            callee_name = str(op.attrs.get("callee", "")).lstrip("@")
+            callee = functions.get(callee_name)
+            if callee is None:
+                errors.append(VerifyError(f"call to unknown function @{callee_name}", op.loc))
+                continue
+            if len(op.operands) != len(callee.args):
+                errors.append(VerifyError(f"@{callee_name} takes {len(callee.args)} arguments, "
+                                          f"{len(op.operands)} given", op.loc))
+            calls[fn.name].append((callee_name, op))
+    errors.extend(_recursion_errors(calls))
+    return errors
+
+
+def _recursion_errors(calls: dict[str, list[tuple[str, A.Op]]]) -> list[PtoError]:
+    """One error per call that closes a cycle of calls (depth-first, iterative: no Python recursion)."""
+    errors: list[PtoError] = []
+    state: dict[str, int] = {}  # 1 on the current path, 2 done
+    for root, root_calls in calls.items():
+        if state.get(root):
+            continue
+        path: list[str] = [root]
+        stack = [iter(root_calls)]
+        state[root] = 1
+        while stack:
+            nxt = next(stack[-1], None)
+            if nxt is None:
+                state[path.pop()] = 2
+                stack.pop()
+                continue
+            callee, op = nxt
+            if state.get(callee) == 1:
+                cycle = " -> ".join(f"@{n}" for n in path[path.index(callee):] + [callee])
+                errors.append(VerifyError(f"recursive call ({cycle}); kernels cannot recurse", op.loc))
+            elif not state.get(callee):
+                state[callee] = 1
+                path.append(callee)
+                stack.append(iter(calls[callee]))
+    return errors
