@@ -147,6 +147,14 @@ class TileOpBinding:
 
     def _check_and_time(self, in_snap: list, out_snap: list) -> tuple:
         """(pipe, occupancy, latency, bytes) of the op on these operand shapes, after checking them."""
+        pipe, case, dom = self._check_and_place(in_snap, out_snap)
+        variables = _timing_vars(dom, in_snap, out_snap)
+        occ, lat = case.evaluate(variables)
+        return (pipe, occ, lat, int(variables["bytes"]))
+
+    def _check_and_place(self, in_snap: list, out_snap: list) -> tuple:
+        """Every check of the operands, then (pipe, timing case, the operand whose shape and dtype
+        the op's domain follows)."""
         self._check(in_snap, out_snap)
         spec = self.spec
         src_loc = next((s.loc for s in in_snap if s.kind != SCALAR), None)
@@ -159,9 +167,7 @@ class TileOpBinding:
             which = "destination" if dom in out_snap else "source"
             raise VerifyError(f"{self.op.name}: {which} element type {dom.dtype} is not supported "
                               f"(legal: {', '.join(legal)})", self.op.loc)
-        variables = _timing_vars(dom, in_snap, out_snap)
-        occ, lat = case.evaluate(variables)
-        return (pipe, occ, lat, int(variables["bytes"]))
+        return pipe, case, dom
 
     def _check(self, in_snap: list, out_snap: list) -> None:
         """Operand kinds, locations, declared types, the spec's constraints, shapes and windows."""
@@ -208,7 +214,7 @@ class TileOpBinding:
                                  declared_out[i] if i < len(declared_out) else None, None)
                     for i, x in enumerate(self.outs)]
         if all(s is not None for s in in_snap + out_snap):
-            self._check_and_time(in_snap, out_snap)
+            self._check_and_place(in_snap, out_snap)
 
     # ---- start: the pipe, when the instruction starts (reads happen now)
 
