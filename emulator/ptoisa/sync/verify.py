@@ -124,8 +124,9 @@ class _Checker:
         if op.flag in st.set_flags and op.own:
             self.error(f"{op.where}: set of {op.flag} while it is already set")
         for seq, k in st.last_wait.get(op.flag, ()) if op.own else ():
-            if st.vc[src].get(dst, 0) < seq and ("race", k, id(op)) not in self._seen:
-                self._seen.add(("race", k, id(op)))
+            race = ("race", id(self.keys[k]), id(op))  # once per (wait, set) written, not per path
+            if st.vc[src].get(dst, 0) < seq and race not in self._seen:
+                self._seen.add(race)
                 self.problems.races.append((self.keys[k], op.key))
         self.counter += 1
         snap = dict(st.vc[src])
