@@ -19,6 +19,7 @@ from ptoisa.errors import Loc, SpecError
 from ptoisa.isa.yamldoc import YMap, check_keys, expect_map, load_yaml, number
 
 TILE_LOCS = ("vec", "mat", "left", "right", "acc", "bias", "scaling")
+TILE_LAYOUTS = ("ND", "DN", "NZ", "ZN", "ZZ", "NN")  # pto-text-format.md §5.3
 COST_KEYS = ("scalar_issue", "scalar_arith", "set_flag", "wait_flag", "barrier", "barrier_v", "barrier_all")
 KNOWN_PIPES = ("S", "MTE1", "MTE2", "MTE3", "V", "M", "FIX")
 
@@ -31,6 +32,10 @@ class Buffer:
     loc: str
     size: int
     align: int
+    # Tile layouts the buffer may hold (ND, DN, NZ, ZN, ZZ, NN; empty = any) and its fractal box
+    # size in bytes: target facts the tile-level verifier and lowering read.
+    layouts: tuple[str, ...] = ()
+    fractal: int = 512
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,12 +159,17 @@ def _parse(path: Path) -> Machine:
                             buf_map.loc_of(loc))
         bwhat = f"{what}: buffer {loc}"
         spec = expect_map(spec, bwhat, buf_map.loc_of(loc))
-        check_keys(spec, bwhat, {"name", "size", "align"}, set())
+        check_keys(spec, bwhat, {"name", "size", "align"}, {"layouts", "fractal"})
         size = number(spec["size"], f"{bwhat}: size", spec.loc_of("size"))
         align = number(spec["align"], f"{bwhat}: align", spec.loc_of("align"))
-        if int(size) != size or size <= 0 or int(align) != align or align <= 0:
-            raise SpecError(f"{bwhat}: size and align must be positive integers", spec.loc)
-        buffers[loc] = Buffer(str(spec["name"]), loc, int(size), int(align))
+        fractal = number(spec.get("fractal", 512), f"{bwhat}: fractal", spec.loc)
+        if int(size) != size or size <= 0 or int(align) != align or align <= 0 or int(fractal) != fractal:
+            raise SpecError(f"{bwhat}: size, align and fractal must be positive integers", spec.loc)
+        layouts = spec.get("layouts", [])
+        if not isinstance(layouts, list) or any(str(x).upper() not in TILE_LAYOUTS for x in layouts):
+            raise SpecError(f"{bwhat}: layouts must be a list of {', '.join(TILE_LAYOUTS)}", spec.loc)
+        buffers[loc] = Buffer(str(spec["name"]), loc, int(size), int(align),
+                              tuple(str(x).upper() for x in layouts), int(fractal))
 
     event_ids = number(doc["event_ids"], f"{what}: event_ids", doc.loc_of("event_ids"))
     costs_map = expect_map(doc["costs"], f"{what}: costs", doc.loc_of("costs"))

@@ -234,3 +234,84 @@ def test_compile_command_emits_tile_ir_that_runs(tmp_path):
     r = pyptoemu.run(out / "kernels" / "aiv" / "softmax_rows.pto", inputs={"arg0": x})
     e = np.exp(x - x.max(1, keepdims=True))
     np.testing.assert_allclose(r.outputs["arg1"], e / e.sum(1, keepdims=True), rtol=1e-5)
+
+
+@st.composite
+def cube_programs(draw):
+    """C = A0 @ B0 (+ A1 @ B1 through matmul.acc) on the cube, shapes from 16/32 multiples."""
+    m, k, n = (draw(st.sampled_from([16, 32])) for _ in range(3))
+    acc = draw(st.booleans())
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    pairs = 2 if acc else 1
+    mats = [(rng.uniform(-1, 1, (m, k)).astype(np.float16), rng.uniform(-1, 1, (k, n)).astype(np.float16))
+            for _ in range(pairs)]
+    a_t, b_t, c_t = f"tile<{m}x{k}xf16>", f"tile<{k}x{n}xf16>", f"tile<{m}x{n}xf32>"
+    lines = ["%c0 = pto.constant 0 : index"]
+    args = []
+    for i in range(pairs):
+        args += [f"%a{i}: pto.memref<{m}x{k}xf16>", f"%b{i}: pto.memref<{k}x{n}xf16>"]
+        lines += [f"%am{i} = pto.tile.load %a{i}[%c0, %c0] : pto.memref<{m}x{k}xf16>, {a_t}",
+                  f"%bm{i} = pto.tile.load %b{i}[%c0, %c0] : pto.memref<{k}x{n}xf16>, {b_t}",
+                  f"%l{i} = pto.tile.mov.m2l %am{i} : {a_t} -> {a_t}",
+                  f"%r{i} = pto.tile.mov.m2r %bm{i} : {b_t} -> {b_t}"]
+    lines.append(f"%c = pto.tile.matmul %l0, %r0 : {a_t}, {b_t} -> {c_t}")
+    out = "%c"
+    if acc:
+        lines.append(f"%d = pto.tile.matmul.acc %c, %l1, %r1 : {c_t}, {a_t}, {b_t} -> {c_t}")
+        out = "%d"
+    args.append(f"%out: pto.memref<{m}x{n}xf32>")
+    lines.append(f"pto.tile.store {out}, %out[%c0, %c0] : pto.memref<{m}x{n}xf32>, {c_t}")
+    text = f"module {{\nfunc.func @mm({', '.join(args)}) {{\n" + "\n".join(lines) + "\nreturn\n}\n}\n"
+    feeds = {f"arg{2 * i + j}": mats[i][j] for i in range(pairs) for j in range(2)}
+    want = sum(a.astype(np.float32) @ b.astype(np.float32) for a, b in mats)
+    return text, feeds, {f"arg{2 * pairs}": want}, k
+
+
+@settings(max_examples=12)
+@given(cube_programs())
+def test_generated_cube_programs_match_numpy(case):
+    text, feeds, expected, k = case
+    r = pyptoemu.run(text, inputs=feeds)
+    assert r.findings == [], (text, r.findings)
+    for name, want in expected.items():
+        np.testing.assert_allclose(r.outputs[name], want, atol=1e-3 * k, err_msg=text)
+
+
+@st.composite
+def loop_programs(draw):
+    """A loop over 16-row blocks of a (16*trips)x32 input: load, 1-4 vector ops, store."""
+    trips = draw(st.sampled_from([2, 3, 4]))
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    x = rng.uniform(-2, 2, (16 * trips, 32)).astype(np.float32)
+    mt = f"pto.memref<{16 * trips}x32xf32>"
+    t = "tile<16x32xf32>"
+    body = [f"%t0 = pto.tile.load %x[%r, %c0] : {mt}, {t}"]
+    value = x
+    for i in range(draw(st.integers(1, 4))):
+        op = draw(st.sampled_from(["abs", "neg", "adds", "rowexpandsub"]))
+        if op in ("abs", "neg"):
+            body.append(f"%t{i + 1} = pto.tile.{op} %t{i} : {t}")
+            value = UNARY[op](value)
+        elif op == "adds":
+            body.append(f"%t{i + 1} = pto.tile.adds %t{i}, %half : {t}, f32 -> {t}")
+            value = value + np.float32(0.5)
+        else:
+            body.append(f"%m{i} = pto.tile.rowmax %t{i} : {t} -> tile<16x1xf32>")
+            body.append(f"%t{i + 1} = pto.tile.rowexpandsub %t{i}, %m{i} : {t}, tile<16x1xf32> -> {t}")
+            value = value - value.max(1, keepdims=True)
+        last = i + 1
+    body.append(f"pto.tile.store %t{last}, %y[%r, %c0] : {mt}, {t}")
+    text = (f"module {{\nfunc.func @rows(%x: {mt}, %y: {mt}) {{\n%c0 = pto.constant 0 : index\n"
+            f"%c16 = pto.constant 16 : index\n%n = pto.constant {16 * trips} : index\n"
+            "%half = pto.constant 0.5 : f32\n"
+            "scf.for %r = %c0 to %n step %c16 {\n" + "\n".join(body) + "\n}\nreturn\n}\n}\n")
+    return text, x, value
+
+
+@settings(max_examples=12)
+@given(loop_programs(), st.booleans())
+def test_generated_loops_match_numpy_with_and_without_software_pipelining(case, pipelined):
+    text, x, want = case
+    r = pyptoemu.run(text, inputs={"arg0": x}, software_pipeline=pipelined)
+    assert r.findings == [], (text, r.findings)
+    np.testing.assert_allclose(r.outputs["arg1"], want, rtol=1e-5, atol=1e-6, err_msg=text)

@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 from ptoisa.errors import VerifyError
+from ptoisa.machine import Machine
 from ptoisa.text import ast as A
 from ptoisa.tile.ops import LAYOUT_TO_BUF, LOC_TO_BUF
 from ptoisa.tile.passes.common import Names, PassContext, is_tile_op, op_def, pipe_of, result_tile, walk
@@ -29,7 +30,7 @@ _ARITH = {"pto.addi": "arith.addi", "pto.subi": "arith.subi", "pto.muli": "arith
           "pto.maxi": "arith.maxsi"}
 
 
-def tile_buf_type(t: A.TileType, valid: list[A.Operand] | None) -> A.TileBufType:
+def tile_buf_type(t: A.TileType, valid: list[A.Operand] | None, machine: Machine) -> A.TileBufType:
     rows, cols = t.shape
     assert rows is not None and cols is not None and t.loc is not None and t.layout is not None
     vr: int | None = rows
@@ -39,7 +40,7 @@ def tile_buf_type(t: A.TileType, valid: list[A.Operand] | None) -> A.TileBufType
         vc = valid[1] if isinstance(valid[1], int) else None
     blayout, slayout = LAYOUT_TO_BUF[t.layout]
     return A.TileBufType(LOC_TO_BUF[t.loc], t.elem, rows, cols, vr, vc, blayout, slayout,
-                         1024 if t.loc == "Acc" else 512, 0)
+                         machine.buffers[LOC_TO_BUF[t.loc]].fractal, 0)
 
 
 def lower_module(module: A.Module, ctx: PassContext) -> A.Module:
@@ -65,6 +66,7 @@ class _Lowering:
         self.free_ids: dict[tuple[str, str], list[int]] = {}
         self.live_ids: dict[tuple[str, str, str], int] = {}  # (token, src pipe, dst pipe) -> id
         self.consumer_pipes: dict[str, list[str]] = {}  # token -> pipes of its first consumers
+        self.valid: dict[str, list[A.Operand]] = {}  # SSA tile -> its valid sizes
 
     def run(self) -> A.Function:
         fn = self.fn
@@ -246,7 +248,7 @@ class _Lowering:
                 out.append(_flag("pto.set_flag", op.loc, pipe, dst, eid))
 
     def alloc(self, name: str, t: A.TileType, addr: int, valid: list[A.Operand] | None, loc, out: list[A.Op]) -> str:
-        buf_t = tile_buf_type(t, valid)
+        buf_t = tile_buf_type(t, valid, self.ctx.machine)
         buf = self.names.fresh("buf")
         groups: dict[str, list[A.Operand]] = {"addr": [self.const(addr, _I64)]}
         if valid is not None:
@@ -256,6 +258,8 @@ class _Lowering:
                 groups["valid_col"] = [valid[1]]
         out.append(A.Op("pto.alloc_tile", loc, results=[buf], result_types=[buf_t], groups=groups))
         self.bufs[name] = (buf, buf_t)
+        if valid is not None:
+            self.valid[name] = list(valid)
         return buf
 
     def instruction(self, op: A.Op, out: list[A.Op]) -> None:
@@ -268,14 +272,14 @@ class _Lowering:
                 raise VerifyError(f"error: '{op.name}' op has no buffer address (run bufferize first)", op.loc)
             dst = self.alloc(op.results[0], res, int(op.attrs["addr"]), op.groups.get("valid"), op.loc, out)  # type: ignore[arg-type]
         if d.rule == "load":
-            pv, pv_t = self.partition(op, str(op.operands[0]), res, out)  # type: ignore[arg-type]
+            pv, pv_t = self.partition(op, str(op.operands[0]), res, out, op.groups.get("valid"))  # type: ignore[arg-type]
             assert dst is not None
             out.append(_dps("pto.tload", op.loc, [pv], [pv_t], dst, self.bufs[op.results[0]][1]))
             return
         if d.rule == "store":
             src_t = op.operand_types[0]
             assert isinstance(src_t, A.TileType)
-            pv, pv_t = self.partition(op, str(op.operands[1]), src_t, out)
+            pv, pv_t = self.partition(op, str(op.operands[1]), src_t, out, self.valid.get(str(op.operands[0])))
             buf, buf_t = self.bufs[str(op.operands[0])]
             out.append(_dps("pto.tstore", op.loc, [buf], [buf_t], pv, pv_t))
             return
@@ -297,7 +301,7 @@ class _Lowering:
             if o.name == "tmp" and not o.optional:
                 src = next(t for t in op.operand_types if isinstance(t, A.TileType))
                 name = self.names.fresh("tmp")
-                buf_t = tile_buf_type(src, None)
+                buf_t = tile_buf_type(src, None, self.ctx.machine)
                 out.append(A.Op("pto.alloc_tile", op.loc, results=[name], result_types=[buf_t],
                                 groups={"addr": [self.const(int(op.attrs["scratch"]), _I64)]}))  # type: ignore[arg-type]
                 ins.append(name)
@@ -315,17 +319,20 @@ class _Lowering:
                     types.append(t)
         return ins, types
 
-    def partition(self, op: A.Op, mem: str, tile: A.TileType, out: list[A.Op]) -> tuple[str, A.PartitionViewType]:
+    def partition(self, op: A.Op, mem: str, tile: A.TileType, out: list[A.Op],
+                  valid: list[A.Operand] | None) -> tuple[str, A.PartitionViewType]:
+        """The GM window a load fills or a store writes: the tile's valid region at the indices."""
         if mem not in self.views:
             raise VerifyError(f"error: '{op.name}' op addresses {mem}, which is not a GM memref argument "
                               "(canonicalize views first)", op.loc)
         tv, tv_t = self.views[mem]
-        pv_t = A.PartitionViewType(tile.shape, tile.elem)
+        sizes: list[A.Operand] = list(valid) if valid is not None else [int(d) for d in tile.shape]  # type: ignore[arg-type]
+        pv_t = A.PartitionViewType(tuple(s if isinstance(s, int) else None for s in sizes), tile.elem)
         name = self.names.fresh("pv")
         out.append(A.Op("pto.partition_view", op.loc, results=[name], result_types=[pv_t], operands=[tv],
                         operand_types=[tv_t],
                         groups={"offsets": [self.operand(v) for v in op.groups["indices"]],
-                                "sizes": [self.const(int(s)) for s in tile.shape]}))  # type: ignore[arg-type]
+                                "sizes": [self.operand(s) for s in sizes]}))
         return name, pv_t
 
 

@@ -5,8 +5,8 @@ enclosing block), types (a use's written type agrees with the definition's), the
 of every op, ``0 < valid[d] <= shape[d]``, extract bounds, and event tokens used only in the
 ``wait(...)`` lists of ops that may wait. :func:`check_target` is target legality, asked of the ISA
 and machine records: the module's target, 2-D static tiles, element types the instruction accepts,
-tile locations its operands accept, layouts a location may hold, box divisibility, buffer
-capacity and row alignment.
+tile locations its operands accept, layouts a buffer may hold (machine record), box divisibility
+(the buffer's fractal size), buffer capacity and row alignment.
 
 Messages follow MLIR: ``file:line:col: error: 'pto.tile.add' op <what is wrong>``.
 """
@@ -20,14 +20,10 @@ from ptoisa.errors import Loc, VerifyError
 from ptoisa.isa.spec import ISA
 from ptoisa.machine import Machine
 from ptoisa.text import ast as A
-from ptoisa.text.tile_syntax import INDEX_OPS, SUBVIEW, TILE_PREFIX
+from ptoisa.text.tile_syntax import INDEX_OPS, SUBVIEW, TILE_PREFIX, canonical_layout
 from ptoisa.tile.ops import LAYOUT_TO_BUF, LOC_TO_BUF, TileOpDef, producer_opcode, tile_op
 
 _INDEX = A.ScalarType("index")
-# Layouts each location may hold on A2/A3: the combinations of pto-text-format.md §2.5 (ND =
-# row_major/none_box, DN = col_major/none_box, Nz, Zn, Zz; left is ZZ on A2/A3, acc is NZ).
-LEGAL_LAYOUTS = {"Vec": ("ND", "DN", "Nz"), "Mat": ("Nz", "ND", "Zn"), "Left": ("Zz",), "Right": ("Zn",),
-                 "Acc": ("Nz",), "Bias": ("ND",), "Scale": ("Zz", "ND")}
 A2A3_TARGETS = ("a2", "a3", "a2a3")
 
 
@@ -41,6 +37,7 @@ def error(op_or_loc: A.Op | Loc | None, message: str) -> VerifyError:
 class _Scope:
     types: dict[str, A.Type] = field(default_factory=dict)
     consts: dict[str, int | float] = field(default_factory=dict)
+    valid: dict[str, list] = field(default_factory=dict)  # tile -> its static valid sizes (None = dynamic)
 
 
 def verify(module: A.Module, isa: ISA) -> None:
@@ -70,7 +67,7 @@ class _Verifier:
             self.loop(op, scope)
         elif name == "scf.if":
             for region in op.regions:
-                inner = _Scope(dict(scope.types), dict(scope.consts))
+                inner = _Scope(dict(scope.types), dict(scope.consts), dict(scope.valid))
                 self.block(region.ops, inner)
                 self._yield(op, region, op.result_types, inner)
             if op.result_types and len(op.regions) != 2:
@@ -91,7 +88,7 @@ class _Verifier:
         self._defs(op, scope)
 
     def loop(self, op: A.Op, scope: _Scope) -> None:
-        inner = _Scope(dict(scope.types), dict(scope.consts))
+        inner = _Scope(dict(scope.types), dict(scope.consts), dict(scope.valid))
         body = op.regions[0]
         for arg, ty in zip(body.args, [_INDEX, *op.result_types], strict=False):
             inner.types[arg] = ty
@@ -206,6 +203,8 @@ class _Verifier:
         if len(valid) != len(res.shape):
             raise error(op, f"valid has {len(valid)} entries for a rank-{len(res.shape)} tile")
         self._index_operands(op, valid, scope)
+        resolved = [scope.consts.get(v) if isinstance(v, str) else v for v in valid]
+        scope.valid[op.results[0]] = [x if isinstance(x, int) else None for x in resolved]
         for d, (v, n) in enumerate(zip(valid, res.shape, strict=False)):
             value = scope.consts.get(v) if isinstance(v, str) else v
             if isinstance(value, int) and not (0 < value and (n is None or value <= n)):
@@ -345,16 +344,19 @@ def _rule_matmul(v: _Verifier, op: A.Op, d: TileOpDef, scope: _Scope) -> None:
 
 def _rule_load(v: _Verifier, op: A.Op, d: TileOpDef, scope: _Scope) -> None:
     mem = op.operand_types[0]
-    _memref_tile(op, mem, _result_tile(op), scope, v)
+    valid = [scope.consts.get(x) if isinstance(x, str) else x for x in op.groups.get("valid", [])]
+    _memref_tile(op, mem, _result_tile(op), scope, v, valid or None)
 
 
 def _rule_store(v: _Verifier, op: A.Op, d: TileOpDef, scope: _Scope) -> None:
     if len(op.operand_types) != 2 or not isinstance(op.operand_types[0], A.TileType):
         raise error(op, "takes a tile and a memref: pto.tile.store %t, %m[...]")
-    _memref_tile(op, op.operand_types[1], op.operand_types[0], scope, v)
+    _memref_tile(op, op.operand_types[1], op.operand_types[0], scope, v, scope.valid.get(str(op.operands[0])))
 
 
-def _memref_tile(op: A.Op, mem: A.Type, tile: A.TileType | None, scope: _Scope, v: _Verifier) -> None:
+def _memref_tile(op: A.Op, mem: A.Type, tile: A.TileType | None, scope: _Scope, v: _Verifier,
+                 valid: list | None = None) -> None:
+    """A load/store moves the tile's valid region (its shape when it has no valid list)."""
     if not isinstance(mem, A.TileMemRefType):
         raise error(op, f"memory operand has type {mem}, expected a pto.memref")
     assert tile is not None
@@ -366,7 +368,10 @@ def _memref_tile(op: A.Op, mem: A.Type, tile: A.TileType | None, scope: _Scope, 
     if len(idx) != len(mem.shape):
         raise error(op, f"takes {len(mem.shape)} indices into the memref, got {len(idx)}")
     v._index_operands(op, idx, scope)
-    for dim, (i, t, m) in enumerate(zip(idx, tile.shape, mem.shape, strict=False)):
+    # a dynamic valid size is checked when the kernel runs (the emulator's bounds check)
+    extents = [t if valid is None else (vd if isinstance(vd, int) else None)
+               for vd, t in zip(valid or [None] * len(tile.shape), tile.shape, strict=False)]
+    for dim, (i, t, m) in enumerate(zip(idx, extents, mem.shape, strict=False)):
         value = scope.consts.get(i) if isinstance(i, str) else i
         if isinstance(value, int) and t is not None and m is not None and value + t > m:
             raise error(op, f"tile window [{value}, {value + t}) of dim {dim} exceeds the memref's {m}")
@@ -468,12 +473,12 @@ def _legal_tile(op: A.Op, t: A.TileType, machine: Machine) -> None:
         raise error(op, f"unknown element type {t.elem}")
     if t.loc is None or t.layout is None:
         raise error(op, f"tile {t} has no loc/layout (run infer-tile-info first)")
-    if t.layout not in LEGAL_LAYOUTS[t.loc]:
-        raise error(op, f"layout {t.layout} is not legal in loc {t.loc} "
-                        f"(legal: {', '.join(LEGAL_LAYOUTS[t.loc])})")
+    buf = machine.buffers[LOC_TO_BUF[t.loc]]
+    if buf.layouts and t.layout.upper() not in buf.layouts:  # the machine record's legal layouts
+        legal = ", ".join(canonical_layout(x) or x for x in buf.layouts)
+        raise error(op, f"layout {t.layout} is not legal in loc {t.loc} (legal: {legal})")
     rows, cols = t.shape
     esize = itemsize(t.elem)
-    buf = machine.buffers[LOC_TO_BUF[t.loc]]
     size = rows * cols * esize
     if size > buf.size:
         raise error(op, f"tile {t} needs {size} bytes but {buf.name} holds {buf.size}")
@@ -484,8 +489,7 @@ def _legal_tile(op: A.Op, t: A.TileType, machine: Machine) -> None:
     if slayout == "none_box" and blayout == "col_major" and (rows * esize) % block and cols != 1:
         raise error(op, f"tile {t}: a column of {rows * esize} bytes is not a multiple of {block} bytes")
     if slayout != "none_box":
-        fractal = 1024 if t.loc == "Acc" else 512
-        ri, ci = _box(slayout, esize, fractal)
+        ri, ci = _box(slayout, esize, buf.fractal)
         if cols % ci or (rows % ri and rows != 1):
             raise error(op, f"tile {t}: {t.layout} needs rows a multiple of {ri} and cols of {ci}")
 

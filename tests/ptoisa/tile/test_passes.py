@@ -258,3 +258,35 @@ def test_an_if_branch_may_yield_the_tile_from_before_the_if():
     with pytest.raises(Exception) as e:
         lower_tile_module(parse_module(late, "b.pto"), load_isa(machine=mach), mach)
     assert str(e.value) == "b.pto:13:7: error: 'scf.if' op yields %t, which is still used after the if; copy it first"
+
+
+EDGE = """module {
+  func.func @k(%x: pto.memref<40x32xf32>, %y: pto.memref<40x32xf32>, %rows: index) {
+    %c0 = pto.constant 0 : index
+    %c32 = pto.constant 32 : index
+    %a = pto.tile.load %x[%c0, %c0] : pto.memref<40x32xf32>, tile<32x32xf32>
+    %b = pto.tile.load %x[%c32, %c0] {valid = [VALID, 32]} : pto.memref<40x32xf32>, tile<32x32xf32>
+    %a2 = pto.tile.exp %a : tile<32x32xf32>
+    %b2 = pto.tile.exp %b {valid = [VALID, 32]} : tile<32x32xf32>
+    pto.tile.store %a2, %y[%c0, %c0] : pto.memref<40x32xf32>, tile<32x32xf32>
+    pto.tile.store %b2, %y[%c32, %c0] : pto.memref<40x32xf32>, tile<32x32xf32>
+    return
+  }
+}"""
+
+
+@pytest.mark.parametrize("valid", ["8", "%rows"])
+def test_edge_tiles_move_only_their_valid_region(valid):
+    """A 40-row memref in 32-row tiles: the second tile holds 8 valid rows (static or at run time);
+    its window stays inside the memref and only those rows are loaded, computed and stored."""
+    x = np.random.default_rng(8).standard_normal((40, 32)).astype(np.float32)
+    r = pyptoemu.run(EDGE.replace("VALID", valid), inputs={"arg0": x}, args={"arg2": 8})
+    assert r.findings == []
+    np.testing.assert_allclose(r.outputs["arg1"].reshape(40, 32), np.exp(x), rtol=1e-6)
+
+
+def test_a_window_beyond_the_memref_is_rejected_even_with_a_valid_region():
+    mach = load_machine()
+    with pytest.raises(Exception) as e:
+        lower_tile_module(parse_module(EDGE.replace("VALID", "9"), "e.pto"), load_isa(machine=mach), mach)
+    assert str(e.value) == "e.pto:6:5: error: 'pto.tile.load' op tile window [32, 41) of dim 0 exceeds the memref's 40"
