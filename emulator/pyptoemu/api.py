@@ -22,6 +22,7 @@ from pyptoemu.core.memory import GMBuffer, PartitionView, Ptr
 from pyptoemu.core.placement import plan_launch
 from pyptoemu.core.verify import target_machine, verify_module
 from pyptoemu.errors import DeadlockError, InputError, Loc, PtoError
+from pyptoemu.trace.bottleneck import critical_path
 
 PIPE_ORDER = ("S", "MTE1", "MTE2", "MTE3", "V", "M", "FIX")
 
@@ -59,7 +60,7 @@ class RunResult:
     cycles: int
     time_us: float
     pipes: dict[str, PipeStats]
-    bound_pipe: str
+    bound_pipe: str  # the pipe with the largest share of the critical path
     outputs: dict[str, np.ndarray]
     findings: list[Finding]
     trace: str | None = None
@@ -68,6 +69,7 @@ class RunResult:
     sync_mode: str = "asis"
     notices: list[str] = field(default_factory=list)
     instructions: int = 0
+    bound: str = ""  # the bottleneck from the critical path, e.g. "MTE2-bound: 78% of the makespan ..."
     core: Any = None  # the first AICore, for tools that need the raw event log (race checks, traces)
     cores: list[CoreStats] = field(default_factory=list)  # every core that ran a block
     blocks: int = 1
@@ -308,10 +310,13 @@ def run(
     cores = [_core_stats(c) for c in chip.cores]
     pipes = {p: PipeStats(sum(c.pipes[p].busy_cycles for c in cores), sum(c.pipes[p].instructions for c in cores))
              for p in PIPE_ORDER}
-    bound = max(PIPE_ORDER, key=lambda p: (pipes[p].busy_cycles, -PIPE_ORDER.index(p)))
     core = chip.cores[0]
+    # the critical path of the core that finished last (it set the makespan)
+    last = max(chip.cores, key=lambda c: max((i.done for i in c.trace_log), default=0))
+    neck = critical_path(last.trace_log, cycles)
     result = RunResult(
-        entry=fn.name, cycles=cycles, time_us=mach.cycles_to_us(cycles), pipes=pipes, bound_pipe=bound,
+        entry=fn.name, cycles=cycles, time_us=mach.cycles_to_us(cycles), pipes=pipes, bound_pipe=neck.pipe,
+        bound=neck.text,
         outputs=outputs, findings=list(chip.findings), machine=mach.name,
         printed=[t for c in chip.cores for t in c.printed],
         sync_mode=mode, notices=notices, instructions=sum(p.instructions for p in pipes.values()), core=core,

@@ -117,7 +117,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
         doc = {
             "entry": res.entry, "cycles": res.cycles, "time_us": res.time_us,
             "pipes": {p: res.pipes[p].to_json() for p in PIPE_ORDER},
-            "bound_pipe": res.bound_pipe, "outputs": paths, "trace": res.trace,
+            "bound_pipe": res.bound_pipe, "bound": res.bound, "outputs": paths, "trace": res.trace,
             "findings": [f.to_json() for f in res.findings],
             "machine": res.machine, "sync": res.sync_mode,
             "blocks": res.blocks, "cores": [c.to_json() for c in res.cores],
@@ -140,7 +140,7 @@ def format_summary(res, paths: dict[str, str]) -> str:
         bar = "#" * round(20 * st.busy_cycles / total)
         lines.append(f"  {p:<5} {st.busy_cycles:>9} {100 * st.busy_cycles / total:6.1f}% {st.instructions:>7}  "
                      f"{bar}")
-    lines.append(f"bound by   {res.bound_pipe}")
+    lines.append(f"bound      {res.bound or res.bound_pipe}")
     if len(res.cores) > 1:
         lines.extend(format_cores(res))
     if paths:
