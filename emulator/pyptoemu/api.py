@@ -178,8 +178,10 @@ def bind_arguments(fn: A.Function, inputs: Mapping[str, Any], args: Mapping[str,
                 raise InputError(f"argument {key} ({aname}) has unknown element type {elem}", loc)
             gm = GMBuffer(i, elem, np_dtype(elem))
             if key in inputs:
-                gm.data = _load_input(key, inputs[key], elem, loc)
-                gm.given = True
+                given = _load_input(key, inputs[key], elem, loc)
+                gm.size, gm.given = given.size, True
+                if core.data:
+                    gm.data = given
                 used.add(key)
             core.memory.gm[i] = gm
             ptr = Ptr(gm)
@@ -239,6 +241,7 @@ def run(
     blocks: int = 1,
     dump_passes: str | os.PathLike | None = None,
     software_pipeline: bool = False,
+    data: bool = True,
 ) -> RunResult:
     """Run a `.pto` kernel on the emulated AI core.
 
@@ -255,7 +258,10 @@ def run(
     machine; ``None`` runs on the machine the module's ``pto.target_arch`` names (a2a3 when it
     names none). Every op is bound and checked before anything runs. Raises :class:`InputError` for
     bad input (all verifier errors at once: :class:`pyptoemu.core.verify.ModuleVerifyError`) and
-    :class:`KernelFault` when the kernel faults (deadlock, bounds, capacity).
+    :class:`KernelFault` when the kernel faults (deadlock, bounds, capacity). ``data=False`` runs timing
+    only: the same schedule and cycles, bounds and race checks, but no input is generated and no
+    value computed (no outputs); a kernel whose control flow reads data (``tgetval``,
+    ``load_scalar``) stops with an :class:`InputError`.
     """
     from pyptoemu.isa.runnable import load_isa
 
@@ -281,7 +287,7 @@ def run(
     if not isinstance(blocks, int) or isinstance(blocks, bool) or blocks < 1:
         raise InputError(f"blocks must be a positive integer, not {blocks!r}")
     verify_module(module, fn, isa, mach)  # every op bound and checked before anything runs
-    chip = Chip(module, isa, mach, seed=seed, max_steps=max_steps)
+    chip = Chip(module, isa, mach, seed=seed, max_steps=max_steps, data=data)
     launch = plan_launch(module, fn)
     if launch.notice:
         notices = [*notices, launch.notice]

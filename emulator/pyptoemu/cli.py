@@ -67,6 +67,8 @@ def build_parser(extra: Sequence[Subcommand] = ()) -> argparse.ArgumentParser:
     r.add_argument("--json", action="store_true")
     r.add_argument("--sync", choices=("auto", "serial", "asis"), default=None)
     r.add_argument("--races", choices=("error", "warn", "off"), default="error")
+    r.add_argument("--no-data", action="store_true",
+                   help="timing only: same schedule and cycles, no data generated or computed, no outputs")
     r.add_argument("--blocks", type=int, default=1, metavar="N", help="blocks of the entry to run on the chip")
     r.add_argument("--dump-passes", metavar="DIR", help="tile-level input: write the IR after each pass to DIR")
     r.add_argument("--software-pipeline", action="store_true", help="tile-level input: ping-pong its loops")
@@ -109,7 +111,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
     out_dir = ns.output_dir or str(Path("out") / kernel.stem)
     res = run(kernel, inputs=inputs, args=args, machine=ns.machine, seed=ns.seed, trace=trace,
               entry=ns.entry, sync=ns.sync, races=ns.races, blocks=ns.blocks, dump_passes=ns.dump_passes,
-              software_pipeline=ns.software_pipeline)
+              software_pipeline=ns.software_pipeline, data=not ns.no_data)
     paths = save_outputs(res, out_dir)
     for text in res.printed:
         print(text, file=sys.stderr if ns.json else sys.stdout)

@@ -34,7 +34,8 @@ class Memories:
     """GM buffers per pointer argument plus the on-chip buffers of the machine."""
 
     def __init__(self, machine: Machine, rng_seed: int, locs: tuple[str, ...] | None = None,
-                 gm: dict | None = None):
+                 gm: dict | None = None, data: bool = True):
+        self.data = data  # False: a timing-only run, which neither generates nor computes data
         specs = [spec for loc, spec in machine.buffers.items() if locs is None or loc in locs]
         self.onchip = {spec.loc: OnChipBuffer(spec) for spec in specs}
         self.written = {spec.name: np.zeros(spec.size, dtype=bool) for spec in specs}
@@ -52,12 +53,15 @@ class Memories:
         key = (shape, strides)
         if key not in gm.view_shapes:
             gm.view_shapes.append(key)
-        have = 0 if gm.data is None else gm.data.size
+        have = gm.size
         if need <= have:
             return
         if gm.given:
             raise InputError(f"input {gm.name} holds {have} elements of {gm.dtype_name} but the view "
                              f"made here reaches element {need - 1}", loc)
+        if not self.data:  # timing only: the buffer is as large as its views, and holds nothing
+            gm.size = need
+            return
         if need * gm.dtype.itemsize > MAX_GENERATED_BYTES:
             raise InputError(f"the view made here over {gm.name} reaches {need} elements "
                              f"({need * gm.dtype.itemsize / 2**30:.1f} GiB); the emulator generates at most "
@@ -66,6 +70,7 @@ class Memories:
         extra = random_data(gm.dtype_name, gm.dtype, need - have,
                             np.random.default_rng([self.seed, gm.index, have]))
         gm.data = extra if gm.data is None else np.concatenate([gm.data, extra])
+        gm.size = gm.data.size
 
     def note_reads(self, reads: tuple, instr: Instr) -> None:
         if self.uninit_hook is None:
@@ -99,7 +104,8 @@ def random_data(dtype_name: str, dtype: np.dtype, n: int, rng: np.random.Generat
 class AICore:
     def __init__(self, module: A.Module, isa, machine: Machine, seed: int = 0, max_steps: int = 10_000_000,
                  check_uninitialised: bool = True, *, chip=None, kind: CoreKind | None = None,
-                 label: str = "core0"):
+                 label: str = "core0", data: bool = True):
+        self.data = data if chip is None else chip.data  # False: timing only (no values computed)
         self.module = module
         self.isa = isa
         self.machine = machine
@@ -111,7 +117,8 @@ class AICore:
         self.findings = Findings() if chip is None else chip.findings
         self.commits = CommitQueue() if chip is None else chip.commits
         self.flags = Flags(self.env, self.findings)
-        self.memory = Memories(machine, seed, self.kind.buffers, None if chip is None else chip.memory.gm)
+        self.memory = Memories(machine, seed, self.kind.buffers, None if chip is None else chip.memory.gm,
+                               data=self.data)
         self.memsys = None if chip is None else chip.memsys  # read by the DMA pipes (memsys.py)
         self.pipes = {
             p: Pipe(self, p, machine.in_order.get(p, True), machine.costs)

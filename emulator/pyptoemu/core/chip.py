@@ -33,7 +33,9 @@ LABEL = {"aic": "AIC", "aiv": "AIV", "combined": "CORE"}
 
 
 class Chip:
-    def __init__(self, module: A.Module, isa, machine: Machine, seed: int = 0, max_steps: int = 10_000_000):
+    def __init__(self, module: A.Module, isa, machine: Machine, seed: int = 0, max_steps: int = 10_000_000,
+                 data: bool = True):
+        self.data = data  # False: a timing-only run (pyptoemu.run(data=False))
         self.module = module
         self.isa = isa
         self.machine = machine
@@ -43,7 +45,7 @@ class Chip:
         self.env = simpy.Environment()
         self.commits = CommitQueue()
         self.findings = Findings()
-        self.memory = Memories(machine, seed, locs=())  # GM only: the cores share its ``gm``
+        self.memory = Memories(machine, seed, locs=(), data=data)  # GM only: the cores share its ``gm``
         self.memsys = SharedMemory(self.spec, machine)
         self.crosscore = CrossCore(self)
         self.cores: list[AICore] = []  # in the order they were first used

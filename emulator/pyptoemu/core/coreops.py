@@ -13,7 +13,7 @@ from pyptoemu.core.memory import OnChipBuffer, PartitionView, Ptr, TensorView, T
 from pyptoemu.core.pipe import BARRIER, SET, WAIT, Instr
 from pyptoemu.core.pipenames import event_of, pipe_of
 from pyptoemu.core.scalar import Lowering, ScalarUnit, Step, fail_step, lower_noop, require
-from pyptoemu.errors import BoundsError, KernelFault, UnsupportedOpError, VerifyError
+from pyptoemu.errors import BoundsError, InputError, KernelFault, Loc, UnsupportedOpError, VerifyError
 from pyptoemu.isa.arg import Arg
 from pyptoemu.isa.semantics import format_tile
 
@@ -394,6 +394,9 @@ def lower_tprint(su: ScalarUnit, op: A.Op) -> Step:
     def run(frame):
         yield from _barrier_all(su, op)
         v = su.value(frame, src_n, loc)
+        if not su.core.data:
+            su.core.printed.append(f"{loc}: tprint {src_n}\n(timing-only run: no data)")
+            return
         if isinstance(v, Tile):
             arg = Arg("tile", v.type.dtype, v.dtype, v.logical(), v.rows, v.cols, v.vrow, v.vcol,
                       v.type.pad, v.loc)
@@ -405,6 +408,14 @@ def lower_tprint(su: ScalarUnit, op: A.Op) -> Step:
         su.core.printed.append(f"{loc}: tprint {src_n}\n{format_tile(arg)}")
 
     return run
+
+
+def _needs_data(su: ScalarUnit, what: str, loc: Loc) -> None:
+    """A scalar read of data (it may steer control flow) cannot be timed without the data."""
+    if not su.core.data:
+        raise InputError(f"{what} reads a value into the scalar unit; a timing-only run (--no-data) "
+                         f"computes no values, so a kernel that reads data into scalars needs a run "
+                         f"with data", loc)
 
 
 def lower_tgetval(su: ScalarUnit, op: A.Op) -> Step:
@@ -421,6 +432,7 @@ def lower_tgetval(su: ScalarUnit, op: A.Op) -> Step:
         off = int(su.value(frame, off_n, loc))
         if not 0 <= off < tile.rows * tile.cols:
             raise BoundsError(f"tgetval offset {off} outside tile of {tile.rows * tile.cols} elements", loc)
+        _needs_data(su, "tgetval", loc)
         v = tile.logical().reshape(-1)[off].item()
         frame[res] = v
         su.core.record_scalar_access(op, tile, reads=True)
@@ -442,9 +454,10 @@ def lower_tsetval(su: ScalarUnit, op: A.Op) -> Step:
         off = int(su.value(frame, off_n, loc))
         if not 0 <= off < tile.rows * tile.cols:
             raise BoundsError(f"tsetval offset {off} outside tile of {tile.rows * tile.cols} elements", loc)
-        arr = tile.logical().copy()
-        arr.reshape(-1)[off] = su.value(frame, v_n, loc)
-        tile.write(arr)
+        if su.core.data:
+            arr = tile.logical().copy()
+            arr.reshape(-1)[off] = su.value(frame, v_n, loc)
+            tile.write(arr)
         su.core.record_scalar_access(op, tile, reads=False)
 
     return run
@@ -502,11 +515,12 @@ def lower_load_scalar(su: ScalarUnit, op: A.Op) -> Step:
             off = int(su.value(frame, op.operands[2], loc)) if len(op.operands) > 2 else 0
         gm = p.gm
         i = p.offset + off
-        if gm.data is None or not 0 <= i < gm.data.size:
+        if not 0 <= i < gm.size:
             raise BoundsError(f"{op.name}: element {i} outside {gm.name}", loc)
         if is_load:
+            _needs_data(su, op.name[4:], loc)
             frame[op.results[0]] = gm.data[i].item()
-        else:
+        elif su.core.data:
             gm.writable()[i] = v
         # a scalar GM access: visible to the race detector like any other (one element window)
         es = gm.dtype.itemsize

@@ -197,6 +197,7 @@ class GMBuffer:
     dtype_name: str
     dtype: np.dtype
     data: np.ndarray | None = None  # flat, allocated on first view unless given as input
+    size: int = 0  # elements the buffer holds (also known in a timing-only run, which has no data)
     given: bool = False
     written: bool = False
     view_shapes: list = field(default_factory=list)  # distinct (shape, strides) of views over it
@@ -259,7 +260,7 @@ class PartitionView:
         self.lo, self.hi = lo, hi  # element index range touched (inclusive)
 
     def check_bounds(self, loc: Loc) -> None:
-        n = 0 if self.gm.data is None else self.gm.data.size
+        n = self.gm.size
         if any(z == 0 for z in self.sizes):
             return
         if self.lo < 0 or self.hi >= n:

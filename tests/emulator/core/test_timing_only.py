@@ -1,0 +1,73 @@
+"""Timing-only runs (``data=False`` / ``--no-data``): the same schedule and bit-identical cycles
+as a run with data, races and data-independent faults still found, nothing generated or computed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import pyptoemu
+from pyptoemu.errors import BoundsError, InputError
+from tests.emulator.core.kernels import binary_kernel, pview, vec
+
+ROOT = Path(__file__).resolve().parents[3]
+EXAMPLES = ROOT / "examples"
+CASES = [
+    ("vadd_32x32.pto", {}), ("double_buffer_1024.pto", {}), ("softmax_rows_64x128.pto", {}),
+    ("matmul_splitk.pto", {"arg4": True}), ("softmax_nosync.pto", {"arg2": 128}),
+    ("iter_args_accumulate.pto", {}),
+]
+
+
+def _schedule(res) -> list[tuple]:
+    return [(i.name, i.pipe, i.issue, i.start, i.end, i.done) for i in res.core.trace_log]
+
+
+@pytest.mark.parametrize(("name", "args"), CASES, ids=[c[0] for c in CASES])
+def test_timing_only_run_has_the_same_schedule(name, args):
+    with_data = pyptoemu.run(EXAMPLES / name, args=args, races="warn")
+    timing = pyptoemu.run(EXAMPLES / name, args=args, races="warn", data=False)
+    assert timing.cycles == with_data.cycles
+    assert _schedule(timing) == _schedule(with_data)
+    assert {p: s.busy_cycles for p, s in timing.pipes.items()} == {p: s.busy_cycles for p, s in with_data.pipes.items()}
+    assert [str(f) for f in timing.findings] == [str(f) for f in with_data.findings]
+    assert with_data.outputs and not timing.outputs
+    assert all(gm.data is None for gm in timing.core.memory.gm.values())
+
+
+def test_races_are_found_without_data():
+    res = pyptoemu.run(EXAMPLES / "vadd_race.pto", races="warn", data=False)
+    kinds = sorted(f.kind for f in res.findings)
+    assert kinds == ["race", "uninitialised-read"]
+
+
+def test_out_of_bounds_window_is_found_without_data():
+    body = (f"    %t = pto.alloc_tile : {vec(16, 64)}\n"
+            "    %bad = pto.partition_view %v0, offsets = [%c1, %c0], sizes = [%cr, %cc] "
+            f": !pto.tensor_view<?x?xf32> -> {pview(16, 64)}\n"
+            f"    pto.tload ins(%bad : {pview(16, 64)}) outs(%t : {vec(16, 64)})")
+    with pytest.raises(BoundsError, match="partition_view: dim 0 window"):
+        pyptoemu.run(binary_kernel(body, nargs=1), data=False)
+
+
+def test_a_huge_view_costs_nothing_without_data():
+    """A 4 GiB view that the kernel reads one tile of: with data the emulator refuses to draw that
+    many stand-in numbers; timing only it runs and times the one load."""
+    tile = vec(16, 64)
+    body = (f"    %t = pto.alloc_tile : {tile}\n"
+            f"    pto.tload ins(%p0 : {pview(16, 64)}) outs(%t : {tile})")
+    text = binary_kernel(body, nargs=1).replace("%cr = arith.constant 16", "%cr = arith.constant 16777216")
+    text = text.replace("sizes = [%cr, %cc]", "sizes = [%c16, %cc]").replace(
+        "%c1 = arith.constant 1 : index", "%c1 = arith.constant 1 : index\n    %c16 = arith.constant 16 : index")
+    with pytest.raises(InputError, match="generates at most"):
+        pyptoemu.run(text)
+    res = pyptoemu.run(text, data=False)
+    assert res.pipes["MTE2"].instructions == 1 and res.core.memory.gm[0].size == 16777216 * 64
+
+
+def test_data_dependent_scalar_reads_stop_with_a_clear_error():
+    kernel = ROOT / "tests/emulator/check/user_kernels/kernels/a05_scalar_getset.pto"
+    with pytest.raises(InputError, match=r"a05_scalar_getset.pto:25:\d+: tgetval reads a value into the scalar unit; "
+                                         r"a timing-only run \(--no-data\)"):
+        pyptoemu.run(kernel, data=False)
