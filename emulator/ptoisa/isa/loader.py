@@ -114,7 +114,8 @@ def compile_formula(text: Any, names: set[str], consts: dict[str, Any], ctx: _Ct
 
 
 def _case(m: YMap, ctx: _Ctx, machine: Machine, what: str) -> TimingCase:
-    check_keys(m, f"{ctx.file}: entry '{ctx.entry}': {what}", {"occupancy", "latency"}, {"params"})
+    check_keys(m, f"{ctx.file}: entry '{ctx.entry}': {what}", {"occupancy", "latency"},
+               {"params", "traffic", "bandwidth"})
     params: dict[str, float] = {}
     if "params" in m:
         pmap = expect_map(m["params"], f"{what}.params", m.loc_of("params"))
@@ -128,7 +129,13 @@ def _case(m: YMap, ctx: _Ctx, machine: Machine, what: str) -> TimingCase:
     consts = {"__builtins__": {}, **FORMULA_FUNCS, **machine.params, **params}
     occ = compile_formula(m["occupancy"], names, consts, ctx, m.loc_of("occupancy"), f"{what}.occupancy")
     lat = compile_formula(m["latency"], names, consts, ctx, m.loc_of("latency"), f"{what}.latency")
-    return TimingCase(occ, lat, params)
+    if ("traffic" in m) != ("bandwidth" in m):
+        raise ctx.err(f"{what}: traffic and bandwidth go together (a DMA's bytes and its peak rate)", m.loc)
+    traffic = bandwidth = None
+    if "traffic" in m:
+        traffic = compile_formula(m["traffic"], names, consts, ctx, m.loc_of("traffic"), f"{what}.traffic")
+        bandwidth = compile_formula(m["bandwidth"], names, consts, ctx, m.loc_of("bandwidth"), f"{what}.bandwidth")
+    return TimingCase(occ, lat, params, traffic, bandwidth)
 
 
 def _timing(value: Any, ctx: _Ctx, machine: Machine, loc: Loc) -> Timing:

@@ -98,15 +98,28 @@ class Formula:
 
 @dataclass(frozen=True, slots=True)
 class TimingCase:
+    """occupancy / latency formulas; a DMA case may also say what it asks of the shared memory
+    system: ``traffic`` (bytes it moves through HBM/L2, short bursts counted at their cost) and
+    ``bandwidth`` (its per-core peak in bytes/cycle, the rate its occupancy was figured at)."""
+
     occupancy: Formula
     latency: Formula
     params: dict[str, float] = field(default_factory=dict)
+    traffic: Formula | None = None
+    bandwidth: Formula | None = None
 
     def evaluate(self, variables: dict[str, float]) -> tuple[int, int]:
         full = {**_DEFAULT_VARS, **variables}
         occ = max(0, math.ceil(self.occupancy(full)))
         lat = max(occ, math.ceil(self.latency(full)))
         return occ, lat
+
+    def transfer(self, variables: dict[str, float]) -> tuple[float, float] | None:
+        """(traffic bytes, peak bytes/cycle) of a DMA case, None for any other."""
+        if self.traffic is None or self.bandwidth is None:
+            return None
+        full = {**_DEFAULT_VARS, **variables}
+        return float(self.traffic(full)), float(self.bandwidth(full))
 
 
 @dataclass(frozen=True, slots=True)

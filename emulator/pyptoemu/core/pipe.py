@@ -78,6 +78,7 @@ class Instr:
         "sepoch",
         "seq",
         "start",
+        "transfer",
         "wait_start",
         "writes",
     )
@@ -98,6 +99,7 @@ class Instr:
         self.flag = flag  # (src pipe, dst pipe, id) for SET / WAIT
         self.operands = operands  # a tile instruction's operands as issued (tileop.OperandSnap)
         self.nbytes = nbytes
+        self.transfer = None  # a GM DMA: (traffic bytes, peak bytes/cycle) for the shared memory system
         self.start = -1
         self.end = -1  # pipe released (start + occupancy)
         self.done = -1  # writes landed (completion)

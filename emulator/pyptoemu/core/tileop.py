@@ -133,24 +133,26 @@ class TileOpBinding:
         hit = self.timing_cache.get(key)
         if hit is None:
             hit = self.timing_cache[key] = self._check_and_time(in_snap, out_snap)
-        pipe, occ, lat, nbytes = hit
+        pipe, occ, lat, nbytes, transfer = hit
         scratch = self.scratch
         reads = tuple(_range(s) for i, s in enumerate(in_snap) if s.kind != SCALAR and not scratch[i])
         writes = tuple(_range(s) for s in out_snap) + tuple(
             _range(s) for i, s in enumerate(in_snap) if s.kind != SCALAR and scratch[i])
         instr = Instr(OP, self.op.name[4:], loc, pipe, 0, occ, lat, bound=self, reads=reads, writes=writes,
                       operands=in_snap + out_snap, nbytes=nbytes)
+        instr.transfer = transfer
         if pipe == "S":
             return _run_on_scalar(su, instr)
         su.issue(pipe, instr)
         return None
 
     def _check_and_time(self, in_snap: list, out_snap: list) -> tuple:
-        """(pipe, occupancy, latency, bytes) of the op on these operand shapes, after checking them."""
+        """(pipe, occupancy, latency, bytes, GM transfer or None) of the op on these operand
+        shapes, after checking them."""
         pipe, case, dom = self._check_and_place(in_snap, out_snap)
         variables = _timing_vars(dom, in_snap, out_snap)
         occ, lat = case.evaluate(variables)
-        return (pipe, occ, lat, int(variables["bytes"]))
+        return (pipe, occ, lat, int(variables["bytes"]), case.transfer(variables))
 
     def _check_and_place(self, in_snap: list, out_snap: list) -> tuple:
         """Every check of the operands, then (pipe, timing case, the operand whose shape and dtype

@@ -1,0 +1,88 @@
+"""The shared HBM/L2 model: fair shares, the per-core HBM port, L2 hits after the first touch."""
+
+from __future__ import annotations
+
+from ptoisa.machine import load_machine
+from pyptoemu.core.bandwidth import HBM, L2, SharedBandwidth
+from pyptoemu.core.pipe import OP, Instr
+
+P = load_machine("a2a3").params
+FIXED = 265
+
+
+def _load(core, row: int, nbytes: int = 65536, name: str = "arg0") -> Instr:
+    """A GM -> UB load of one contiguous window of ``nbytes`` f32 at window index ``row``."""
+    elems = nbytes // 4
+    ins = Instr(OP, "tload", None, "MTE2", 0, FIXED + nbytes // 128, FIXED + nbytes // 128,
+                reads=((name, row * nbytes, (row + 1) * nbytes, (row * elems, (1, elems), (elems, 1))),),
+                writes=(("UB", 0, nbytes, None),))
+    ins.transfer = (float(nbytes), 128.0)
+    return ins
+
+
+def test_one_core_reading_cold_data_streams_at_its_hbm_port():
+    bw = SharedBandwidth(P)
+    ins = _load("c0", 0)
+    bw.admit("c0", ins, 0)
+    assert ins.occupancy == FIXED + 65536 // 32  # 32 B/cycle: one core's port to HBM
+    assert bw.traffic[HBM] == 65536
+
+
+def test_a_second_read_of_the_same_lines_hits_l2():
+    bw = SharedBandwidth(P)
+    bw.admit("c0", _load("c0", 0), 0)
+    again = _load("c1", 0)
+    bw.admit("c1", again, 10_000)
+    assert again.occupancy == FIXED + 65536 // 128 and bw.traffic[L2] == 65536
+
+
+def test_48_cores_share_hbm_fairly_and_each_slows_down():
+    bw = SharedBandwidth(P)
+    loads = [_load(f"c{k}", k) for k in range(48)]
+    for k, ins in enumerate(loads):
+        bw.admit(f"c{k}", ins, 0)
+    last = loads[-1]
+    share = P["hbm_bw"] / 48  # 16.7 B/cycle, below the 32 B/cycle port
+    assert abs((last.occupancy - FIXED) - 65536 / share) <= 1
+    assert last.occupancy > FIXED + 65536 // 32  # slower per core than one core alone
+
+
+def test_two_streams_of_one_core_share_its_port():
+    bw = SharedBandwidth(P)
+    a, b = _load("c0", 0), _load("c0", 1)
+    bw.admit("c0", a, 0)
+    bw.admit("c0", b, 0)
+    assert abs((b.occupancy - FIXED) - 65536 / 16) <= 1
+
+
+def test_a_transfer_that_starts_after_the_others_ended_is_alone_again():
+    bw = SharedBandwidth(P)
+    for k in range(8):
+        bw.admit(f"c{k}", _load(f"c{k}", k), 0)
+    late = _load("c9", 20)
+    bw.admit("c9", late, 1_000_000)
+    assert late.occupancy == FIXED + 65536 // 32
+
+
+class _GM:
+    def __init__(self, name: str, size: int) -> None:
+        import numpy as np
+
+        self.name, self.size, self.dtype = name, size, np.dtype(np.float32)
+
+
+class _Core:
+    def __init__(self, sizes: dict[str, int]) -> None:
+        self.memory = type("M", (), {"gm": {k: _GM(k, v) for k, v in sizes.items()}})()
+
+
+def test_gm_that_fits_in_l2_starts_there_and_larger_gm_starts_in_hbm():
+    small, big = _Core({"arg0": 1 << 20}), _Core({"arg0": P["l2_bytes"]})
+    bw = SharedBandwidth(P)
+    ins = _load(small, 0)
+    bw.admit(small, ins, 0)
+    assert ins.occupancy == FIXED + 65536 // 128  # hot in L2, as the calibration figures were measured
+    bw = SharedBandwidth(P)
+    ins = _load(big, 0)
+    bw.admit(big, ins, 0)
+    assert ins.occupancy == FIXED + 65536 // 32
