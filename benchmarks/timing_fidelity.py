@@ -1,6 +1,12 @@
 """Timing fidelity: the emulator's predictions next to measured hardware figures.
 
-    python benchmarks/timing_fidelity.py [--machine a2a3[:ALTERNATIVE]]
+    python benchmarks/timing_fidelity.py [--machine a2a3[:ALTERNATIVE]] [--no-workloads]
+
+Whole workloads: the published whole-chip timings of shared/spec/machine-a2a3.md run on the
+emulated chip (benchmarks/kernels), timing only (data=False: the schedule and cycles are those of a
+run with data). Predicted time = makespan + launch_kernel + launch_block x waves (machine params,
+from pto-isa's flash-attention cost model). Goal: each within +-25%, and the copy's tile-size trend
+1 : 1.08 : 2.62 within +-25% per step.
 
 Per-instruction table: every calibration figure of shared/spec/machine-a2a3.md ("Calibration data
 (measured)") rebuilt as a one-instruction kernel on one idle emulated core (benchmarks/calibration.py),
@@ -17,8 +23,26 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from calibration import cases, measure
+from kernels.streams import add_kernel, copy_kernel
+
+import pyptoemu
+from ptoisa.machine import load_machine
 
 INSTRUCTION_TOLERANCE = 0.15
+WORKLOAD_TOLERANCE = 0.25
+VECTOR_CORES = 48
+# (name, kernel text, blocks, published us, source row of the spec)
+WORKLOADS = (
+    ("add 8192^2 fp16, 1 core", lambda: add_kernel(tr=1, tc=8192), 1, 6909.6, "add, same, 1 core"),
+    ("add 8192^2 fp16, 48 cores", lambda: add_kernel(tr=1, tc=8192), 48, 264.0, "add, 48 vector cores"),
+    ("copy 12288^2 fp16, 128 KiB tiles", lambda: copy_kernel(12288, 131072, 131072), 48, 215.8, "GM -> UB copy"),
+    ("copy 12288^2 fp16, 8 KiB tiles", lambda: copy_kernel(12288, 8192, 131072), 48, 233.5, "GM -> UB copy"),
+    ("copy 12288^2 fp16, 128 B tiles", lambda: copy_kernel(12288, 128, 65536), 48, 564.8, "GM -> UB copy"),
+)
+NOT_MODELLED = (
+    ("GEMM fp16 -> fp32 1536^3 / 3072^3 / 6144^3, 24 cube cores", "38.8 / 206.7 / 1506 us"),
+    ("flash attention S0=128, S1=8192, d=128, one core group", "74.5 us"),
+)
 
 
 def instruction_table(machine: str) -> list:
@@ -40,12 +64,49 @@ def print_instruction_table(rows: list) -> int:
     return misses
 
 
+def workload_table(machine: str) -> list[tuple[str, float, float, str]]:
+    """(name, predicted us, published us, source) per whole workload."""
+    m = load_machine(machine)
+    rows = []
+    for name, kernel, blocks, published, source in WORKLOADS:
+        res = pyptoemu.run(kernel(), machine=machine, blocks=blocks, data=False, races="off")
+        waves = -(-blocks // VECTOR_CORES)
+        cycles = res.cycles + m.params["launch_kernel"] + waves * m.params["launch_block"]
+        rows.append((name, m.cycles_to_us(cycles), published, source))
+    return rows
+
+
+def print_workload_table(rows: list) -> int:
+    print(f"{'workload':<36} {'predicted us':>12} {'published us':>12} {'ratio':>6}")
+    misses = 0
+    for name, predicted, published, _ in rows:
+        ratio = predicted / published
+        flag = "" if abs(ratio - 1) <= WORKLOAD_TOLERANCE else "  <-- outside +-25%"
+        misses += bool(flag)
+        print(f"{name:<36} {predicted:>12.1f} {published:>12.1f} {ratio:>6.2f}{flag}")
+    copies = [r for r in rows if r[0].startswith("copy")]
+    if len(copies) == 3:
+        base_p, base_m = copies[0][1], copies[0][2]
+        steps = [(p / base_p, m / base_m) for _, p, m, _ in copies]
+        text = " : ".join(f"{p:.2f}" for p, _ in steps)
+        ok = all(abs(p / m - 1) <= WORKLOAD_TOLERANCE for p, m in steps)
+        print(f"copy tile-size trend (128 KiB : 8 KiB : 128 B): predicted {text}, published "
+              f"{' : '.join(f'{m:.2f}' for _, m in steps)} ({'each step within +-25%' if ok else 'a step misses'})")
+    for name, published in NOT_MODELLED:
+        print(f"{name:<36} {'not modelled':>12} {published:>12}")
+    return misses
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--machine", default="a2a3")
+    ap.add_argument("--no-workloads", action="store_true")
     ns = ap.parse_args()
     print(f"machine {ns.machine}: per-instruction calibration (one idle core)")
     print_instruction_table(instruction_table(ns.machine))
+    if not ns.no_workloads:
+        print(f"\nmachine {ns.machine}: published whole-chip workloads")
+        print_workload_table(workload_table(ns.machine))
 
 
 if __name__ == "__main__":

@@ -1,13 +1,21 @@
-"""The shared HBM/L2 model: fair shares, the per-core HBM port, L2 hits after the first touch."""
+"""The chip's shared HBM/L2 model: fair shares, the per-core HBM port, L2 hits after the first touch."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pyptoemu
 from ptoisa.machine import load_machine
-from pyptoemu.core.bandwidth import HBM, L2, SharedBandwidth
+from pyptoemu.core.memsys import HBM, L2, SharedMemory
 from pyptoemu.core.pipe import OP, Instr
 
-P = load_machine("a2a3").params
+MACHINE = load_machine("a2a3")
+P = MACHINE.chip_spec().shared
 FIXED = 265
+
+
+def _fresh() -> SharedMemory:
+    return SharedMemory(MACHINE.chip_spec(), MACHINE)
 
 
 def _load(core, row: int, nbytes: int = 65536, name: str = "arg0") -> Instr:
@@ -21,7 +29,7 @@ def _load(core, row: int, nbytes: int = 65536, name: str = "arg0") -> Instr:
 
 
 def test_one_core_reading_cold_data_streams_at_its_hbm_port():
-    bw = SharedBandwidth(P)
+    bw = _fresh()
     ins = _load("c0", 0)
     bw.admit("c0", ins, 0)
     assert ins.occupancy == FIXED + 65536 // 32  # 32 B/cycle: one core's port to HBM
@@ -29,7 +37,7 @@ def test_one_core_reading_cold_data_streams_at_its_hbm_port():
 
 
 def test_a_second_read_of_the_same_lines_hits_l2():
-    bw = SharedBandwidth(P)
+    bw = _fresh()
     bw.admit("c0", _load("c0", 0), 0)
     again = _load("c1", 0)
     bw.admit("c1", again, 10_000)
@@ -37,7 +45,7 @@ def test_a_second_read_of_the_same_lines_hits_l2():
 
 
 def test_48_cores_share_hbm_fairly_and_each_slows_down():
-    bw = SharedBandwidth(P)
+    bw = _fresh()
     loads = [_load(f"c{k}", k) for k in range(48)]
     for k, ins in enumerate(loads):
         bw.admit(f"c{k}", ins, 0)
@@ -48,7 +56,7 @@ def test_48_cores_share_hbm_fairly_and_each_slows_down():
 
 
 def test_two_streams_of_one_core_share_its_port():
-    bw = SharedBandwidth(P)
+    bw = _fresh()
     a, b = _load("c0", 0), _load("c0", 1)
     bw.admit("c0", a, 0)
     bw.admit("c0", b, 0)
@@ -56,7 +64,7 @@ def test_two_streams_of_one_core_share_its_port():
 
 
 def test_a_transfer_that_starts_after_the_others_ended_is_alone_again():
-    bw = SharedBandwidth(P)
+    bw = _fresh()
     for k in range(8):
         bw.admit(f"c{k}", _load(f"c{k}", k), 0)
     late = _load("c9", 20)
@@ -78,11 +86,39 @@ class _Core:
 
 def test_gm_that_fits_in_l2_starts_there_and_larger_gm_starts_in_hbm():
     small, big = _Core({"arg0": 1 << 20}), _Core({"arg0": P["l2_bytes"]})
-    bw = SharedBandwidth(P)
+    bw = _fresh()
     ins = _load(small, 0)
     bw.admit(small, ins, 0)
     assert ins.occupancy == FIXED + 65536 // 128  # hot in L2, as the calibration figures were measured
-    bw = SharedBandwidth(P)
+    bw = _fresh()
     ins = _load(big, 0)
     bw.admit(big, ins, 0)
     assert ins.occupancy == FIXED + 65536 // 32
+
+
+def _copy_kernel(side: int, burst: int, ub: int) -> str:
+    import importlib.util
+    import sys
+
+    path = Path(__file__).resolve().parents[3] / "benchmarks" / "kernels" / "streams.py"
+    spec = importlib.util.spec_from_file_location("bench_streams", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("bench_streams", module)
+    spec.loader.exec_module(module)
+    return module.copy_kernel(side, burst, ub)
+
+
+def test_a_48_core_copy_slows_down_per_core():
+    """The published GM -> UB copy (12288^2 fp16, 128 KiB tiles; 288 MiB, more than L2 holds) on 1
+    core and on 48: one core streams at its HBM port (32 B/cycle), 48 share HBM (800 B/cycle, 16.7
+    each), so each core's loads take longer while the chip as a whole moves more."""
+    text = _copy_kernel(12288, 131072, 131072)
+    one = pyptoemu.run(text, blocks=1, data=False, races="off")
+    many = pyptoemu.run(text, blocks=48, data=False, races="off")
+    per_load_one = one.pipes["MTE2"].busy_cycles / one.pipes["MTE2"].instructions
+    per_load_many = many.pipes["MTE2"].busy_cycles / many.pipes["MTE2"].instructions
+    assert abs(per_load_one - (FIXED + 131072 / P["hbm_core_bw"])) <= 3
+    assert per_load_many > 1.7 * per_load_one
+    moved = 12288 * 12288 * 2
+    assert moved / one.cycles < P["hbm_core_bw"]
+    assert 0.9 * P["hbm_bw"] < moved / many.cycles <= P["hbm_bw"]
