@@ -76,6 +76,8 @@ class SharedMemory:
     def start(self, gm_buffers: dict) -> None:
         """At the first transfer: GM that fits in L2 as a whole starts resident there."""
         self.started = True
+        if not gm_buffers:
+            return
         total = sum(gm.size * gm.dtype.itemsize for gm in gm_buffers.values())
         if total > self.l2_bytes:
             return
@@ -87,23 +89,22 @@ class SharedMemory:
 
     # ---------------------------------------------------------------------------- the L2
 
-    def _line_ranges(self, access: tuple) -> list[tuple[str, int, int]]:
-        """(buffer, first line, last line + 1) per contiguous run of a GM access."""
+    def _lines(self, access: tuple) -> tuple[str, np.ndarray]:
+        """(buffer, the L2 lines a GM access touches) - every contiguous run's lines."""
         name, lo, hi, footprint = access
-        if footprint is None:
-            return [(name, lo // self.line, (hi - 1) // self.line + 1)]
+        if footprint is None or len(footprint[1]) < 2 or footprint[2][-1] != 1:
+            return name, np.arange(lo // self.line, (hi - 1) // self.line + 1, dtype=np.int64)
         base, sizes, strides = footprint
         span = 1 + sum((z - 1) * s for z, s in zip(sizes, strides, strict=False) if z > 0)
         es = max(1, (hi - lo) // max(span, 1))
-        if len(sizes) < 2 or strides[-1] != 1:
-            return [(name, lo // self.line, (hi - 1) // self.line + 1)]
         starts = np.zeros(1, dtype=np.int64) + base
         for z, s in zip(sizes[:-1], strides[:-1], strict=False):
             starts = (starts[:, None] + np.arange(z, dtype=np.int64)[None, :] * s).reshape(-1)
-        run = sizes[-1]
         first = starts * es // self.line
-        last = ((starts + run) * es - 1) // self.line + 1
-        return [(name, int(a), int(b)) for a, b in zip(first.tolist(), last.tolist(), strict=True)]
+        last = ((starts + sizes[-1]) * es - 1) // self.line + 1
+        width = int((last - first).max()) if first.size else 0
+        lines = first[:, None] + np.arange(width, dtype=np.int64)[None, :]
+        return name, lines[lines < last[:, None]]
 
     def _resident(self, name: str, upto: int) -> np.ndarray:
         arr = self.lines.get(name)
@@ -114,29 +115,31 @@ class SharedMemory:
             arr = self.lines[name] = grown
         return arr
 
-    def _touch(self, ranges: list[tuple[str, int, int]]) -> bool:
+    def _touch(self, name: str, lines: np.ndarray) -> bool:
         """Mark the lines resident (while L2 has room); True if every line already was."""
-        hit = True
-        for name, a, b in ranges:
-            arr = self._resident(name, b)
-            seg = arr[a:b]
-            new = int(b - a - np.count_nonzero(seg))
-            if new:
-                hit = False
-                if self.resident + new * self.line <= self.l2_bytes:
-                    seg[:] = True
-                    self.resident += new * self.line
-        return hit
+        if lines.size == 0:
+            return True
+        arr = self._resident(name, int(lines.max()) + 1)
+        missing = lines[~arr[lines]]
+        if missing.size == 0:
+            return True
+        new = np.unique(missing).size
+        if self.resident + new * self.line <= self.l2_bytes:
+            arr[missing] = True
+            self.resident += new * self.line
+        return False
 
     def medium(self, ins) -> str:
         """HBM or L2 for this transfer (and the lines it touches become resident)."""
+        if self.fits:  # all of GM is resident: every read hits, writes stay
+            return L2
         gm_reads = [r for r in ins.reads if r[3] is not None or r[0].startswith("arg")]
         gm_writes = [w for w in ins.writes if w[3] is not None or w[0].startswith("arg")]
         read_hit = True
         for r in gm_reads:
-            read_hit = self._touch(self._line_ranges(r)) and read_hit
+            read_hit = self._touch(*self._lines(r)) and read_hit
         for w in gm_writes:
-            self._touch(self._line_ranges(w))
+            self._touch(*self._lines(w))
         if gm_writes:
             return L2 if self.fits else HBM
         return L2 if (gm_reads and read_hit) else HBM

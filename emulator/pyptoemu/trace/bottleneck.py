@@ -17,6 +17,7 @@ up by the chain of waits (``latency-bound: 61% of the makespan waiting on MTE2->
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 
 from pyptoemu.core.pipe import BARRIER, OP, WAIT, Instr
@@ -66,7 +67,13 @@ class _PathWalker:
             if ins.start >= 0:
                 self.by_pipe.setdefault(ins.pipe, []).append(ins)
         self.position = {id(ins): k for lst in self.by_pipe.values() for k, ins in enumerate(lst)}
-        self.dma_like = [i for p, lst in self.by_pipe.items() if p != "S" for i in lst]
+        # for bisecting: the scalar unit's sync points by end, the pipes' instructions by completion
+        self.s_syncs = sorted((q for q in self.by_pipe.get("S", []) if q.kind in (BARRIER, WAIT)),
+                              key=lambda q: q.end)
+        self.s_sync_ends = [q.end for q in self.s_syncs]
+        self.completions = sorted((i for p, lst in self.by_pipe.items() if p != "S" for i in lst),
+                                  key=lambda q: q.done)
+        self.completion_times = [q.done for q in self.completions]
 
     def pipe_predecessor(self, ins: Instr) -> Instr | None:
         """The earlier instruction of the same pipe whose release (end) or completion (done)
@@ -81,19 +88,13 @@ class _PathWalker:
 
     def scalar_sync_before(self, t: int) -> Instr | None:
         """The latest sync point of the scalar unit (a full barrier or a wait on S) ending by t."""
-        best = None
-        for q in self.by_pipe.get("S", []):
-            if q.kind in (BARRIER, WAIT) and q.end <= t and (best is None or q.end > best.end):
-                best = q
-        return best
+        k = bisect.bisect_right(self.s_sync_ends, t)
+        return self.s_syncs[k - 1] if k else None
 
     def drained_by(self, t: int) -> Instr | None:
         """The pipe instruction whose completion a full barrier ending at t waited for."""
-        best = None
-        for q in self.dma_like:
-            if q.done <= t and (best is None or q.done > best.done):
-                best = q
-        return best
+        k = bisect.bisect_right(self.completion_times, t)
+        return self.completions[k - 1] if k else None
 
 
 def _charge(b: Bottleneck, what: str, pipe: str, cycles: int) -> None:
