@@ -155,28 +155,35 @@ class _Converter:
 
     def plan_grid(self, ops: list) -> tuple | None:
         """(R, C, tr, tc) for a fused grid over ``[R, C]`` tensors, or None when shapes do not fit the
-        pattern (everything ``[R, C]`` or ``[R, 1]``)."""
+        pattern (everything ``[R, C]``, an ``[R, 1]`` row vector, or a ``[1, C]`` / ``[C]`` column
+        vector, which every block reads at its column offset)."""
         vals = self.tensors(ops)
         shapes = [static_shape(v.type) for v in vals]
-        if not vals or any(s is None or len(s) != 2 for s in shapes):
+        if not vals or any(s is None or len(s) not in (1, 2) for s in shapes):
             return None
+        shapes = [(1, *s) if len(s) == 1 else s for s in shapes]
         R = max(s[0] for s in shapes)
         C = max(s[1] for s in shapes)
-        if any(s[0] != R or s[1] not in (C, 1) for s in shapes):
+        if any(s[0] not in (R, 1) or s[1] not in (C, 1) or s == (1, 1) != (R, C) for s in shapes):
             return None
         self.row_vecs = {v for v, s in zip(vals, shapes, strict=False) if s[1] == 1 and C != 1}
+        self.col_vecs = {v for v, s in zip(vals, shapes, strict=False) if s[0] == 1 and R != 1}
+        if any(s[0] != R for v, s in zip(vals, shapes, strict=False) if v not in self.col_vecs):
+            return None
         bytes_ = [v.type.dtype.nbytes for v in vals]
         bmax, bmin = max(bytes_), min(bytes_)
         reduces = any(s.value.op.name in _ROW_REDUCE for s in ops)
         col_align = max(1, ALIGN_BYTES // bmin)
         row_align = max(8, ALIGN_BYTES // bmin) if self.row_vecs else 8
         # tiles one block needs: each loaded input and each op result, plus a scratch per row reduction
-        n_full = sum(1 for v in vals if v not in self.row_vecs) + sum(1 for s in ops if s.value.op.name in _ROW_REDUCE)
-        n_row = len(self.row_vecs)
+        vecs = self.row_vecs | self.col_vecs
+        n_full = sum(1 for v in vals if v not in vecs) + sum(1 for s in ops if s.value.op.name in _ROW_REDUCE)
+        n_full += sum(2 for s in ops if _mixes_vectors(s, vecs))  # a broadcast expands its vector first
+        n_row, n_col = len(self.row_vecs), len(self.col_vecs)
 
         def fits(tr: int, tc: int) -> bool:
             full = tr * tc * bmax
-            total = n_full * full + n_row * _ceil(tr * bmax, ALIGN_BYTES)
+            total = n_full * full + n_row * _ceil(tr * bmax, ALIGN_BYTES) + n_col * _ceil(tc * bmax, ALIGN_BYTES)
             return full <= self.max_tile and total <= CAPACITY[MemorySpace.Vec]
 
         cp = _ceil(C, col_align)
@@ -260,6 +267,10 @@ class _Converter:
         tr, tc = self.tile_shape
         if v in self.row_vecs:
             return [g.ro, _idx(0)], [tr, 1], (g.vr, 1)
+        if len(v.type.shape) == 1:  # a [C] vector is one row: the block's column window of it
+            return [g.co], [tc], (g.vc,)
+        if v in self.col_vecs:
+            return [_idx(0), g.co], [1, tc], (1, g.vc)
         return [g.ro, g.co], [tr, tc], (g.vr, g.vc)
 
     def emit_block(self, ops: list, g: _Geometry, outs: list) -> tuple[list, list]:
@@ -287,16 +298,15 @@ class _Converter:
         if name in _ELEMENTWISE:
             a, b = c.args
             short = _ELEMENTWISE[name]
-            ra, rb = a in self.row_vecs, b in self.row_vecs
-            if ra == rb:
+            ka, kb = self.vec_kind(a), self.vec_kind(b)
+            if ka == kb:
                 return getattr(B, short)(tile_of(a), tile_of(b), span=span)
-            # an [R, 1] row vector against a full block: the expand-op lowering tile-level code uses
-            # (row_expand_<op>, or the vector expanded first for sub/div/maximum with it on the left)
+            # a row or column vector against a full block (or the two vectors: an outer op): the
+            # expand-op lowering tile-level code uses (passes/broadcast.py)
             ta, tb = tile_of(a), tile_of(b)
-            full = [static_int(d) for d in (tb if ra else ta).type.shape]
-            vr, vc = (g.vr, g.vc) if g is not None else full
-            kinds = ("row" if ra else "full", "row" if rb else "full")
-            return lower_binary(short, ta, tb, kinds, full,
+            tr, tc = self.tile_shape
+            vr, vc = (g.vr, g.vc) if g is not None else (tr, tc)
+            return lower_binary(short, ta, tb, (ka, kb), [tr, tc],
                                 lambda base, e: self.let(f"{s.var.name}_{base}", e, out, (vr, vc)), span)
         if name in _SCALAR:
             return getattr(B, _SCALAR[name])(tile_of(c.args[0]), c.args[1], span=span)
@@ -314,10 +324,14 @@ class _Converter:
             return getattr(B, _ROW_REDUCE[name])(src, tmp, span=span)
         raise CompileError(f"{name} cannot be converted here", s.span)
 
+    def vec_kind(self, v: Any) -> str:
+        """'row' for an [R, 1] row vector, 'col' for a [1, C] / [C] column vector, else 'full'."""
+        return "row" if v in self.row_vecs else "col" if v in self.col_vecs else "full"
+
     # ------------------------------------------------------------------ whole-tensor conversion
     def emit_single(self) -> list:
         """Convert op by op with whole-tensor tiles, keeping every other statement in place."""
-        self.row_vecs = set()
+        self.row_vecs, self.col_vecs = set(), set()
         out: list = []
         tiles: dict = {}
 
@@ -391,6 +405,14 @@ class _Converter:
             )
         self.check_fits(s.var, [static_int(d) for d in call.type.shape], MemorySpace.Acc)
         return self.let(f"{s.var.name}_acc", call, out)
+
+
+def _mixes_vectors(s: St.AssignStmt, vecs: set) -> bool:
+    """Whether a binary op combines operands of different kinds (a vector with a full block)."""
+    if s.value.op.name not in _ELEMENTWISE:
+        return False
+    a, b = s.value.args
+    return (a in vecs) != (b in vecs) or (a in vecs and b in vecs and static_shape(a.type) != static_shape(b.type))
 
 
 def _without_tensor_aliases(stmts: list) -> list:

@@ -130,3 +130,36 @@ def test_non_lowerable_broadcast_is_a_located_error():
     with pytest.raises(PyptoError, match=r"'and' does not broadcast on tiles") as e:
         dsl_program(body, {"a": ((8, 16), "INT32"), "b": ((1, 16), "INT32")}, ((8, 16), "INT32"))
     assert "r = pl.and_(ta, tb)" in e.value.render()
+
+
+def test_large_tensor_with_column_vectors_is_tiled():
+    """A [221, 94] chain with [1, C], [C] and [R, 1] operands: too big for one Vec tile, so the
+    compiler tiles it; every block reads its column window of the vectors (was: Vec overflow)."""
+    rows, cols = 221, 94
+    t = f"pl.Tensor[[{rows}, {cols}], pl.FP32]"
+    src = (
+        "import pypto.language as pl\n\n\n@pl.program\nclass P:\n"
+        "    @pl.function(type=pl.FunctionType.InCore)\n"
+        f"    def k(self, a: {t}, c: pl.Tensor[[1, {cols}], pl.FP32], v: pl.Tensor[[{cols}], pl.FP32], "
+        f"r: pl.Tensor[[{rows}, 1], pl.FP32]) -> {t}:\n"
+        "        x = pl.div(a, c)\n        x = pl.sub(v, x)\n        x = pl.maximum(r, x)\n        x = pl.exp(x)\n"
+        "        return x\n"
+    )
+    import hashlib
+    import os
+    import tempfile
+
+    from conftest import load_module
+
+    path = os.path.join(tempfile.gettempdir(), "bcast_big_" + hashlib.sha1(src.encode()).hexdigest()[:12] + ".py")
+    with open(path, "w") as f:
+        f.write(src)
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((rows, cols)).astype(np.float32)
+    c = (rng.uniform(0.5, 1.5, (1, cols)) * rng.choice([-1, 1], (1, cols))).astype(np.float32)
+    v = rng.standard_normal(cols).astype(np.float32)
+    r = rng.standard_normal((rows, 1)).astype(np.float32)
+    res = run(load_module(path).P, a, c, v, r)
+    assert not res.errors(), res.errors()
+    want = np.exp(np.maximum(r, v - a / c))
+    np.testing.assert_allclose(res.outputs[0], want, rtol=1e-5)
