@@ -2,12 +2,14 @@
 
 A kernel is drawn from a seed: a vector kernel (tiles in ``vec``, loads, element-wise ops on the V
 pipe, scalar reads and writes of tiles on S, stores) or a cube kernel (``mat`` -> ``left``/``right``
--> matmul into one of several ``acc`` tiles -> store, scalar reads of GM the kernel wrote). Its
-control flow nests ``scf.for`` (constant, argument and zero trip counts), ``scf.if`` with and without
-``else`` and with tile results, conditions on the arguments (``i + c < n``: taken on some iterations
-only) and on data, ``scf.while`` and calls of helper functions. GM windows move with loop induction
-variables (row blocks), so tails and in-place updates appear. Every kernel is valid for every
-argument value in ``0..MAX_ARG``: loops stay within the ``BLOCKS`` row blocks of each buffer.
+-> matmul into one of several ``acc`` tiles -> store, scalar reads of GM the kernel wrote). Vector
+tiles are private allocations or, in some kernels, fixed addresses that alias each other whole or in
+part (level 3). Control flow nests ``scf.for`` (constant, argument and zero trip counts), ``scf.if``
+with and without ``else`` and with tile results, conditions on the arguments (``i + c < n``: taken
+on some iterations only) and on data, ``scf.while`` and calls of helper functions. GM windows move
+with loop induction variables (row blocks), so tails and in-place updates appear. Every kernel is
+valid for every argument value in ``0..MAX_ARG``: loops stay within the ``BLOCKS`` row blocks of
+each buffer.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ MAX_TRIP = 3  # no loop runs more often (constant trip counts and the arguments)
 BLOCKS = 8  # row blocks per GM buffer: iv (< MAX_TRIP) + offset (< BLOCKS - MAX_TRIP) stays inside
 
 VEC = "!pto.tile_buf<vec, 8x16xf32>"
+ADDRESSES = (0, 256, 512, 1024, 4096)  # byte addresses of level-3 vec tiles (512 bytes each)
 VROWS = 8
 MAT = "!pto.tile_buf<mat, 16x16xf16, blayout=col_major, slayout=row_major>"
 LEFT = "!pto.tile_buf<left, 16x16xf16, slayout=row_major>"
@@ -296,8 +299,14 @@ def generate(seed: int, budget: int = 14) -> Kernel:
     else:
         _prologue(g, "f32", VROWS)
         g.tiles = [f"%t{k}" for k in range(rng.randint(2, 4))]
+        level3 = rng.random() < 0.4  # fixed addresses: some tiles alias others whole or in part
         for t in g.tiles:
-            g.emit(0, f"{t} = pto.alloc_tile : {VEC}")
+            if level3:
+                addr = rng.choice(ADDRESSES)
+                g.emit(0, f"%a{t[2:]} = arith.constant {addr} : i64")
+                g.emit(0, f"{t} = pto.alloc_tile addr = %a{t[2:]} : {VEC}")
+            else:
+                g.emit(0, f"{t} = pto.alloc_tile : {VEC}")
         for t in g.tiles:
             p = g.row_view(0, [], "%vx", VROWS, "f32")
             g.emit(0, f"pto.tload ins({p} : !pto.partition_tensor_view<8x16xf32>) outs({t} : {VEC})")

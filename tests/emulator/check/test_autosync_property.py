@@ -79,6 +79,7 @@ def test_the_generator_reaches_the_shapes_that_broke_the_pass():
     assert any("func.call" in t for t in texts)
     assert any("-> (!pto.tile_buf" in t for t in texts)  # if with a tile result
     assert any("arith.cmpf" in t for t in texts)  # data-dependent condition
+    assert any("alloc_tile addr =" in t for t in texts)  # level-3 tiles that alias
     assert sum("pto.tmatmul" in t for t in texts) >= 10
     assert any(t.count("pto.tmatmul") >= 3 and t.count("%acc2 = ") for t in texts)
 
