@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from ptoisa.errors import VerifyError
 from ptoisa.isa.spec import ISA
 from ptoisa.text import ast as A
-from ptoisa.tile.ops import BUF_TO_LOC, LAYOUT_TO_BUF, MOV_KINDS
+from ptoisa.tile.ops import BUF_TO_LOC, LAYOUT_TO_BUF, MOV_KINDS, tile_op
 from ptoisa.tile.passes.common import Names, walk
 
 _INDEX = A.ScalarType("index")
@@ -169,6 +169,8 @@ class _Raise:
         return state.current[key], self.tile_type(buf, op)
 
     def write(self, buf: str, op: A.Op, state: _State) -> tuple[str, A.TileType]:
+        if buf not in self.buffers:
+            raise _fail(op, f"writes {buf}, which is not a tile buffer allocated in this function")
         key = self.buffers[buf][0]
         name = self.names.fresh("t" + buf.lstrip("%").split("#")[0] + "_v")
         ty = self.tile_type(buf, op)
@@ -183,6 +185,8 @@ class _Raise:
         spec = self.isa.get(mnemonic)
         if spec is None:
             raise _fail(op, "unknown instruction")
+        if len(op.outs) != 1:
+            raise _fail(op, "it does not write exactly one tile")
         if mnemonic == "tload":
             arg, offsets = self._window(op, str(op.ins[0]))
             name, ty = self.write(str(op.outs[0]), op, state)
@@ -191,6 +195,8 @@ class _Raise:
             return self._valid(new, str(op.outs[0]))
         if mnemonic == "tstore":
             arg, offsets = self._window(op, str(op.outs[0]))
+            if not op.ins:
+                raise _fail(op, "it stores no tile")
             value, ty = self.read(str(op.ins[0]), op, state)
             return A.Op("pto.tile.store", op.loc, operands=[value, arg], operand_types=[ty, self._memref(arg)],
                         groups={"indices": offsets})
@@ -210,6 +216,8 @@ class _Raise:
                 operands.append(v)
                 types.append(self._scalar_type(op, i))
         name = self._tile_op_name(op, mnemonic, types)
+        if tile_op(name, self.isa) is None:
+            raise _fail(op, f"no tile-level op {name}")
         out_name, out_ty = self.write(str(op.outs[0]), op, state)
         new = A.Op(name, op.loc, results=[out_name], result_types=[out_ty], operands=operands, operand_types=types,
                    attrs=dict(op.attrs))

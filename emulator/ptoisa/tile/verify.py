@@ -66,6 +66,9 @@ class _Verifier:
         if name == "scf.for":
             self.loop(op, scope)
         elif name == "scf.if":
+            cond = scope.types.get(str(op.operands[0])) if op.operands else None
+            if cond != A.ScalarType("i1"):
+                raise error(op, f"condition has type {cond}, expected i1")
             for region in op.regions:
                 inner = _Scope(dict(scope.types), dict(scope.consts), dict(scope.valid))
                 self.block(region.ops, inner)

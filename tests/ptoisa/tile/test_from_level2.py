@@ -74,3 +74,23 @@ def test_dynamic_gm_shapes_cannot_be_raised():
         raise_module(parse_module(text, "d.pto"), load_isa())
     assert str(e.value) == ("d.pto:3:3: error: 'pto.make_tensor_view' op cannot be raised to the tile-level form: "
                             "GM shapes and strides must be constants")
+
+
+def test_an_instruction_without_a_tile_level_form_is_a_located_error_not_a_crash():
+    tb = "!pto.tile_buf<vec, 16x32xf32>"
+    text = f"""func.func @k(%p: !pto.ptr<f32>) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %tv = pto.make_tensor_view %p, shape = [%c16, %c32], strides = [%c32, %c1] : !pto.tensor_view<?x?xf32>
+  %pv = pto.partition_view %tv, offsets = [%c0, %c0], sizes = [%c16, %c32] : !pto.tensor_view<?x?xf32> -> !pto.partition_tensor_view<16x32xf32>
+  %t = pto.alloc_tile : {tb}
+  pto.tload ins(%pv : !pto.partition_tensor_view<16x32xf32>) outs(%t : {tb})
+  pto.tprint ins(%t : {tb})
+  return
+}}"""
+    with pytest.raises(VerifyError) as e:
+        raise_module(parse_module(text, "p.pto"), load_isa())
+    assert str(e.value) == ("p.pto:10:3: error: 'pto.tprint' op cannot be raised to the tile-level form: "
+                            "it does not write exactly one tile")

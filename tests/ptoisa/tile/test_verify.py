@@ -88,6 +88,8 @@ CASES = [
      6, "'pto.tile.frobnicate' op is not a tile op (no such pto.tile.* op or level-2 instruction)"),
     ("index-op-type", ["%f = pto.constant 1.0 : f32", "%x = pto.muli %f, %c0 : index"],
      6, "'pto.muli' op operand %f has type f32, expected index"),
+    ("if-condition", [LOAD_A, "scf.if %c0 {", f"%t = pto.tile.exp %a : {T}", f"pto.tile.store %t, %m[%c0, %c0] : {M}, {T}", "}"],
+     6, "'scf.if' op condition has type index, expected i1"),
     # target legality
     ("target-dtype", ["%a = pto.tile.load %i[%c0, %c0] : pto.memref<64x64xi32>, tile<32x32xi32>",
                       "%t = pto.tile.exp %a : tile<32x32xi32>",
