@@ -16,6 +16,7 @@ from ptoisa.text import ast as A
 from ptoisa.tile.pipeline import is_tile_level, lower_tile_module
 from pyptoemu.check import autosync
 from pyptoemu.check import races as race_check
+from pyptoemu.check.chipraces import detect_chip
 from pyptoemu.check.findings import Finding
 from pyptoemu.core.chip import Chip
 from pyptoemu.core.memory import GMBuffer, PartitionView, Ptr
@@ -341,7 +342,7 @@ def _detect_races(chip: Chip, severity: str) -> None:
     if len(chip.cores) == 1:
         race_check.detect(chip.cores[0], severity=severity)
     else:
-        race_check.detect_chip(chip, severity=severity)
+        detect_chip(chip, severity=severity)
 
 
 def _core_stats(core) -> CoreStats:

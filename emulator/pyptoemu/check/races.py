@@ -22,7 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from pyptoemu.core.pipe import BARRIER, OP, SET, WAIT, Instr
+from pyptoemu.core.pipe import BARRIER, OP, SET, WAIT, XSET, XWAIT, Instr
 
 KIND_OF = {(True, False): "RAW", (False, True): "WAR", (True, True): "WAW"}
 
@@ -100,6 +100,18 @@ def _bump(vc: tuple, pipe: str, n: int) -> tuple:
     return vc if vc[i] >= n else vc[:i] + (n,) + vc[i + 1:]
 
 
+def _releasers(ins: Instr) -> list:
+    """The instructions whose completion released a wait (one set_flag, or a cross-core list)."""
+    r = ins.released_by
+    return [] if r is None else (r if isinstance(r, list) else [r])
+
+
+def _known(s: Instr) -> int:
+    """How many of ``s``'s pipe's instructions a waiter released by ``s`` knows complete: a set
+    fires after the earlier ones; a FIFO push or DMA copy releases its waiter at its own completion."""
+    return s.pidx + 1 if s.kind == OP else s.pidx
+
+
 def clocks(core) -> dict[int, tuple]:
     """Vector clock (knowledge at start) of every recorded instruction, keyed by ``id(instr)``:
     entry ``k`` = how many of pipe ``PIPES[k]``'s instructions are known complete."""
@@ -115,9 +127,8 @@ def clocks(core) -> dict[int, tuple]:
             kind, what = epochs[len(epoch_vc) - 1]
             last = epoch_vc[-1]
             if kind == "wait":
-                setter = what.released_by
-                if setter is not None:
-                    last = _bump(_join(last, vc.get(id(setter), ZERO)), setter.pipe, setter.pidx)
+                for setter in _releasers(what):
+                    last = _bump(_join(last, vc.get(id(setter), ZERO)), setter.pipe, _known(setter))
             elif kind == "all":
                 for pipe, n in what.items():
                     last = _bump(last, pipe, n)
@@ -136,11 +147,11 @@ def clocks(core) -> dict[int, tuple]:
                 base = _bump(base, p, before.pidx)
             elif in_order.get(p, True):
                 base = _bump(base, p, before.pidx + 1)
-        if ins.kind == BARRIER or ins.kind == SET:
+        if ins.kind in (BARRIER, SET, XSET):
             base = _bump(base, p, ins.pidx)
-        if ins.kind == WAIT and ins.released_by is not None:
-            s = ins.released_by
-            base = _bump(_join(base, vc.get(id(s), ZERO)), s.pipe, s.pidx)
+        if ins.kind in (WAIT, XWAIT):
+            for s in _releasers(ins):
+                base = _bump(_join(base, vc.get(id(s), ZERO)), s.pipe, _known(s))
         vc[id(ins)] = base
         prev[p] = ins
     return vc
@@ -263,7 +274,7 @@ def detect(core, severity: str = "error") -> int:
     vc = clocks(core)
     used_ids: dict[tuple, set] = {}
     for ins in core.trace_log:
-        if ins.flag is not None:
+        if ins.kind in (SET, WAIT):
             used_ids.setdefault(ins.flag[:2], set()).add(ins.flag[2])
     # per buffer: earlier reads and earlier writes, kept apart (a read only meets earlier writes)
     live: dict[str, tuple[_Live, _Live]] = {}
@@ -299,9 +310,4 @@ def detect(core, severity: str = "error") -> int:
     return races
 
 
-def detect_chip(chip, severity: str = "error") -> int:
-    """Races on a chip: within each core as :func:`detect`; across cores see below."""
-    return sum(detect(c, severity=severity) for c in chip.cores)
-
-
-__all__ = ["OP", "WAIT", "clocks", "detect", "detect_chip"]
+__all__ = ["OP", "WAIT", "clocks", "detect"]

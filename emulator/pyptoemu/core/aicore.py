@@ -128,6 +128,7 @@ class AICore:
             if name in DMA_PIPES:
                 pipe.memsys = self.memsys
         self.blocks_run: list[int] = []
+        self.block_starts: list[tuple[int, int]] = []  # (instructions issued before it, block)
         self.finished_at = 0
         self.block_idx, self.block_num = 0, 1
         self.subblock_idx, self.subblock_num = 0, 1
@@ -217,6 +218,7 @@ class AICore:
         self.subblock_idx, self.subblock_num = sub, sub_num
         self.blocks_run.append(block)
         su = self.scalar
+        self.block_starts.append((su.issued_total, block))
         su.resume_at_now()
         if self.blocks_run[:-1]:  # the previous block drained every pipe: order it before this one
             su.epochs.append(("all", dict(su.issued)))
@@ -225,6 +227,14 @@ class AICore:
     def _block_body(self, fn: A.Function, args: list):
         yield from self.scalar.run(fn, args)
         self.finished_at = int(self.env.now)
+
+    def block_of(self, instr: Instr) -> int:
+        """The block this core was running when it issued ``instr``."""
+        block = self.block_starts[0][1] if self.block_starts else 0
+        for issued, b in self.block_starts:
+            if instr.iseq > issued:
+                block = b
+        return block
 
     def report_left_flags(self) -> None:
         for flag, setter in sorted(self.flags.state.items(), key=lambda kv: kv[1].seq):

@@ -69,9 +69,16 @@ class Chip:
             c = AICore(self.module, self.isa, self.machine, seed=self.seed, max_steps=self.max_steps,
                        chip=self, kind=spec, label=f"{LABEL[kind]}{index}")
             c.group = index if kind != "aiv" else index // max(self.spec.group.get("aiv", 1), 1)
+            c.crosscore = self.crosscore
             self._slots[key] = c
             self.cores.append(c)
         return c
+
+    def group_cores(self, group: int) -> tuple:
+        """(AIC, [AIV, ...]) of core group ``group`` (cores created by the launch)."""
+        n_aiv = self.spec.group.get("aiv", 1)
+        return (self._slots[("aic", group)],
+                [self._slots[("aiv", group * n_aiv + k)] for k in range(n_aiv) if ("aiv", group * n_aiv + k) in self._slots])
 
     def _units(self, mode: str) -> tuple[int, list]:
         """(number of units, how a unit maps to cores): a unit is what one block occupies."""

@@ -9,6 +9,7 @@ import dataclasses
 
 from ptoisa.dtypes import np_dtype
 from ptoisa.text import ast as A
+from pyptoemu.core.crossops import CROSS_CORE_OPS
 from pyptoemu.core.memory import OnChipBuffer, PartitionView, Ptr, TensorView, Tile
 from pyptoemu.core.pipe import BARRIER, SET, WAIT, Instr
 from pyptoemu.core.pipenames import event_of, pipe_of
@@ -606,4 +607,5 @@ CORE_OPS: dict[str, Lowering] = {
     "section.vector": lower_section,
     "noop": lower_noop,
     "set_ffts": lower_noop,
+    **CROSS_CORE_OPS,  # FIFOs, cross-core signals, buffer tokens, async GM (pyptoemu.core.crossops)
 }

@@ -37,6 +37,11 @@ def test_entry_calls_cube_then_vector_function():
     assert r.entry == "entry"
     assert [(c.id, c.kind) for c in r.cores] == [("AIC0", "aic"), ("AIV0", "aiv"), ("AIV1", "aiv")]
     assert r.pipes["M"].instructions == 1 and r.pipes["V"].instructions == 2
+    # Nothing orders the vector cores' load of %c after the cube's store (a PIPE_ALL barrier is
+    # per core), and both AIVs store the same window: the chip reports both.
+    races = pyptoemu.run(FORMS / "cube_vec.pto", inputs={"arg0": a}, races="warn").findings
+    cross = {(f.detail["first"]["op"], f.detail["second"]["op"]) for f in races if f.detail.get("cross_core")}
+    assert cross == {("tstore", "tstore"), ("tload", "tstore")}
 
 
 def test_5d_view_dn_column_tcvt_round_and_tci():

@@ -1,0 +1,665 @@
+"""Lowering of the cross-core ops (semantics keys ``core.*`` of multicore.yaml and sync.yaml):
+FIFO setup, push, pop and free; ``sync.set`` / ``sync.wait``; ``get_buf`` / ``rls_buf``; async GM
+sessions. The state they act on and its semantics are in :mod:`pyptoemu.core.crosscore`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ptoisa.dtypes import np_dtype
+
+# The element type names the FIFO values can have (those of tile_dtypes in multicore.yaml).
+NAME_OF_DTYPE = {np_dtype(n): n for n in ("i8", "i16", "i32", "ui8", "ui16", "ui32", "f16", "bf16", "f32")}
+from ptoisa.text import ast as A
+from pyptoemu.core.crosscore import C2V, V2C, Entry, FreeRelease, SignalSet, SignalWait, SpaceGate
+from pyptoemu.core.memory import PartitionView, Ptr, Tile
+from pyptoemu.core.pipe import OP, XSET, XWAIT, Instr
+from pyptoemu.core.pipenames import EVENT_CLASS_PIPE, pipe_of
+from pyptoemu.core.scalar import ScalarUnit, Step, fail_step
+from pyptoemu.core.tileop import TILE, OperandSnap, _timing_vars
+from pyptoemu.errors import BoundsError, KernelFault, UnsupportedOpError, VerifyError
+from pyptoemu.isa.semantics.common import convert
+
+SIDE_OF = {"tpush_to_aiv": (C2V, "producer"), "tpop_from_aic": (C2V, "consumer"), "tfree_from_aic": (C2V, "consumer"),
+           "tpush_to_aic": (V2C, "producer"), "tpop_from_aiv": (V2C, "consumer"), "tfree_from_aiv": (V2C, "consumer")}
+
+
+def _int_attr(op: A.Op, key: str, default: int | None = None) -> int:
+    v = op.attrs.get(key, default)
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise VerifyError(f"{op.name}: attribute {key} must be an integer, got {v!r}", op.loc)
+    return v
+
+
+def _scalar_wait(su: ScalarUnit, instr: Instr, gate):
+    """The scalar unit blocks until ``gate`` opens (a pop from an empty FIFO, a sync.wait on S):
+    recorded as a wait that later instructions are ordered after."""
+    core = su.core
+    env = core.env
+    su.charge(su.issue_cost)
+    yield from su.sync_time()
+    instr.issue = instr.wait_start = int(env.now)
+    instr.pidx = su.s_accesses
+    instr.sepoch = len(su.epochs)
+    su.issued_total += 1
+    instr.iseq = su.issued_total
+    if not gate.ready():
+        core.blocked_scalar = instr
+        while not gate.ready():
+            yield gate.event()
+        core.blocked_scalar = None
+        su.resume_at_now()
+    instr.released_by = gate.take(instr)
+    su.epochs.append(("wait", instr))
+    instr.start = int(env.now)
+    su.charge(instr.occupancy)
+    instr.end = instr.done = instr.start + instr.occupancy
+    core.commits.flush(env.now)
+    core.record(instr)
+
+
+# ------------------------------------------------------------------------- buffers and setup
+
+
+def lower_reserve_buffer(su: ScalarUnit, op: A.Op) -> Step:
+    loc = op.loc
+    name = str(op.attrs.get("name", ""))
+    size = _int_attr(op, "size")
+    where = op.attrs.get("location")
+    space = where.value if isinstance(where, A.EnumAttr) else str(where or "vec")
+    auto = op.attrs.get("auto", True)
+    res = op.results[0] if op.results else None
+    if auto is False and "base" not in op.attrs:
+        return fail_step(VerifyError("reserve_buffer with auto = false needs base", loc))
+    if auto is not False and "base" in op.attrs:
+        return fail_step(VerifyError("reserve_buffer with auto = true takes no base", loc))
+
+    def step(frame):
+        core = su.core
+        buf = core.memory.onchip.get("vec" if space == "ub" else space)
+        if buf is None:
+            raise VerifyError(f"reserve_buffer: {core.label} ({core.kind.name}) has no {space} buffer", loc)
+        if auto is False:
+            addr = _int_attr(op, "base")
+            buf.check_placement(addr, size, name, loc)
+            buf.allocations.setdefault(op, (addr, size, name))
+        else:
+            addr = buf.allocate(op, size, name, loc)
+        core.note_alloc(buf)
+        cc = core.crosscore
+        cc.reserved.setdefault((core.group, name), []).append((core, addr))
+        cc.reserve_waiters.wake()
+        if res is not None:
+            frame[res] = addr
+        su.charge(su.arith_cost)
+
+    return step
+
+
+class _Reserved:
+    """Gate: the peer function's reserve_buffer of that name has run in this core group."""
+
+    def __init__(self, cc, group: int, name: str) -> None:
+        self.cc, self.key, self.name = cc, (group, name), name
+
+    def ready(self) -> bool:
+        return bool(self.cc.reserved.get(self.key))
+
+    def event(self):
+        return self.cc.reserve_waiters.event()
+
+    def take(self, waiter: Instr) -> list:
+        return []
+
+    def describe(self) -> str:
+        return f"for reserve_buffer \"{self.name}\" in the peer function, which never runs it"
+
+
+def lower_import_reserved_buffer(su: ScalarUnit, op: A.Op) -> Step:
+    name = str(op.attrs.get("name", ""))
+    res = op.results[0] if op.results else None
+
+    def step(frame):
+        core = su.core
+        gate = _Reserved(core.crosscore, core.group, name)
+        instr = Instr(XWAIT, "import_reserved_buffer", op.loc, "S", 0, flag=gate)
+        if not gate.ready():
+            yield from _scalar_wait(su, instr, gate)
+        else:
+            su.charge(su.arith_cost)
+        if res is not None:
+            frame[res] = core.crosscore.reserved[gate.key][0][1]
+
+    return step
+
+
+def lower_initialize_pipe(su: ScalarUnit, op: A.Op) -> Step:
+    loc = op.loc
+    if op.name not in ("pto.aic_initialize_pipe", "pto.aiv_initialize_pipe"):
+        return _explicit_pipe_unsupported(op)
+    cube = op.name == "pto.aic_initialize_pipe"
+    dir_mask = op.attrs.get("dir_mask")
+    slot_size = op.attrs.get("slot_size")
+    if dir_mask not in (1, 2, 3) or not isinstance(slot_size, int) or slot_size <= 0:
+        return fail_step(VerifyError(f"{op.name} needs dir_mask 1, 2 or 3 and a positive slot_size", loc))
+    gm_n = op.groups.get("gm_slot_buffer", [None])[0]
+    bufs = {C2V: op.groups.get("c2v_consumer_buf", [None])[0], V2C: op.groups.get("v2c_consumer_buf", [None])[0]}
+
+    def step(frame):
+        core = su.core
+        if (core.kind.name == "aic") != cube:
+            raise VerifyError(f"{op.name} runs on {core.label} ({core.kind.name}); "
+                              f"{'aic_' if cube else 'aiv_'} belongs in the {'cube' if cube else 'vector'} function", loc)
+        cc = core.crosscore
+        slots = cc.slots_one_way if dir_mask in (1, 2) else cc.slots_two_way
+        for direction, bit in ((C2V, 1), (V2C, 2)):
+            if not dir_mask & bit:
+                continue
+            fifo = cc.fifo(core, direction, loc, create=(slot_size, slots))
+            consumer = (direction == C2V) != cube
+            if consumer and bufs[direction] is not None:
+                fifo.base[cc.lane_of(core)] = int(su.value(frame, bufs[direction], loc))
+            if gm_n is not None:
+                ptr = su.value(frame, gm_n, loc)
+                if not isinstance(ptr, Ptr):
+                    raise VerifyError(f"{op.name}: gm_slot_buffer must be a !pto.ptr", loc)
+                fifo.gm = ptr
+        su.charge(su.arith_cost)
+
+    return step
+
+
+def _explicit_pipe_unsupported(op: A.Op) -> Step:
+    return fail_step(UnsupportedOpError(f"{op.name} (explicit pipe objects) is not supported by the emulator "
+                                        f"yet; the aic_/aiv_initialize_pipe FIFOs are", op.loc))
+
+
+# --------------------------------------------------------------------------------------- push
+
+
+class _PushBinding:
+    """What the pipe runs for a push: read the tile at start, deliver it to the lanes at completion."""
+
+    def __init__(self, fifo, tile: Tile, split: int, lanes: tuple, ticket: dict, core, loc) -> None:
+        self.fifo, self.tile, self.split, self.lanes, self.ticket = fifo, tile, split, lanes, ticket
+        self.core, self.loc = core, loc
+        self.names = [tile.name]
+
+    def start(self, instr: Instr) -> list:
+        self.core.memory.note_reads(instr.reads, instr)
+        return [np.array(self.tile.logical()[: self.tile.vrow, : self.tile.vcol])]
+
+    def commit(self, instr: Instr, results: list) -> None:
+        values = results[0]
+        fifo = self.fifo
+        slot = self.ticket["slot"]
+        if fifo.direction == C2V:  # the cube's tile, cut for the vector cores
+            parts = _split(values, self.split, self.loc)
+            for lane, part in zip(self.lanes, parts, strict=True):
+                _stage(fifo, slot, lane, part)
+                fifo.deliver(lane, Entry(slot, part, instr, self.lanes, lane))
+        else:  # one vector core's part
+            lane = self.lanes[0]
+            _stage(fifo, slot, lane, values)
+            fifo.deliver(lane, Entry(slot, values, instr, self.lanes, lane))
+
+
+def _split(values: np.ndarray, split: int, loc) -> list[np.ndarray]:
+    if split == 0:
+        return [values]
+    axis = 0 if split == 1 else 1
+    n = values.shape[axis]
+    if n % 2:
+        raise KernelFault(f"split {split} halves the tile's {'rows' if axis == 0 else 'columns'}, but it has {n}",
+                          loc)
+    return [values[: n // 2] if axis == 0 else values[:, : n // 2], values[n // 2:] if axis == 0 else values[:, n // 2:]]
+
+
+def _stage(fifo, slot: int, lane: int, values: np.ndarray) -> None:
+    """A2/A3 GM staging: the tile lands in the GM slot buffer (slot, lane) as well."""
+    if fifo.gm is None:
+        return
+    gm = fifo.gm.gm
+    es = gm.dtype.itemsize
+    per_slot = fifo.slot_size // es
+    start = fifo.gm.offset + (slot * 2 + lane) * per_slot
+    flat = np.asarray(values).reshape(-1)
+    data = gm.data
+    if data is None or start + flat.size > data.size:
+        raise BoundsError(f"{fifo.name} FIFO: the gm_slot_buffer {gm.name} is too small for slot {slot} "
+                          f"(needs element {start + flat.size - 1})", fifo.loc)
+    gm.writable()[start:start + flat.size] = convert(flat, _dtype_name(values.dtype), gm.dtype_name)
+
+
+def _dtype_name(dt: np.dtype) -> str:
+    return NAME_OF_DTYPE[np.dtype(dt)]
+
+
+def lower_tpush(su: ScalarUnit, op: A.Op) -> Step:
+    loc = op.loc
+    mnemonic = op.name[4:]
+    if mnemonic not in SIDE_OF:
+        return _explicit_pipe_unsupported(op)
+    direction, _ = SIDE_OF[mnemonic]
+    split = op.attrs.get("split", 0)
+    spec = su.isa.get(op.name)
+    t_name = op.operands[0] if op.operands else None
+    if split not in (0, 1, 2) or t_name is None:
+        return fail_step(VerifyError(f"{op.name} needs a tile operand and split 0, 1 or 2", loc))
+
+    def step(frame):
+        core = su.core
+        cc = core.crosscore
+        tile = su.value(frame, t_name, loc)
+        if not isinstance(tile, Tile):
+            raise VerifyError(f"{op.name} pushes a tile, got {t_name}", loc)
+        fifo = cc.fifo(core, direction, loc)
+        lanes = fifo.lanes_of(split) if direction == C2V else (cc.lane_of(core),)
+        if direction == V2C and split == 0 and lanes[0] != 0:
+            raise KernelFault(f"{op.name} {{split = 0}} on sub-block {lanes[0]}: an unsplit tile travels "
+                              f"between the cube core and sub-block 0 only", loc)
+        nbytes = tile.vrow * tile.vcol * tile.esize
+        unsplit = nbytes * (2 if direction == V2C and split else 1)
+        if unsplit > fifo.slot_size:
+            core.findings.add("fifo-misuse", "error",
+                              f"{op.name}: the tile is {unsplit} bytes but a {direction} slot holds "
+                              f"{fifo.slot_size} (slot_size)", [loc])
+        try:
+            pipe = spec.pipe.resolve(tile.loc, None)
+            case = spec.timing.select(tile.loc, None)
+        except ValueError as e:
+            raise VerifyError(f"{op.name}: {e}", loc) from None
+        if pipe not in core.pipes:
+            raise VerifyError(f"{op.name} runs on pipe {pipe}, which {core.label} ({core.kind.name}) lacks", loc)
+        snap = OperandSnap(TILE, tile, tile.vrow, tile.vcol, tile.type.dtype, tile.loc)
+        occ, lat = case.evaluate(_timing_vars(snap, [snap], []))
+        ticket: dict = {}
+        gate = SpaceGate(fifo, lanes, ticket)
+        su.issue(pipe, Instr(XWAIT, mnemonic, loc, pipe, 0, flag=gate))
+        bound = _PushBinding(fifo, tile, split, lanes, ticket, core, loc)
+        rng = ((tile.buffer.spec.name, tile.addr, tile.addr + tile.nbytes, None),)
+        su.issue(pipe, Instr(OP, mnemonic, loc, pipe, 0, int(occ), int(lat), bound=bound, reads=rng,
+                             operands=[snap], nbytes=nbytes))
+
+    return step
+
+
+# ---------------------------------------------------------------------------------------- pop
+
+
+class _PopGate:
+    def __init__(self, fifo, lanes: tuple, who: str) -> None:
+        self.fifo, self.lanes, self.who, self.entries = fifo, lanes, who, []
+
+    def ready(self) -> bool:
+        return all(self.fifo.lanes[ln].filled for ln in self.lanes)
+
+    def event(self):
+        return self.fifo.waiters.event()
+
+    def take(self, waiter: Instr) -> list:
+        self.fifo.cc.active = True
+        self.entries = []
+        for ln in self.lanes:
+            lane = self.fifo.lanes[ln]
+            e = lane.filled.popleft()
+            lane.popped.append(e)
+            lane.pops += 1
+            self.entries.append(e)
+        return [e.push for e in self.entries]
+
+    def describe(self) -> str:
+        f = self.fifo
+        pushed = sum(f.lanes[ln].pushes for ln in self.lanes)
+        if pushed == 0:
+            return f"for a {f.name} tile, but no push into this FIFO ever ran ({self.who} never pushes)"
+        return f"for a {f.name} tile: all {pushed} pushed so far were popped already ({self.who} pushes no more)"
+
+
+def lower_tpop(su: ScalarUnit, op: A.Op) -> Step:
+    loc = op.loc
+    mnemonic = op.name[4:]
+    if mnemonic not in SIDE_OF:
+        return _explicit_pipe_unsupported(op)
+    direction, _ = SIDE_OF[mnemonic]
+    split = op.attrs.get("split", 0)
+    t = op.result_types[0] if op.result_types else None
+    res = op.results[0] if op.results else None
+    if not isinstance(t, A.TileBufType) or res is None or split not in (0, 1, 2):
+        return fail_step(VerifyError(f"{op.name} needs a -> !pto.tile_buf result and split 0, 1 or 2", loc))
+    dyn = list(op.operands)
+    dtype = np_dtype(t.dtype)
+
+    def step(frame):
+        core = su.core
+        cc = core.crosscore
+        fifo = cc.fifo(core, direction, loc)
+        if direction == C2V:
+            lane = cc.lane_of(core)
+            if split == 0 and lane != 0:
+                raise KernelFault(f"{op.name} {{split = 0}} on sub-block {lane}: an unsplit tile travels between "
+                                  f"the cube core and sub-block 0 only", loc)
+            lanes, base_lane, who = (lane,), lane, cc.group_of(core)[0].label
+        else:
+            lanes, base_lane, who = fifo.lanes_of(split), 0, " and ".join(c.label for c in cc.group_of(core)[1])
+        base = fifo.base.get(base_lane)
+        if base is None:
+            raise KernelFault(f"{op.name}: {core.label} initialised no {direction} consumer buffer "
+                              f"(c2v_consumer_buf / v2c_consumer_buf)", loc)
+        gate = _PopGate(fifo, lanes, who)
+        instr = Instr(XWAIT, mnemonic, loc, "S", 0, flag=gate)
+        yield from _scalar_wait(su, instr, gate)
+        values = _unstage(fifo, gate.entries, split)
+        slot = gate.entries[0].slot
+        buf = core.memory.onchip.get(t.loc)
+        if buf is None:
+            raise VerifyError(f"{op.name}: {core.label} has no {t.loc} buffer", loc)
+        h, w = values.shape
+        vr = int(su.value(frame, dyn[0], loc)) if dyn else (t.v_row if t.v_row is not None else h)
+        vc = int(su.value(frame, dyn[1], loc)) if len(dyn) > 1 else (t.v_col if t.v_col is not None else w)
+        if h > t.rows or w > t.cols or vr > t.rows or vc > t.cols:
+            raise BoundsError(f"{op.name}: the {direction} tile is {h}x{w} (valid {vr}x{vc}) but the result type "
+                              f"holds {t.rows}x{t.cols}", loc)
+        tile = Tile(buf, 0, t, dtype, vr, vc, res)
+        tile.addr = base + slot * fifo.slot_size
+        buf.check_placement(tile.addr, tile.nbytes, res, loc)
+        tile.write(convert(values, _dtype_name(values.dtype), t.dtype))
+        rng = ((buf.spec.name, tile.addr, tile.addr + tile.nbytes, None),)
+        core.memory.note_writes(rng)
+        frame[res] = tile
+
+    return step
+
+
+def _unstage(fifo, entries: list, split: int) -> np.ndarray:
+    """The popped tile: with GM staging read back from the GM slot buffer, else as delivered."""
+    parts = []
+    for e in entries:
+        if fifo.gm is None:
+            parts.append(e.values)
+            continue
+        gm = fifo.gm.gm
+        start = fifo.gm.offset + (e.slot * 2 + e.lane) * (fifo.slot_size // gm.dtype.itemsize)
+        parts.append(gm.data[start:start + e.values.size].reshape(e.values.shape))
+    return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0 if split == 1 else 1)
+
+
+# --------------------------------------------------------------------------------------- free
+
+
+def lower_tfree(su: ScalarUnit, op: A.Op) -> Step:
+    loc = op.loc
+    mnemonic = op.name[4:]
+    if mnemonic not in SIDE_OF:
+        return _explicit_pipe_unsupported(op)
+    direction, _ = SIDE_OF[mnemonic]
+
+    def step(frame):
+        core = su.core
+        cc = core.crosscore
+        fifo = cc.fifo(core, direction, loc)
+        lane = cc.lane_of(core) if direction == C2V else 0
+        popped = fifo.lanes[lane].popped
+        if not popped:
+            core.findings.add("fifo-misuse", "error",
+                              f"{op.name} with no popped {direction} slot to free (a free without a pop)", [loc])
+            su.charge(su.arith_cost)
+            return
+        entry = popped.popleft()
+        for ln in entry.lanes:  # a cube free releases the slot in both lanes
+            if ln != lane and fifo.lanes[ln].popped:
+                fifo.lanes[ln].popped.popleft()
+        pipes = list(core.pipes)
+        release = FreeRelease(fifo, entry, len(pipes))
+        for p in pipes:  # the slot is free once everything issued before has completed
+            su.issue(p, Instr(XSET, mnemonic, loc, p, 0, flag=release))
+
+    return step
+
+
+# ------------------------------------------------------------------------------------ signals
+
+
+def _sync_pipe(op: A.Op):
+    attr = op.attrs.get("pipe")
+    return pipe_of(attr, op.loc) if attr is not None else None
+
+
+def lower_sync(su: ScalarUnit, op: A.Op) -> Step:
+    loc = op.loc
+    is_set = op.name == "pto.sync.set"
+    try:
+        pipe = _sync_pipe(op)
+    except VerifyError as e:
+        return fail_step(e)
+    if pipe is None or pipe == "ALL":
+        return fail_step(VerifyError(f"{op.name} needs a pipe (like <PIPE_FIX>)", loc))
+    static_id = op.attrs.get("id")
+    dyn = op.operands[0] if op.operands else None
+    if static_id is None and dyn is None:
+        return fail_step(VerifyError(f"{op.name} needs a signal id", loc))
+    n_ids = int(su.machine.params.get("cross_core_ids", 16))
+    name = op.name[4:]
+
+    def step(frame):
+        core = su.core
+        sid = int(static_id if dyn is None else su.value(frame, dyn, loc))
+        if not 0 <= sid < n_ids:
+            core.findings.event_out_of_range(name, sid, n_ids, loc)
+        cc = core.crosscore
+        if pipe != "S" and pipe not in core.pipes:
+            raise VerifyError(f"{op.name} on pipe {pipe}, which {core.label} ({core.kind.name}) lacks", loc)
+        if is_set:
+            gate = SignalSet(cc, core, sid)
+            instr = Instr(XSET, name, loc, pipe, 0, su.set_cost, flag=gate)
+            if pipe == "S":
+                return _scalar_set(su, instr, gate)
+        else:
+            gate = SignalWait(cc, core, sid)
+            instr = Instr(XWAIT, name, loc, pipe, 0, su.wait_cost, flag=gate)
+            if pipe == "S":
+                return _scalar_wait(su, instr, gate)
+        su.issue(pipe, instr)
+        return None
+
+    return step
+
+
+def _scalar_set(su: ScalarUnit, instr: Instr, gate):
+    core = su.core
+    su.charge(su.issue_cost)
+    yield from su.sync_time()
+    instr.issue = instr.start = int(core.env.now)
+    instr.pidx = su.s_accesses
+    instr.sepoch = len(su.epochs)
+    su.issued_total += 1
+    instr.iseq = su.issued_total
+    su.charge(instr.occupancy)
+    instr.end = instr.done = instr.start + instr.occupancy
+    gate.fire(instr)
+    core.record(instr)
+
+
+# ------------------------------------------------------------------------- get_buf / rls_buf
+
+
+class _BufToken:
+    """A buffer id held by at most one pipe of a core at a time (get_buf acquires, rls_buf releases)."""
+
+    def __init__(self, core, bid: int) -> None:
+        self.core, self.bid = core, bid
+        self.holder: str | None = None
+        self.released_by: list = []
+        self.waiters = core.crosscore.signal_waiters
+
+    def ready(self) -> bool:
+        return self.holder is None
+
+    def event(self):
+        return self.waiters.event()
+
+    def take(self, waiter: Instr) -> list:
+        self.holder = waiter.pipe
+        out, self.released_by = self.released_by, []
+        return out
+
+    def fire(self, setter: Instr) -> None:
+        self.holder = None
+        self.released_by = [setter]
+        self.waiters.wake()
+
+    def describe(self) -> str:
+        return f"for buffer id {self.bid}, held by pipe {self.holder}, which never releases it"
+
+
+def lower_buf_token(su: ScalarUnit, op: A.Op) -> Step:
+    loc = op.loc
+    items = op.attrs.get("args", [])
+    acquire = op.name == "pto.get_buf"
+    if len(items) < 2 or not isinstance(items[1], int):
+        return fail_step(VerifyError(f"{op.name} needs [op class, buffer id]", loc))
+    cls = items[0]
+    pipe = EVENT_CLASS_PIPE.get(cls.value) if isinstance(cls, A.EnumAttr) else None
+    if pipe is None:
+        try:
+            pipe = pipe_of(cls, loc)
+        except VerifyError as e:
+            return fail_step(e)
+    bid = items[1]
+    name = op.name[4:]
+
+    def step(frame):
+        core = su.core
+        if pipe not in core.pipes:
+            raise VerifyError(f"{op.name} on pipe {pipe}, which {core.label} ({core.kind.name}) lacks", loc)
+        tokens = core.crosscore.tokens
+        token = tokens.get((core.label, bid))
+        if token is None:
+            token = tokens[(core.label, bid)] = _BufToken(core, bid)
+        su.issue(pipe, Instr(XWAIT if acquire else XSET, name, loc, pipe, 0, flag=token))
+
+    return step
+
+
+# ---------------------------------------------------------------------------------- async GM
+
+
+class _AsyncEvent:
+    def __init__(self, instr: Instr) -> None:
+        self.instr = instr
+
+
+class _AsyncCopy:
+    """A 1-D GM -> GM copy run by the DMA: reads the source at start, writes at completion."""
+
+    def __init__(self, dst: PartitionView, src: PartitionView) -> None:
+        self.dst, self.src = dst, src
+        self.names = ["dst", "src"]
+
+    def start(self, instr: Instr) -> list:
+        return [np.array(self.src.read())]
+
+    def commit(self, instr: Instr, results: list) -> None:
+        self.dst.write(results[0].reshape(self.dst.rows, self.dst.cols))
+
+
+def lower_async_session(su: ScalarUnit, op: A.Op) -> Step:
+    res = op.results[0] if op.results else None
+
+    def step(frame):
+        if res is not None:
+            frame[res] = {"session": op.loc}
+        su.charge(su.arith_cost)
+
+    return step
+
+
+def lower_async_copy(su: ScalarUnit, op: A.Op) -> Step:
+    loc = op.loc
+    names = list(op.operands) or list(op.ins)
+    res = op.results[0] if op.results else None
+    if len(names) < 2:
+        return fail_step(VerifyError(f"{op.name} needs (dst, src, session)", loc))
+
+    def step(frame):
+        dst, src = su.value(frame, names[0], loc), su.value(frame, names[1], loc)
+        if not isinstance(dst, PartitionView) or not isinstance(src, PartitionView):
+            raise VerifyError(f"{op.name} copies between GM views", loc)
+        if dst.rows * dst.cols != src.rows * src.cols:
+            raise BoundsError(f"{op.name}: {src.rows * src.cols} source elements into {dst.rows * dst.cols}", loc)
+        nbytes = src.rows * src.cols * src.gm.dtype.itemsize
+        reads = ((src.gm.name, *src.byte_range(), (src.base, src.sizes, src.strides)),)
+        writes = ((dst.gm.name, *dst.byte_range(), (dst.base, dst.sizes, dst.strides)),)
+        instr = Instr(OP, op.name[4:], loc, "MTE2", 0, 0, 0, bound=_AsyncCopy(dst, src), reads=reads,
+                      writes=writes, nbytes=nbytes)
+        dst.gm.writable()
+        su.issue("MTE2", instr)
+        if res is not None:
+            frame[res] = _AsyncEvent(instr)
+
+    return step
+
+
+class _AsyncDone:
+    def __init__(self, instr: Instr, env) -> None:
+        self.instr, self.env = instr, env
+
+    def ready(self) -> bool:
+        return 0 <= self.instr.done <= self.env.now
+
+    def event(self):
+        return self.env.timeout(max(1, (self.instr.done - self.env.now) if self.instr.done >= 0 else 1))
+
+    def take(self, waiter: Instr) -> list:
+        return [self.instr]
+
+    def describe(self) -> str:
+        return "for an async GM copy that never completes"
+
+
+def lower_async_wait(su: ScalarUnit, op: A.Op) -> Step:
+    loc = op.loc
+    names = list(op.operands) or list(op.ins)
+    res = op.results[0] if op.results else None
+    poll = op.name == "pto.test_async_event"
+
+    def step(frame):
+        ev = su.value(frame, names[0], loc) if names else None
+        if not isinstance(ev, _AsyncEvent):
+            raise VerifyError(f"{op.name} needs the event of a tput_async / tget_async", loc)
+        core = su.core
+        gate = _AsyncDone(ev.instr, core.env)
+        if poll:
+            su.charge(su.arith_cost)
+            if res is not None:
+                frame[res] = gate.ready()
+            return None
+        instr = Instr(XWAIT, op.name[4:], loc, "S", 0, flag=gate)
+
+        def run():
+            yield from _scalar_wait(su, instr, gate)
+            if res is not None:
+                frame[res] = True
+
+        return run()
+
+    return step
+
+
+CROSS_CORE_OPS = {
+    "reserve_buffer": lower_reserve_buffer,
+    "import_reserved_buffer": lower_import_reserved_buffer,
+    "initialize_pipe": lower_initialize_pipe,
+    "tpush": lower_tpush,
+    "tpop": lower_tpop,
+    "tfree": lower_tfree,
+    "sync_set": lower_sync,
+    "sync_wait": lower_sync,
+    "get_buf": lower_buf_token,
+    "rls_buf": lower_buf_token,
+    "async_session": lower_async_session,
+    "async_copy": lower_async_copy,
+    "async_wait": lower_async_wait,
+    "async_test": lower_async_wait,
+}
