@@ -266,6 +266,13 @@ class AICore:
                           cycle=int(self.env.now))
         return err
 
+    def blocked(self) -> list[Instr]:
+        """The cross-core waits this core is stuck in (pipes and scalar unit)."""
+        out = [p.current for p in self.pipes.values() if p.current is not None and p.current.kind == XWAIT]
+        if self.blocked_scalar is not None and self.blocked_scalar.kind == XWAIT:
+            out.append(self.blocked_scalar)
+        return out
+
     def blocked_report(self, who_prefix: str) -> tuple[list[str], list, list[str]]:
         """(lines, locations, blocked pipe names) of what this core waits on at a deadlock.
         ``who_prefix`` names the core on a chip (``"AIV3 "``); cross-core waits describe their

@@ -155,6 +155,11 @@ class Chip:
             return self.cores[0]._deadlock()
         lines, locs, pipes = [], [], []
         for c in self.cores:
+            for ins in c.blocked():
+                misuse = getattr(ins.flag, "misuse", None)
+                text = misuse() if misuse is not None else None
+                if text:
+                    self.findings.add("fifo-misuse", "error", text, [ins.loc], [f"{c.label}:{ins.pipe}"])
             ls, lc, ps = c.blocked_report(f"{c.label} ")
             lines.extend(ls)
             locs.extend(lc)

@@ -112,7 +112,7 @@ class Entry:
 @dataclass(slots=True)
 class Lane:
     filled: deque = field(default_factory=deque)  # delivered, not popped
-    popped: deque = field(default_factory=deque)  # popped, not freed
+    popped: deque = field(default_factory=deque)  # pops by this lane's consumer not freed yet: [Entry, ...]
     in_use: int = 0  # slots reserved by pushes and not yet freed
     pushes: int = 0
     pops: int = 0
@@ -158,9 +158,10 @@ class Fifo:
         self.waiters.wake()
 
     # consumer side
-    def release(self, entry: Entry) -> None:
-        for ln in entry.lanes:
-            self.lanes[ln].in_use -= 1
+    def release(self, entries: list) -> None:
+        """A free: each popped entry's slot becomes free in its own lane."""
+        for e in entries:
+            self.lanes[e.lane].in_use -= 1
         self.waiters.wake()
 
 
@@ -179,27 +180,34 @@ class SpaceGate:
     def take(self, waiter: Instr) -> list:
         self.fifo.cc.active = True
         self.ticket["slot"] = self.fifo.reserve(self.lanes)
-        return list(self.fifo.cc.freed_by.get(id(self.fifo), []))  # the free that made room last
+        freed = self.fifo.cc.freed_by  # the frees that made room last, per lane
+        return [m for ln in self.lanes for m in freed.get((id(self.fifo), ln), [])]
 
     def describe(self) -> str:
         f = self.fifo
-        used = max(f.lanes[ln].in_use for ln in self.lanes)
+        popped = min(f.lanes[ln].pops for ln in self.lanes)
         return (f"for a free {f.name} slot: all {f.slots} slots hold tiles the consumer has not freed "
-                f"({used} pushed and not freed; {sum(f.lanes[ln].pops for ln in self.lanes)} popped so far)")
+                f"({popped} popped so far)")
+
+    def misuse(self) -> str:
+        f = self.fifo
+        return (f"more pushes into the {f.name} FIFO than its {f.slots} slots with none of them freed: the "
+                f"producer waits for a slot forever")
 
 
 class FreeRelease:
     """The markers of a ``tfree_*``: the slot is released when every marker has fired."""
 
-    def __init__(self, fifo: Fifo, entry: Entry, markers: int) -> None:
-        self.fifo, self.entry, self.left, self.fired = fifo, entry, markers, []
+    def __init__(self, fifo: Fifo, entries: list, markers: int) -> None:
+        self.fifo, self.entries, self.left, self.fired = fifo, entries, markers, []
 
     def fire(self, setter: Instr) -> None:
         self.fired.append(setter)
         self.left -= 1
         if self.left == 0:
-            self.fifo.cc.freed_by[id(self.fifo)] = self.fired
-            self.fifo.release(self.entry)
+            for e in self.entries:
+                self.fifo.cc.freed_by[(id(self.fifo), e.lane)] = self.fired
+            self.fifo.release(self.entries)
 
     def describe(self) -> str:
         return f"release of a {self.fifo.name} slot"
@@ -220,7 +228,7 @@ class CrossCore:
         self.fifos: dict[tuple[int, str], Fifo] = {}
         self.reserved: dict[tuple[int, str], list] = {}  # (group, name) -> [(core, address)]
         self.reserve_waiters = _Waiters(self.env)
-        self.freed_by: dict[int, list] = {}
+        self.freed_by: dict[tuple, list] = {}  # (fifo, lane) -> markers of its latest free
         self.tokens: dict[tuple, object] = {}  # (core label, buffer id) -> get_buf token
         machine = chip.machine
         self.slots_one_way = int(machine.params.get("fifo_slots_one_way", 8))
@@ -304,7 +312,7 @@ class CrossCore:
                                  f"{f.name} FIFO of group {f.group}: {len(lane.filled)} tile(s) pushed here "
                                  f"were never popped (lane {ln})", [e.push.loc], [e.push.pipe])
                 if lane.popped:
-                    e = lane.popped[0]
+                    e = lane.popped[0][0]
                     findings.add("fifo-misuse", "warning",
                                  f"{f.name} FIFO of group {f.group}: {len(lane.popped)} slot(s) popped were "
                                  f"never freed (lane {ln}; tile pushed here)", [e.push.loc], [e.push.pipe])

@@ -289,8 +289,9 @@ def lower_tpush(su: ScalarUnit, op: A.Op) -> Step:
 
 
 class _PopGate:
-    def __init__(self, fifo, lanes: tuple, who: str) -> None:
+    def __init__(self, fifo, lanes: tuple, who: str, consumer_lane: int) -> None:
         self.fifo, self.lanes, self.who, self.entries = fifo, lanes, who, []
+        self.consumer_lane = consumer_lane  # whose free releases this pop
 
     def ready(self) -> bool:
         return all(self.fifo.lanes[ln].filled for ln in self.lanes)
@@ -303,11 +304,16 @@ class _PopGate:
         self.entries = []
         for ln in self.lanes:
             lane = self.fifo.lanes[ln]
-            e = lane.filled.popleft()
-            lane.popped.append(e)
+            self.entries.append(lane.filled.popleft())
             lane.pops += 1
-            self.entries.append(e)
+        self.fifo.lanes[self.consumer_lane].popped.append(self.entries)
         return [e.push for e in self.entries]
+
+    def misuse(self) -> str | None:
+        f = self.fifo
+        if sum(f.lanes[ln].pushes for ln in self.lanes) == 0:
+            return f"pop from the {f.name} FIFO, but no push into it ever ran"
+        return None
 
     def describe(self) -> str:
         f = self.fifo
@@ -347,7 +353,7 @@ def lower_tpop(su: ScalarUnit, op: A.Op) -> Step:
         if base is None:
             raise KernelFault(f"{op.name}: {core.label} initialised no {direction} consumer buffer "
                               f"(c2v_consumer_buf / v2c_consumer_buf)", loc)
-        gate = _PopGate(fifo, lanes, who)
+        gate = _PopGate(fifo, lanes, who, base_lane)
         instr = Instr(XWAIT, mnemonic, loc, "S", 0, flag=gate)
         yield from _scalar_wait(su, instr, gate)
         values = _unstage(fifo, gate.entries, split)
@@ -406,12 +412,9 @@ def lower_tfree(su: ScalarUnit, op: A.Op) -> Step:
                               f"{op.name} with no popped {direction} slot to free (a free without a pop)", [loc])
             su.charge(su.arith_cost)
             return
-        entry = popped.popleft()
-        for ln in entry.lanes:  # a cube free releases the slot in both lanes
-            if ln != lane and fifo.lanes[ln].popped:
-                fifo.lanes[ln].popped.popleft()
+        entries = popped.popleft()  # a cube free releases the slot of every vector core it popped from
         pipes = list(core.pipes)
-        release = FreeRelease(fifo, entry, len(pipes))
+        release = FreeRelease(fifo, entries, len(pipes))
         for p in pipes:  # the slot is free once everything issued before has completed
             su.issue(p, Instr(XSET, mnemonic, loc, p, 0, flag=release))
 

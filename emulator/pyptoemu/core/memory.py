@@ -16,6 +16,7 @@ import numpy as np
 
 from ptoisa.machine import Buffer
 from pyptoemu.errors import BoundsError, CapacityError, Loc
+from pyptoemu.isa.arg import Accumulate
 
 # --------------------------------------------------------------------------------------- layouts
 
@@ -283,9 +284,11 @@ class PartitionView:
     def read(self) -> np.ndarray:
         return self._strided().reshape(self.rows, self.cols)
 
-    def write(self, arr: np.ndarray) -> None:
+    def write(self, arr: np.ndarray | Accumulate) -> None:
         h, w = arr.shape
         self.gm.writable()
+        if isinstance(arr, Accumulate):  # read-modify-write at completion (atomic add)
+            arr = arr.combine(self.read()[:h, :w])
         view = self._strided()
         if h == self.rows and w == self.cols:
             view[...] = arr.reshape(self.sizes)

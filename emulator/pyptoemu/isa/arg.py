@@ -12,8 +12,9 @@ Calling convention of every function in :data:`pyptoemu.isa.semantics.SEMANTICS`
 * scalar: ``value`` is a Python int/float/bool, ``dtype`` its declared type; rows/cols/vrow/vcol 0.
 
 ``outs[k].value`` holds the out operand's CURRENT contents. The function returns one entry per out:
-an array to be written at the top-left ``(0, 0)`` of that operand, already in its dtype, or
-``None`` for no write. Functions never mutate ``value`` arrays.
+an array to be written at the top-left ``(0, 0)`` of that operand, already in its dtype, an
+:class:`Accumulate` (a read-modify-write of the operand at completion: atomic adds), or ``None`` for
+no write. Functions never mutate ``value`` arrays.
 """
 
 from __future__ import annotations
@@ -67,3 +68,16 @@ class Arg:
     @classmethod
     def scalar(cls, value: float | bool, dtype_name: str) -> Arg:
         return cls("scalar", dtype_name, np_dtype(dtype_name), value, 0, 0, 0, 0, 0, "")
+
+
+class Accumulate:
+    """A result that lands as a read-modify-write when the instruction completes, not a plain
+    store: ``combine(current)`` gets the destination's contents at that moment and returns the
+    new ones. Atomic adds into GM use it, so adds from several cores accumulate in completion
+    order instead of overwriting each other with what each read at its start."""
+
+    __slots__ = ("combine", "shape")
+
+    def __init__(self, shape: tuple[int, int], combine) -> None:
+        self.shape = shape
+        self.combine = combine

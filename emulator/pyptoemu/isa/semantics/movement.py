@@ -9,7 +9,7 @@ import numpy as np
 
 from ptoisa.dtypes import is_float, pad_value
 from pyptoemu.errors import BoundsError
-from pyptoemu.isa.arg import Arg
+from pyptoemu.isa.arg import Accumulate, Arg
 from pyptoemu.isa.semantics.common import compute_dtype, convert, enum_value, finish, region, reinterpret
 from pyptoemu.isa.semantics.registry import semantics
 
@@ -65,8 +65,14 @@ def store(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np.nda
         values = reinterpret(block, dst.dtype_name)
     if enum_value(attrs, "atomicType", "atomic_none") == "atomic_add":
         ct = compute_dtype(dst.dtype_name)
-        with np.errstate(all="ignore"):
-            values = finish(region(dst, r, c, ct) + values.astype(ct), dst.dtype_name)
+        addend = values.astype(ct)
+        name = dst.dtype_name
+
+        def add_to(current: np.ndarray) -> np.ndarray:
+            with np.errstate(all="ignore"):
+                return finish(current.astype(ct) + addend, name)
+
+        return [Accumulate(addend.shape, add_to)]  # added to GM as it is when the store completes
     return [values]
 
 
