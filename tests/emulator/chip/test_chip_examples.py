@@ -24,9 +24,10 @@ def test_spmd_vector_add_over_48_blocks_uses_48_vector_cores():
     assert sorted(b for c in r.cores for b in c.blocks) == list(range(48))
     assert r.findings == []
     one = pyptoemu.run(EXAMPLES / "vadd_spmd.pto", inputs={"arg0": x[:32], "arg1": y[:32]}, args={"arg3": 32})
-    # every block does the work of the one-block run, all at once: same makespan, 48x the pipe work
-    assert r.cycles == one.cycles
+    # every block does the work of the one-block run, all at once: 48x the pipe work, and a makespan
+    # no shorter than one block's (longer only by what sharing HBM/L2 costs)
     assert r.pipes["V"].busy_cycles == 48 * one.pipes["V"].busy_cycles
+    assert one.cycles <= r.cycles < 2 * one.cycles
 
 
 def test_more_blocks_than_cores_run_in_waves_on_the_cores_that_free_first():
@@ -38,8 +39,11 @@ def test_more_blocks_than_cores_run_in_waves_on_the_cores_that_free_first():
     assert len(r.cores) == 48
     waves = {c.id: c.blocks for c in r.cores if len(c.blocks) > 1}
     assert waves == {"AIV0": [0, 48], "AIV1": [1, 49]}
-    single = next(c for c in r.cores if c.id == "AIV5")
-    assert r.cycles == 2 * single.cycles  # the second wave starts when the first finishes
+    aiv0 = r.chip.cores[0]
+    first = max(i.done for i in aiv0.trace_log if aiv0.block_of(i) == 0)
+    second = min(i.start for i in aiv0.trace_log if aiv0.block_of(i) == 48)
+    assert second >= first  # block 48 waited for a free core
+    assert r.cycles == max(c.cycles for c in r.cores) > max(c.cycles for c in r.cores if len(c.blocks) == 1)
 
 
 def test_cube_to_vector_epilogue_through_c2v_fifo():
