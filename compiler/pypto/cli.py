@@ -9,6 +9,8 @@ import runpy
 import sys
 
 from pypto.errors import PyptoError
+from pypto.ir.compiler import compile as compile_ir
+from pypto.ir.stmt import Program
 
 
 def main(argv: list[str]) -> int:
@@ -23,8 +25,6 @@ def main(argv: list[str]) -> int:
         args = ap.parse_args(argv)
     except SystemExit as e:
         return 2 if e.code else 0
-    from pypto.ir.compiler import compile as compile_ir
-    from pypto.ir.stmt import Program
 
     if not os.path.isfile(args.program):
         print(f"{args.program}: error: no such file", file=sys.stderr)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from pypto.codegen.common import kernels, tile_dims, valid_dims
+from pypto.codegen.common import core_kind, kernels, tile_dims, valid_dims
 from pypto.dtype import DataType
 from pypto.enums import ROUND_MODES, CmpType, MemorySpace, PipeType, TileLayout, TilePad
 from pypto.errors import CompileError
@@ -12,7 +13,7 @@ from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.expr import static_int
 from pypto.ir.types import ScalarType, TensorType, TileType
-from pypto.ir.visitor import stmt_list, walk
+from pypto.ir.visitor import stmt_list, walk, walk_stmts
 from pypto.passes.analysis import memref_of
 
 ISA = {
@@ -386,7 +387,6 @@ class _CppGen:
         view at no cost and ``TMOV`` re-lays it out for the destination. This mirrors the PTO lowering
         (``pto.treshape`` then ``pto.tmov``).
         """
-        from dataclasses import replace
 
         t = src.type
         view = t.view
@@ -488,8 +488,6 @@ def _window_tag(window: tuple) -> str:
 
 
 def _walk_assigns(body: Any) -> list:
-    from pypto.ir.visitor import walk_stmts
-
     return [s for s in walk_stmts(body) if isinstance(s, St.AssignStmt)]
 
 
@@ -497,8 +495,6 @@ class CppCodegen:
     """``generate(program) -> {kernel name: C++ text}``."""
 
     def generate(self, program: St.Program) -> dict[str, str]:
-        from pypto.codegen.common import core_kind
-
         return {f.name: self.generate_function(f, core_kind(f)) for f in kernels(program)}
 
     def generate_function(self, func: St.Function, core: str = "vector") -> str:

@@ -3,6 +3,7 @@
 from pypto.dtype import DataType
 from pypto.enums import ForKind, FunctionType, MemorySpace, ParamDirection, PipeType, ScopeKind
 from pypto.errors import Span
+from pypto.ir.builder import IRBuilder
 from pypto.ir.expr import (
     Abs,
     Add,
@@ -45,9 +46,6 @@ from pypto.ir.expr import (
     UnaryExpr,
     Var,
     Xor,
-)
-from pypto.ir.registry import OpDef, create_op_call, get_op, is_op_registered, register_op
-from pypto.ir.scalar import (
     add,
     bit_and,
     bit_not,
@@ -72,6 +70,8 @@ from pypto.ir.scalar import (
     sub,
     truediv,
 )
+from pypto.ir.printer import python_print
+from pypto.ir.registry import OpDef, register_op
 from pypto.ir.stmt import (
     AssignStmt,
     BreakStmt,
@@ -100,6 +100,7 @@ from pypto.ir.types import (
     TupleType,
     UnknownType,
 )
+from pypto.ir.verifier import assert_structural_equal, structural_equal, verify
 
 __all__ = [
     "Abs",
@@ -215,21 +216,15 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    # Heavier entry points are imported lazily to keep `import pypto.ir` cheap and acyclic.
-    if name == "IRBuilder":
-        from pypto.ir.builder import IRBuilder
+    # The spec's names for what is built on the IR (the full op table that pypto.ops fills, the
+    # compile driver above the passes and codegen) resolve on first use: importing them here would
+    # make this package import the layers that import it.
+    if name in ("get_op", "is_op_registered", "all_ops", "create_op_call"):
+        import pypto.ops
 
-        return IRBuilder
-    if name in ("python_print",):
-        from pypto.ir.printer import python_print
-
-        return python_print
+        return getattr(pypto.ops, name)
     if name in ("compile", "OptimizationStrategy", "BackendType"):
-        from pypto.ir import compiler as _c
+        from pypto.ir import compiler
 
-        return getattr(_c, name)
-    if name in ("verify", "structural_equal", "assert_structural_equal"):
-        from pypto.ir import verifier
-
-        return getattr(verifier, name)
+        return getattr(compiler, name)
     raise AttributeError(name)

@@ -10,7 +10,7 @@ from pypto.enums import ForKind, FunctionType, ParamDirection, ScopeKind, TileLa
 from pypto.errors import UNKNOWN_SPAN, CompileError, Span
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
-from pypto.ir.scalar import as_expr
+from pypto.ir.expr import as_expr
 from pypto.ir.types import MemRef, TensorType, TensorView, TileType, TileView, type_kind
 
 

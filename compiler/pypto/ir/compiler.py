@@ -8,8 +8,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from pypto.codegen.common import core_kind, kernels
+from pypto.codegen.cpp import CppCodegen
+from pypto.codegen.orchestration import generate_orchestration, kernel_config
+from pypto.codegen.pto import PTOCodegen
+from pypto.codegen.tile_ir import generate_tile_ir
+from pypto.enums import CAPACITY
 from pypto.errors import CompileError
 from pypto.ir.stmt import Program
+from pypto.passes.allocate_memory_addr import memory_report
 from pypto.passes.manager import OptimizationStrategy, PassManager, as_strategy
 
 EMIT_FORMS = ("pto", "tile-ir")
@@ -33,10 +40,6 @@ class CompiledProgram:
 
 def compile_program(program: Program, strategy: Any = OptimizationStrategy.Default, dump_dir: str | None = None,
                     with_cpp: bool = True) -> CompiledProgram:
-    from pypto.codegen.common import core_kind, kernels
-    from pypto.codegen.cpp import CppCodegen
-    from pypto.codegen.pto import PTOCodegen
-
     strat = as_strategy(strategy)
     out = PassManager.get_strategy(strat).run_passes(program, dump_ir=dump_dir is not None, output_dir=dump_dir)
     result = CompiledProgram(out, strat, PTOCodegen().generate(out))
@@ -72,8 +75,6 @@ def compile(
     compiled = compile_program(program, strategy, output_dir if dump_passes else None)
     kernels_text = compiled.pto
     if emit == "tile-ir":
-        from pypto.codegen.tile_ir import generate_tile_ir
-
         kernels_text = generate_tile_ir(compiled.pto)
     for name, text in kernels_text.items():
         d = os.path.join(output_dir, "kernels", compiled.core[name])
@@ -87,8 +88,6 @@ def compile(
 
 def _write_orchestration(compiled: CompiledProgram, output_dir: str) -> None:
     """Write ``orchestration/<f>.cpp`` per Orchestration function and ``kernel_config.py`` (spec §6.7)."""
-    from pypto.codegen.orchestration import generate_orchestration, kernel_config
-
     sources = generate_orchestration(compiled.program, compiled.core)
     if sources:
         d = os.path.join(output_dir, "orchestration")
@@ -99,10 +98,6 @@ def _write_orchestration(compiled: CompiledProgram, output_dir: str) -> None:
 
 
 def _write_report(compiled: CompiledProgram, output_dir: str) -> None:
-    from pypto.codegen.common import kernels
-    from pypto.enums import CAPACITY
-    from pypto.passes.allocate_memory_addr import memory_report
-
     lines = []
     for f in kernels(compiled.program):
         for space, used in sorted(memory_report(f).items()):

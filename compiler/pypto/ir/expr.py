@@ -2,7 +2,8 @@
 
 Nodes are frozen and compare by identity (two variables named ``x`` never alias); constants compare by
 value so that types holding constant shapes have structural equality. Python operators on
-expressions build promoted scalar expressions (``i * 64``), see :mod:`pypto.ir.scalar`.
+expressions build promoted scalar expressions (``i * 64``), built by the scalar helpers at the end
+of this module.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pypto.dtype import DataType
-from pypto.errors import UNKNOWN_SPAN, Span
+from pypto.errors import UNKNOWN_SPAN, PyptoTypeError, Span
+from pypto.ir.base_types import ScalarType, TupleType
 
 
 class Expr:
@@ -20,9 +22,7 @@ class Expr:
     __slots__ = ()
 
     def _bin(self, other: Any, name: str, reverse: bool = False) -> Expr:
-        from pypto.ir import scalar
-
-        fn = getattr(scalar, name)
+        fn = _SCALAR_OPERATORS[name]
         return fn(other, self) if reverse else fn(self, other)
 
     def __add__(self, o):
@@ -53,9 +53,7 @@ class Expr:
         return self._bin(o, "truediv")
 
     def __neg__(self):
-        from pypto.ir import scalar
-
-        return scalar.neg(self)
+        return neg(self)
 
     def __lt__(self, o):
         return self._bin(o, "lt")
@@ -101,7 +99,6 @@ class ConstInt(Expr):
 
     @property
     def type(self):
-        from pypto.ir.types import ScalarType
 
         return ScalarType(self.dtype)
 
@@ -114,7 +111,6 @@ class ConstFloat(Expr):
 
     @property
     def type(self):
-        from pypto.ir.types import ScalarType
 
         return ScalarType(self.dtype)
 
@@ -127,7 +123,6 @@ class ConstBool(Expr):
 
     @property
     def type(self):
-        from pypto.ir.types import ScalarType
 
         return ScalarType(DataType.BOOL)
 
@@ -163,7 +158,6 @@ class MakeTuple(Expr):
 
     @property
     def type(self):
-        from pypto.ir.types import TupleType
 
         return TupleType(tuple(e.type for e in self.elements))
 
@@ -188,7 +182,6 @@ class BinaryExpr(Expr):
 
     @property
     def type(self):
-        from pypto.ir.types import ScalarType
 
         return ScalarType(self.dtype)
 
@@ -201,7 +194,6 @@ class UnaryExpr(Expr):
 
     @property
     def type(self):
-        from pypto.ir.types import ScalarType
 
         return ScalarType(self.dtype)
 
@@ -258,3 +250,149 @@ def const_value(e: Any) -> Any:
 def static_int(e: Any) -> int | None:
     v = const_value(e)
     return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+# ----------------------------------------------------------------------------- scalar arithmetic
+# The scalar promotion rule (spec §2.1, §3.5): both operands numeric and of the same category (int
+# vs float); the wider type wins and the narrower operand is wrapped in ``Cast`` (never between
+# INDEX and INT64). Comparisons give BOOL.
+
+
+def as_expr(v: Any, span: Span | None = None, int_dtype: DataType = DataType.INDEX) -> Expr:
+    """Turn a Python number into a constant expression; expressions pass through."""
+    span = span or UNKNOWN_SPAN
+    if isinstance(v, Expr):
+        return v
+    if isinstance(v, bool):
+        return ConstBool(v, span)
+    if isinstance(v, int):
+        return ConstInt(v, int_dtype, span)
+    if isinstance(v, float):
+        return ConstFloat(v, DataType.FP32, span)
+    raise PyptoTypeError(f"expected a scalar expression, got {type(v).__name__}", span)
+
+
+def scalar_dtype(e: Expr, span: Span | None = None) -> DataType:
+    t = e.type
+    if not isinstance(t, ScalarType):
+        raise PyptoTypeError(f"expected a scalar operand, got {type(t).__name__}", span or _span(e))
+    return t.dtype
+
+
+def _span(e: Any) -> Span:
+    return getattr(e, "span", None) or UNKNOWN_SPAN
+
+
+def _widen(e: Expr, frm: DataType, to: DataType) -> Expr:
+    if frm is to or {frm, to} == {DataType.INDEX, DataType.INT64}:
+        return e
+    if isinstance(e, ConstInt) and not to.is_float():
+        return ConstInt(e.value, to, e.span)
+    if isinstance(e, (ConstInt, ConstFloat)) and to.is_float():
+        return ConstFloat(float(e.value), to, e.span)
+    return Cast(e, to, _span(e))
+
+
+def _unify(a: Expr, b: Expr, op: str, span: Span) -> tuple[Expr, Expr, DataType]:
+    da, db = scalar_dtype(a, span), scalar_dtype(b, span)
+    if DataType.BOOL in (da, db) and op not in ("eq", "ne", "and", "or"):
+        raise PyptoTypeError(f"operator '{op}' does not accept BOOL operands", span)
+    if da is db:
+        return a, b, da
+    # A Python literal adopts the other operand's type.
+    lit_a = isinstance(a, (ConstInt, ConstFloat))
+    lit_b = isinstance(b, (ConstInt, ConstFloat))
+    if lit_a and not lit_b and (da.is_float() == db.is_float() or (db.is_float() and isinstance(a, ConstInt))):
+        return _widen(a, da, db), b, db
+    if lit_b and not lit_a and (da.is_float() == db.is_float() or (da.is_float() and isinstance(b, ConstInt))):
+        return a, _widen(b, db, da), da
+    if da.is_float() != db.is_float():
+        raise PyptoTypeError(
+            f"operator '{op}' mixes {da.name} and {db.name}; cast one side with pl.cast", span
+        )
+    if {da, db} == {DataType.INDEX, DataType.INT64}:
+        return a, b, da
+    wide = da if da.bits >= db.bits else db
+    return _widen(a, da, wide), _widen(b, db, wide), wide
+
+
+def _make(cls: type, name: str):
+    def build(a: Any, b: Any, span: Span | None = None) -> Expr:
+        sp = span or _span(a if isinstance(a, Expr) else b)
+        a2 = as_expr(a, sp)
+        b2 = as_expr(b, sp)
+        x, y, dt = _unify(a2, b2, name, sp)
+        if cls in COMPARISONS:
+            dt = DataType.BOOL
+        elif cls is FloatDiv:
+            dt = dt if dt.is_float() else DataType.FP32
+        return cls(x, y, dt, sp)
+
+    build.__name__ = name
+    return build
+
+
+add = _make(Add, "add")
+sub = _make(Sub, "sub")
+mul = _make(Mul, "mul")
+truediv = _make(FloatDiv, "truediv")
+floordiv = _make(FloorDiv, "floordiv")
+mod = _make(FloorMod, "mod")
+pow = _make(Pow, "pow")
+eq = _make(Eq, "eq")
+ne = _make(Ne, "ne")
+lt = _make(Lt, "lt")
+le = _make(Le, "le")
+gt = _make(Gt, "gt")
+ge = _make(Ge, "ge")
+min_ = _make(Min, "min")
+max_ = _make(Max, "max")
+bit_and = _make(BitAnd, "bit_and")
+bit_or = _make(BitOr, "bit_or")
+bit_xor = _make(BitXor, "bit_xor")
+bit_shift_left = _make(BitShiftLeft, "bit_shift_left")
+bit_shift_right = _make(BitShiftRight, "bit_shift_right")
+and_ = _make(And, "and")
+or_ = _make(Or, "or")
+
+
+def neg(a: Any, span: Span | None = None) -> Expr:
+    a = as_expr(a, span)
+    return Neg(a, scalar_dtype(a, span), span or _span(a))
+
+
+def bit_not(a: Any, span: Span | None = None) -> Expr:
+    a = as_expr(a, span)
+    return BitNot(a, scalar_dtype(a, span), span or _span(a))
+
+
+def cast(a: Any, dtype: DataType, span: Span | None = None) -> Expr:
+    a = as_expr(a, span)
+    scalar_dtype(a, span)
+    return Cast(a, dtype, span or _span(a))
+
+
+# Python operator class name -> builder; used by the DSL parser.
+BINARY_BUILDERS = {
+    "Add": add,
+    "Sub": sub,
+    "Mult": mul,
+    "Div": truediv,
+    "FloorDiv": floordiv,
+    "Mod": mod,
+    "Eq": eq,
+    "NotEq": ne,
+    "Lt": lt,
+    "LtE": le,
+    "Gt": gt,
+    "GtE": ge,
+    "BitAnd": bit_and,
+    "BitOr": bit_or,
+    "BitXor": bit_xor,
+    "LShift": bit_shift_left,
+    "RShift": bit_shift_right,
+}
+
+# Expr's Python operators (``i * 64``) by the name ``Expr._bin`` passes.
+_SCALAR_OPERATORS = {"add": add, "sub": sub, "mul": mul, "floordiv": floordiv, "mod": mod, "truediv": truediv,
+                     "lt": lt, "le": le, "gt": gt, "ge": ge}

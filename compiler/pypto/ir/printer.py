@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from pypto.dtype import DataType
-from pypto.enums import FunctionType, MemorySpace, ParamDirection, PipeType
+from pypto.enums import ROUND_MODES, FunctionType, MemorySpace, ParamDirection, PipeType
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.types import MemRef, ScalarType, TensorType, TileType, TupleType, UnknownType
-from pypto.ir.visitor import stmt_list
+from pypto.ir.visitor import stmt_list, walk
 
 _BINOP = {
     "Add": "+", "Sub": "-", "Mul": "*", "FloatDiv": "/", "FloorDiv": "//", "FloorMod": "%", "Pow": "**",
@@ -100,8 +100,6 @@ class Printer:
         if key in ("set_pipe", "wait_pipe"):
             return f"{p}.PipeType.{PipeType(v).name}"
         if key == "mode" and isinstance(v, int):
-            from pypto.enums import ROUND_MODES
-
             return repr(ROUND_MODES[v])
         return repr(v)
 
@@ -270,8 +268,6 @@ class Printer:
 
 
 def _callees_first(prog: St.Program) -> list:
-    from pypto.ir.visitor import walk
-
     funcs = {f.name: f for f in prog.functions_list}
     order: list = []
     seen: set = set()

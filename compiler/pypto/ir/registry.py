@@ -1,5 +1,8 @@
 """The op registry: one :class:`OpDef` per op, registered by decorator on its type-deduction function.
 
+This module is the table only; the op definitions in :mod:`pypto.ops` (above it) fill it when
+imported, and :mod:`pypto.ops` is where the full table is looked up.
+
 ``create_op_call`` looks the op up, checks the kwargs against the declared attribute schema, runs the
 deducer and returns a typed :class:`Call`. Deducers raise :class:`PyptoTypeError` at the call's span.
 """
@@ -72,13 +75,11 @@ def _canonical(name: str) -> str:
 
 
 def is_op_registered(name: str) -> bool:
-    _ensure_loaded()
     return _canonical(name) in _REGISTRY
 
 
 def get_op(name: str, span: Span | None = None) -> OpDef:
     """The op's definition; an unknown name is a user error at ``span`` (the call being built)."""
-    _ensure_loaded()
     opdef = _REGISTRY.get(_canonical(name))
     if opdef is None:
         raise CompileError(f"unknown op '{name}'", span)
@@ -86,7 +87,6 @@ def get_op(name: str, span: Span | None = None) -> OpDef:
 
 
 def all_ops() -> dict[str, OpDef]:
-    _ensure_loaded()
     return dict(_REGISTRY)
 
 
@@ -154,12 +154,3 @@ def create_op_call(name: str, args: list | tuple, kwargs: dict | None = None, sp
     rtype = opdef.deduce(args, checked, span)
     return Call(opdef.op, tuple(args), checked, rtype, span)
 
-
-_LOADED = False
-
-
-def _ensure_loaded() -> None:
-    global _LOADED
-    if not _LOADED:
-        _LOADED = True
-        import pypto.ops  # noqa: F401  (registers every op)

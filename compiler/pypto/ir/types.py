@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pypto.dtype import DataType
 from pypto.enums import MemorySpace, TensorLayout, TileLayout, TilePad
 from pypto.errors import UNKNOWN_SPAN, Span
-from pypto.ir.expr import ConstInt, Expr, static_int
+from pypto.ir.base_types import ScalarType, TupleType
+from pypto.ir.expr import ConstInt, Expr, Var, static_int
 
 
 def to_shape(shape: Any) -> tuple:
@@ -34,11 +35,6 @@ class MemRef:
     @property
     def name(self) -> str:
         return f"mem_{self.memory_space.name.lower()}_{self.id}"
-
-
-@dataclass(frozen=True, slots=True)
-class ScalarType:
-    dtype: DataType
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,11 +91,6 @@ class TileType:
 
 
 @dataclass(frozen=True, slots=True)
-class TupleType:
-    types: tuple
-
-
-@dataclass(frozen=True, slots=True)
 class UnknownType:
     pass
 
@@ -142,8 +133,6 @@ def dims_equal(a: Expr, b: Expr) -> bool:
 
 
 def shape_str(shape: tuple) -> str:
-    from pypto.ir.expr import Var
-
     return "[" + ", ".join(d.name if isinstance(d, Var) else str(static_int(d)) for d in shape) + "]"
 
 
@@ -158,8 +147,6 @@ def type_str(t: Any) -> str:
 
 
 def with_memref(t: Any, memref: MemRef | None) -> Any:
-    from dataclasses import replace
-
     return replace(t, memref=memref)
 
 

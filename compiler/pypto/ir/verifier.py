@@ -5,10 +5,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from pypto.enums import CAPACITY, MemorySpace
+from pypto.enums import CAPACITY, FunctionType, MemorySpace, ScopeKind
 from pypto.errors import VerifyError
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
+from pypto.ir.printer import python_print
 from pypto.ir.types import TileType, UnknownType, type_kind, type_str
 from pypto.ir.visitor import stmt_list, walk
 
@@ -59,8 +60,6 @@ class _Checker:
     def structure(self) -> None:
         """SplitIncoreOrch: no ``with pl.incore():`` scope is left; IncoreBlockOps: an InCore kernel
         computes with tile ops only (tensor-level ops have no on-chip lowering)."""
-        from pypto.enums import FunctionType, ScopeKind
-
         for n in walk(self.func.body):
             if "SplitIncoreOrch" in self.props and isinstance(n, St.ScopeStmt) and n.scope_kind is ScopeKind.InCore:
                 self.fail("a `with pl.incore():` scope was not outlined", n.span)
@@ -226,6 +225,4 @@ class _StructEq:
 
 def assert_structural_equal(a: Any, b: Any) -> None:
     if not structural_equal(a, b):
-        from pypto.ir.printer import python_print
-
         raise AssertionError(f"IR differs:\n{python_print(a)}\n---\n{python_print(b)}")

@@ -10,8 +10,8 @@ import dataclasses
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
-from pypto.ir.expr import Expr, Var
-from pypto.ir.stmt import Function, Stmt
+from pypto.ir.expr import Expr, IterArg, Var
+from pypto.ir.stmt import Function, OpStmts, SeqStmts, Stmt
 
 _NODE = (Expr, Stmt, Function)
 
@@ -101,7 +101,6 @@ class VarSubstituter(IRMutator):
     def mutate_var(self, var: Var) -> Any:
         if var in self.mapping:
             return self.mapping[var]
-        from pypto.ir.expr import IterArg
 
         if isinstance(var, IterArg) and var.init_value is not None:
             init = self.visit(var.init_value)
@@ -132,8 +131,6 @@ def walk_stmts(stmt: Any) -> Iterator[Stmt]:
 
 
 def stmt_list(body: Any) -> tuple:
-    from pypto.ir.stmt import OpStmts, SeqStmts
-
     if isinstance(body, (SeqStmts, OpStmts)):
         out = []
         for s in body.stmts:

@@ -9,7 +9,8 @@ from pypto.enums import FunctionType
 from pypto.errors import ParseError, Span
 from pypto.ir.expr import GlobalVar
 from pypto.ir.stmt import Program
-from pypto.language.parser import FunctionParser, Namespace, ProgramContext, SourceInfo, signature_of
+from pypto.language.parser import FunctionParser, ProgramContext, signature_of
+from pypto.language.source import InlineFunction, Namespace, SourceInfo
 
 
 def _frames(depth: int, count: int = 4) -> list[dict]:
@@ -40,14 +41,6 @@ class PendingFunction:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise ParseError(f"{self.pyfunc.__name__} is a PyPTO function; compile it with pl.program / ir.compile")
-
-
-class InlineFunction:
-    """A ``@pl.inline`` helper: its body is re-parsed at every call site."""
-
-    def __init__(self, pyfunc: Any, frames: list[dict]):
-        self.pyfunc = pyfunc
-        self.frames = frames
 
 
 def _parse_function(pyfunc: Any, func_type: FunctionType, strict_ssa: bool, frames: list[dict]) -> Any:

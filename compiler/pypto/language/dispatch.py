@@ -10,10 +10,12 @@ from typing import Any
 from pypto.dtype import DataType
 from pypto.errors import PyptoTypeError
 from pypto.ir import expr as E
-from pypto.ir import scalar as S
 from pypto.ir.stmt import Function
 from pypto.ir.types import ScalarType, TensorType, TileType, TupleType, UnknownType, type_str
+from pypto.language.source import InlineFunction, Namespace, SourceInfo, is_pl_module
+from pypto.language.typing import dynamic
 from pypto.ops import block as B
+from pypto.ops import get_op, is_op_registered
 from pypto.ops import system as SY
 from pypto.ops import tensor as T
 
@@ -42,24 +44,20 @@ def _dotted(node: ast.AST) -> list[str] | None:
 
 
 def call(p: Any, node: ast.Call) -> Any:
-    from pypto.language.parser import _is_pl_module
-
     f = node.func
     if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self" and "self" not in p.env:
         return program_call(p, node, f.attr)
     path = _dotted(f)
     if path and len(path) >= 2 and path[0] not in p.env:
         found, root = p.ns.lookup(path[0])
-        if found and _is_pl_module(root):
+        if found and is_pl_module(root):
             if len(path) == 2:
-                return pl_call(p, node, path[1])
+                return pl_call(p, node, path[1], root)
             if len(path) == 3 and path[1] in ("block", "tile", "tensor", "system"):
                 return namespace_call(p, node, "block" if path[1] == "tile" else path[1], path[2])
     callee = p.expr(f)
     if isinstance(callee, Function):
         return external_call(p, node, callee)
-    from pypto.language.decorators import InlineFunction
-
     if isinstance(callee, InlineFunction):
         return inline_call(p, node, callee)
     args = [p.expr(a) for a in node.args]
@@ -83,8 +81,6 @@ def invoke(p: Any, node: ast.Call, qual: str, fn: Any, args: list, kwargs: dict)
     try:
         inspect.signature(fn).bind(*args, **kwargs)
     except TypeError as e:
-        from pypto.ir.registry import get_op, is_op_registered
-
         module = getattr(fn, "__module__", "").rsplit(".", 1)[-1]
         op = f"{module}.{fn.__name__.rstrip('_')}"
         if is_op_registered(op) and not kwargs:
@@ -116,9 +112,8 @@ def _kind(v: Any) -> str:
     return "other"
 
 
-def pl_call(p: Any, node: ast.Call, name: str) -> Any:
-    import pypto.language as pl
-
+def pl_call(p: Any, node: ast.Call, name: str, pl: Any) -> Any:
+    """``pl.<name>(...)``; ``pl`` is the ``pypto.language`` module the user's code refers to."""
     if name in HELPERS_ONLY_IN_STATEMENTS:
         where = "as a for-loop iterator" if name in ("range", "parallel", "unroll", "while_") else "as a statement"
         raise p.error(f"pl.{name} can only be used {where}", node)
@@ -126,14 +121,14 @@ def pl_call(p: Any, node: ast.Call, name: str) -> Any:
     if name == "const":
         return const(p, node, args, kwargs)
     if name == "dynamic":
-        return pl.dynamic(*args)
+        return dynamic(*args)
     first = _kind(args[0]) if args else "other"
     if name in ("cast", "min", "max") and first == "scalar":
         if name == "cast":
             if kwargs.get("mode", "round") not in ("round", 2):
                 raise p.error("pl.cast on a scalar only supports the default mode", node)
-            return S.cast(p.to_ir(args[0], node), args[1] if len(args) > 1 else kwargs["target_type"], p.span(node))
-        builder = S.min_ if name == "min" else S.max_
+            return E.cast(p.to_ir(args[0], node), args[1] if len(args) > 1 else kwargs["target_type"], p.span(node))
+        builder = E.min_ if name == "min" else E.max_
         return builder(p.to_ir(args[0], node), p.to_ir(args[1], node), p.span(node))
     if name in TENSOR_ONLY or (name not in BLOCK_ONLY and first == "tensor"):
         return namespace_call(p, node, "tensor", "create" if name == "create_tensor" else name, args, kwargs)
@@ -227,8 +222,6 @@ def external_call(p: Any, node: ast.Call, fn: Function) -> E.Call:
 
 
 def inline_call(p: Any, node: ast.Call, fn: Any) -> Any:
-    from pypto.language.parser import Namespace, SourceInfo
-
     src = SourceInfo(fn.pyfunc)
     params = [a.arg for a in src.node.args.args]
     args = [p.expr(a) for a in node.args]

@@ -9,20 +9,17 @@ scope captured at decoration time.
 from __future__ import annotations
 
 import ast
-import builtins
-import inspect
-import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
 from pypto.dtype import DataType
-from pypto.enums import ForKind, FunctionType, ParamDirection
+from pypto.enums import ForKind, FunctionType, ParamDirection, ScopeKind
 from pypto.errors import CompileError, ParseError, PyptoError, PyptoTypeError, Span
 from pypto.ir import expr as E
-from pypto.ir import scalar as S
 from pypto.ir import stmt as St
 from pypto.ir.types import ScalarType, TensorType, TileType, TupleType, UnknownType, type_str
 from pypto.language import dispatch
+from pypto.language.source import Namespace, SourceInfo, is_pl_module
 from pypto.language.typing import AnnotationError, DirectionAnnotation, DynVar, to_ir_type
 
 LOOP_HELPERS = {"range": ForKind.Sequential, "parallel": ForKind.Parallel, "unroll": ForKind.Unroll}
@@ -43,69 +40,6 @@ class ProgramContext:
 
     signatures: dict
     externals: dict = field(default_factory=dict)
-
-
-class SourceInfo:
-    def __init__(self, pyfunc: Any):
-        try:
-            lines, first = inspect.getsourcelines(pyfunc)
-        except (OSError, TypeError):
-            raise ParseError(
-                f"cannot read the source of '{pyfunc.__name__}' (DSL functions must live in a .py file)"
-            ) from None
-        raw = "".join(lines)
-        dedented = textwrap.dedent(raw)
-        self.indent = len(lines[0]) - len(lines[0].lstrip()) if lines else 0
-        self.first_line = first
-        self.filename = inspect.getsourcefile(pyfunc) or "<unknown>"
-        module = ast.parse(dedented)
-        node = module.body[0]
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            raise ParseError("@pl.function must decorate a function definition")
-        self.node = node
-
-    def span(self, node: ast.AST) -> Span:
-        line = getattr(node, "lineno", 1) + self.first_line - 1
-        col = getattr(node, "col_offset", 0) + self.indent + 1
-        end_line = (getattr(node, "end_lineno", None) or getattr(node, "lineno", 1)) + self.first_line - 1
-        end_col = (getattr(node, "end_col_offset", None) or 0) + self.indent + 1
-        return Span(self.filename, line, col, end_line, end_col)
-
-
-class Namespace:
-    """Python names visible to the DSL: closure cells, captured frame locals, globals, builtins."""
-
-    def __init__(self, pyfunc: Any, frames: list[dict]):
-        self.layers: list[dict] = []
-        if pyfunc.__closure__:
-            cells = {}
-            for name, cell in zip(pyfunc.__code__.co_freevars, pyfunc.__closure__, strict=False):
-                try:
-                    cells[name] = cell.cell_contents
-                except ValueError:
-                    continue
-            self.layers.append(cells)
-        self.layers.extend(frames)
-        self.layers.append(pyfunc.__globals__)
-        self.layers.append(vars(builtins))
-
-    def lookup(self, name: str) -> tuple[bool, Any]:
-        for layer in self.layers:
-            if name in layer:
-                return True, layer[name]
-        return False, None
-
-    def as_dict(self) -> dict:
-        merged: dict = {}
-        for layer in reversed(self.layers):
-            merged.update(layer)
-        return merged
-
-
-def _is_pl_module(obj: Any) -> bool:
-    import pypto.language as pl
-
-    return obj is pl
 
 
 def signature_of(src: SourceInfo, ns: Namespace, is_method: bool) -> Signature:
@@ -289,7 +223,7 @@ class FunctionParser:
     def _static_is_pl(self, node: ast.AST) -> bool:
         if isinstance(node, ast.Name) and node.id not in self.env:
             found, obj = self.ns.lookup(node.id)
-            return found and _is_pl_module(obj)
+            return found and is_pl_module(obj)
         return False
 
     def assign(self, target: ast.AST, value_node: ast.AST, ann: ast.AST | None, node: ast.AST) -> None:
@@ -316,7 +250,7 @@ class FunctionParser:
             self._check_annotation(name, ann, value, node)
         if not isinstance(value, E.Expr):
             if isinstance(value, (bool, int, float)):
-                value = S.as_expr(value, self.span(value_node))
+                value = E.as_expr(value, self.span(value_node))
             else:
                 self.env[name] = value
                 return
@@ -397,8 +331,6 @@ class FunctionParser:
         if len(node.items) != 1:
             raise self.error("only one context manager per 'with' is supported", node)
         ctx = node.items[0].context_expr
-        from pypto.enums import ScopeKind
-
         for name, kind in (("incore", ScopeKind.InCore), ("auto_incore", ScopeKind.AutoInCore)):
             if self._is_helper_call(ctx, name):
                 if ctx.args or ctx.keywords:
@@ -675,7 +607,7 @@ class FunctionParser:
                 raise self.error(
                     "Python operators on tiles/tensors are not supported; use pl.add, pl.mul, ...", n, PyptoTypeError
                 )
-        builder = S.BINARY_BUILDERS.get(op)
+        builder = E.BINARY_BUILDERS.get(op)
         if builder is None:
             raise self.error(f"operator {op} is not supported on scalars", node)
         return builder(self.to_ir(lhs, node.left), self.to_ir(rhs, node.right), self.span(node))
@@ -687,10 +619,10 @@ class FunctionParser:
                 type(node.op).__name__, lambda x: ~x
             )(v)
         if isinstance(node.op, ast.USub):
-            return S.neg(v, self.span(node))
+            return E.neg(v, self.span(node))
         if isinstance(node.op, ast.UAdd):
             return v
-        return S.bit_not(v, self.span(node))
+        return E.bit_not(v, self.span(node))
 
     def expr_Compare(self, node: ast.Compare) -> Any:
         if len(node.ops) != 1:
@@ -699,7 +631,7 @@ class FunctionParser:
         op = type(node.ops[0]).__name__
         if not isinstance(lhs, E.Expr) and not isinstance(rhs, E.Expr):
             return _static_binop(op, lhs, rhs)
-        builder = S.BINARY_BUILDERS.get(op)
+        builder = E.BINARY_BUILDERS.get(op)
         if builder is None:
             raise self.error(f"comparison {op} is not supported", node)
         return builder(self.to_ir(lhs, node.left), self.to_ir(rhs, node.comparators[0]), self.span(node))
@@ -707,7 +639,7 @@ class FunctionParser:
     def expr_BoolOp(self, node: ast.BoolOp) -> Any:
         vals = [self.to_ir(self.expr(v), v) for v in node.values]
         out = vals[0]
-        build = S.and_ if isinstance(node.op, ast.And) else S.or_
+        build = E.and_ if isinstance(node.op, ast.And) else E.or_
         for v in vals[1:]:
             out = build(out, v, self.span(node))
         return out
@@ -733,7 +665,7 @@ class FunctionParser:
         if isinstance(v, E.Expr):
             return v
         if isinstance(v, (bool, int, float)):
-            return S.as_expr(v, self.span(node))
+            return E.as_expr(v, self.span(node))
         raise self.error(f"expected an IR value, got Python {type(v).__name__}", node, PyptoTypeError)
 
     def loop_bound(self, helper: str, v: Any, node: ast.AST) -> E.Expr:

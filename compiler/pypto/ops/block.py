@@ -8,9 +8,8 @@ from typing import Any
 from pypto.dtype import DataType, promote
 from pypto.enums import ROUND_MODES, CmpType, MemorySpace, PipeType, TilePad
 from pypto.errors import PyptoTypeError, Span
-from pypto.ir.expr import Call, ConstFloat, ConstInt, Expr, static_int
+from pypto.ir.expr import Call, ConstFloat, ConstInt, Expr, as_expr, static_int
 from pypto.ir.registry import create_op_call, register_op
-from pypto.ir.scalar import as_expr
 from pypto.ir.type_rules import (
     broadcast_shapes,
     check_boxes,
@@ -422,7 +421,7 @@ CAST_PAIRS: dict[DataType, tuple] = {
 }
 
 
-def _check_mode(name: str, kw: dict, span: Span) -> None:
+def check_round_mode(name: str, kw: dict, span: Span) -> None:
     """Rounding modes are checked by the op itself, so IR built without the Python wrapper (the
     builder, the text parser) cannot carry an undefined mode into code generation."""
     mode = kw.get("mode", 2)
@@ -437,7 +436,7 @@ def _cast(args: list, kw: dict, span: Span) -> TileType:
     if "target_type" not in kw:
         raise PyptoTypeError("block.cast requires 'target_type'", span)
     dst = kw["target_type"]
-    _check_mode("block.cast", kw, span)
+    check_round_mode("block.cast", kw, span)
     if dst not in CAST_PAIRS.get(t.dtype, ()):
         to = ", ".join(d.name for d in CAST_PAIRS.get(t.dtype, ())) or "nothing"
         raise PyptoTypeError(f"cast: {t.dtype.name} tiles cannot be converted to {dst.name} (supported: {to})", span)
@@ -885,7 +884,7 @@ def _reduce_builder(op: str):
 sum, max, min = (_reduce_builder(n) for n in ("sum", "max", "min"))
 
 
-def _mode(mode: Any, span: Span | None) -> int:
+def round_mode_code(mode: Any, span: Span | None) -> int:
     if isinstance(mode, str):
         if mode.lower() not in ROUND_MODES:
             raise PyptoTypeError(f"cast: unknown rounding mode '{mode}' (use one of {', '.join(ROUND_MODES)})", span)
@@ -896,7 +895,7 @@ def _mode(mode: Any, span: Span | None) -> int:
 
 
 def cast(tile: Expr, target_type: DataType, mode: Any = "round", span: Span | None = None) -> Call:
-    return create_op_call("block.cast", [tile], {"target_type": target_type, "mode": _mode(mode, span)}, span)
+    return create_op_call("block.cast", [tile], {"target_type": target_type, "mode": round_mode_code(mode, span)}, span)
 
 
 def _cmp_type(v: Any) -> int:

@@ -6,8 +6,7 @@ from typing import Any
 
 from pypto.dtype import DataType
 from pypto.errors import PyptoTypeError, Span
-from pypto.ir.expr import ConstFloat, ConstInt, Expr, MakeTuple
-from pypto.ir.scalar import as_expr
+from pypto.ir.expr import ConstFloat, ConstInt, Expr, MakeTuple, as_expr
 from pypto.ir.types import ScalarType
 
 

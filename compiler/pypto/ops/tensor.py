@@ -6,11 +6,11 @@ from typing import Any
 
 from pypto.dtype import DataType, promote
 from pypto.errors import PyptoTypeError, Span
-from pypto.ir.expr import Call, ConstInt, Expr, static_int
+from pypto.ir.expr import Call, ConstInt, Expr, as_expr, static_int
 from pypto.ir.registry import create_op_call, register_op
-from pypto.ir.scalar import as_expr
 from pypto.ir.type_rules import broadcast_shapes, int_list, scalar, tensor
 from pypto.ir.types import ScalarType, TensorType, shape_str
+from pypto.ops.block import check_round_mode, round_mode_code
 from pypto.ops.common import scalar_arg, to_tuple
 
 TENSOR = "TensorOp"
@@ -144,9 +144,7 @@ def _exp(args: list, kw: dict, span: Span) -> TensorType:
 @register_op("tensor.cast", TENSOR, ("input",), attrs={"target_type": DataType, "mode": int})
 def _cast(args: list, kw: dict, span: Span) -> TensorType:
     t = tensor("tensor.cast", args, 0, ("input",), span)
-    from pypto.ops.block import _check_mode
-
-    _check_mode("tensor.cast", kw, span)
+    check_round_mode("tensor.cast", kw, span)
     return TensorType(t.shape, kw.get("target_type", t.dtype))
 
 
@@ -242,9 +240,7 @@ def exp(input: Expr, span: Span | None = None) -> Call:
 
 
 def cast(input: Expr, target_type: DataType, mode: Any = "round", span: Span | None = None) -> Call:
-    from pypto.ops.block import _mode
-
-    return create_op_call("tensor.cast", [input], {"target_type": target_type, "mode": _mode(mode, span)}, span)
+    return create_op_call("tensor.cast", [input], {"target_type": target_type, "mode": round_mode_code(mode, span)}, span)
 
 
 def matmul(

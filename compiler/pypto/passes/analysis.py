@@ -22,6 +22,20 @@ SCRATCH_ARG = {"block.row_sum": 1, "block.row_max": 1, "block.row_min": 1, "bloc
                "block.transpose": 3}
 
 
+def space_of_def(value: Any) -> MemorySpace | None:
+    """The memory a tile op's result lives in (None for non-tile values)."""
+    if not isinstance(value, E.Call) or isinstance(value.op, E.GlobalVar):
+        return None
+    name = value.op.name
+    if name in ("block.load", "block.move", "block.create_tile"):
+        return value.kwargs.get("target_memory", MemorySpace.Vec)
+    if name in MATMUL_OPS:
+        return MemorySpace.Acc
+    if name.startswith("block."):
+        return MemorySpace.Vec
+    return None
+
+
 def defined_vars(func: St.Function) -> list[E.Var]:
     """Params and every definition (assign vars, loop vars, iter args, return vars) in program order."""
     out: list = list(func.params)

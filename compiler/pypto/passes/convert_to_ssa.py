@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
+from pypto.errors import CompileError
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.types import TensorType, TileType
@@ -198,7 +199,6 @@ class _SSA:
             extra = tuple(self.env[n] for n in phis if n in self.env)
             if len(extra) != len(phis):
                 missing = [n for n in phis if n not in self.env]
-                from pypto.errors import CompileError
 
                 raise CompileError(f"'{missing[0]}' is assigned in only one branch of the if", s.span)
             if stmts and isinstance(stmts[-1], St.YieldStmt):

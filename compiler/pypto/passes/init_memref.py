@@ -18,8 +18,9 @@ from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.types import MemRef, TensorType, TileType, nbytes, type_str
 from pypto.ir.visitor import stmt_list, walk_stmts
-from pypto.passes.analysis import MATMUL_OPS, defined_vars, retype
+from pypto.passes.analysis import defined_vars, retype, space_of_def
 from pypto.passes.base import Pass, is_kernel
+from pypto.passes.normalize import normalize
 
 
 class _UnionFind:
@@ -46,19 +47,6 @@ def _shaped(v: Any) -> bool:
 def _last_yield(body: Any) -> St.YieldStmt | None:
     stmts = stmt_list(body)
     return stmts[-1] if stmts and isinstance(stmts[-1], St.YieldStmt) else None
-
-
-def _space_of_def(value: Any) -> MemorySpace | None:
-    if not isinstance(value, E.Call) or isinstance(value.op, E.GlobalVar):
-        return None
-    name = value.op.name
-    if name in ("block.load", "block.move", "block.create_tile"):
-        return value.kwargs.get("target_memory", MemorySpace.Vec)
-    if name in MATMUL_OPS:
-        return MemorySpace.Acc
-    if name.startswith("block."):
-        return MemorySpace.Vec
-    return None
 
 
 # Memory each operand of a cube op must be in (by argument position).
@@ -106,8 +94,6 @@ class InitMemRefPass(Pass):
     def run_function(self, func: St.Function) -> St.Function:
         if not is_kernel(func):
             return func
-        from pypto.passes.normalize import normalize
-
         func = normalize(func)
         uf = _UnionFind()
         space: dict = {}
@@ -125,7 +111,7 @@ class InitMemRefPass(Pass):
                     uf.union(value.args[0], s.var)
                 elif isinstance(value, E.Var) and _shaped(value):
                     uf.union(value, s.var)
-                sp = _space_of_def(value)
+                sp = space_of_def(value)
                 if sp is not None and isinstance(s.var.type, TileType):
                     space[s.var] = sp
             elif isinstance(s, (St.ForStmt, St.WhileStmt)):

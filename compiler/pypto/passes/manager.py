@@ -6,6 +6,7 @@ import enum
 import os
 from typing import Any
 
+from pypto.ir.printer import python_print
 from pypto.ir.stmt import Program
 from pypto.ir.verifier import verify
 from pypto.passes.allocate_memory_addr import AllocateMemoryAddrPass
@@ -75,8 +76,6 @@ class PassManager:
 
     def run_passes(self, program: Program, dump_ir: bool = False, output_dir: str | None = None,
                    prefix: str = "pl") -> Program:
-        from pypto.ir.printer import python_print
-
         dump_dir = os.path.join(output_dir, "passes_dump") if (dump_ir and output_dir) else None
         if dump_dir:
             os.makedirs(dump_dir, exist_ok=True)

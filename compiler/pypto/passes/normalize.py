@@ -35,9 +35,11 @@ from pypto.errors import CompileError
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.expr import static_int
+from pypto.ir.registry import create_op_call
 from pypto.ir.types import TileType
-from pypto.ir.visitor import stmt_list, walk
+from pypto.ir.visitor import stmt_list, substitute, walk
 from pypto.ops import block as B
+from pypto.passes.analysis import space_of_def
 from pypto.passes.broadcast import BROADCASTING, lower_binary, needs_lowering, vec_kind
 
 _ROW = {"block.sum": "row_sum", "block.max": "row_max", "block.min": "row_min"}
@@ -74,19 +76,13 @@ def _last_yield(body: Any) -> St.YieldStmt | None:
     return stmts[-1] if stmts and isinstance(stmts[-1], St.YieldStmt) else None
 
 
-def _space(value: Any) -> MemorySpace | None:
-    from pypto.passes.init_memref import _space_of_def
-
-    return _space_of_def(value)
-
-
 class Normalizer:
     def __init__(self, func: St.Function):
         self.uses = Counter(n for n in walk(func.body) if isinstance(n, E.Var))
         self.space: dict = {}
         for n in walk(func.body):
             if isinstance(n, St.AssignStmt):
-                self.space[n.var] = _space(n.value)
+                self.space[n.var] = space_of_def(n.value)
         self._propagate_phi_spaces(func)
         self.names = {n.name for n in walk(func) if isinstance(n, E.Var)}
         self.counter = 0
@@ -156,13 +152,11 @@ class Normalizer:
     def let(self, base: str, call: E.Call, span: Any, out: list) -> E.Var:
         v = E.Var(self.fresh(base), call.type, span)
         out.append(St.AssignStmt(v, call, span))
-        self.space[v] = _space(call)
+        self.space[v] = space_of_def(call)
         return v
 
     def promote(self, s: St.AssignStmt, out: list) -> St.AssignStmt:
         """Convert the operands of a mixed-precision float op to its result dtype (module docstring)."""
-        from pypto.ir.registry import create_op_call
-
         c = s.value
         rd = getattr(s.var.type, "dtype", None)
         positions = _PROMOTING.get(c.op.name)
@@ -193,8 +187,6 @@ class Normalizer:
 
     def legalize(self, s: St.AssignStmt) -> list | None:
         """Rewrite one op statement (see the module docstring); None when it stays as it is."""
-        from pypto.ir.registry import create_op_call
-
         out: list = []
         promoted = self.promote(s, out)
         if promoted is not s:
@@ -268,8 +260,6 @@ class Normalizer:
             body = self.fix_yield(body, s.iter_args, loop=True)
             s = replace(s, body=body)
             if new_ias:
-                from pypto.ir.visitor import substitute
-
                 mapping = {ia: E.IterArg(ia.name, ia.type, ia.span, nv) for ia, nv in new_ias}
                 s = substitute(s, mapping)
             return pre + [s]

@@ -9,9 +9,12 @@ import numpy as np
 
 from pypto.enums import FunctionType, ParamDirection
 from pypto.errors import RuntimeFault
+from pypto.ir.compiler import compile_program
 from pypto.ir.stmt import Function, Program
 from pypto.ir.types import ScalarType, TensorType, static_shape
 from pypto.passes.manager import OptimizationStrategy, as_strategy
+from pypto.runtime.interpreter import Interpreter
+from pypto.runtime.launch import Launcher, LaunchStats
 
 
 @dataclass
@@ -78,10 +81,6 @@ def run(
     trace: str | None = None,
 ) -> RunResult:
     """Compile and run ``program``; ``arrays`` bind the entry's parameters in order."""
-    from pypto.ir.compiler import compile_program
-    from pypto.runtime.interpreter import Interpreter
-    from pypto.runtime.launch import Launcher, LaunchStats
-
     strat = as_strategy(strategy)
     compiled = compile_program(program, strat, with_cpp=False)
     prog = compiled.program

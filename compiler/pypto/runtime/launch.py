@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+import pyptoemu
 from pypto.errors import RuntimeFault
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
@@ -72,8 +73,6 @@ class Launcher:
         return f"{base}_{n}.{ext}" if dot else f"{self.trace}_{n}"
 
     def __call__(self, func: St.Function, args: list) -> tuple:
-        import pyptoemu
-
         if len(args) != len(func.params):
             raise RuntimeFault(f"{func.name} takes {len(func.params)} arguments, got {len(args)}", func.span)
         inputs, scalars, arrays = {}, {}, {}
