@@ -14,23 +14,9 @@ from pypto.ir import stmt as St
 from pypto.ir.expr import static_int
 from pypto.ir.types import ScalarType, TensorType, TileType
 from pypto.ir.visitor import stmt_list, walk, walk_stmts
+from pypto.ops import isa
 from pypto.passes.analysis import memref_of
 
-ISA = {
-    "add": "TADD", "sub": "TSUB", "mul": "TMUL", "div": "TDIV", "maximum": "TMAX", "minimum": "TMIN",
-    "rem": "TREM", "and": "TAND", "or": "TOR", "xor": "TXOR", "shl": "TSHL", "shr": "TSHR",
-    "adds": "TADDS", "subs": "TSUBS", "muls": "TMULS", "divs": "TDIVS", "maxs": "TMAXS", "mins": "TMINS",
-    "rems": "TREMS", "ands": "TANDS", "ors": "TORS", "xors": "TXORS", "shls": "TSHLS", "shrs": "TSHRS",
-    "addc": "TADDC", "subc": "TSUBC", "addsc": "TADDSC", "subsc": "TSUBSC", "sel": "TSEL", "sels": "TSELS",
-    "exp": "TEXP", "neg": "TNEG", "recip": "TRECIP", "rsqrt": "TRSQRT", "sqrt": "TSQRT", "log": "TLOG",
-    "abs": "TABS", "relu": "TRELU", "not": "TNOT", "lrelu": "TLRELU", "prelu": "TPRELU",
-    "row_sum": "TROWSUM", "row_max": "TROWMAX", "row_min": "TROWMIN", "row_expand": "TROWEXPAND",
-    "row_expand_add": "TROWEXPANDADD", "row_expand_sub": "TROWEXPANDSUB", "row_expand_mul": "TROWEXPANDMUL",
-    "row_expand_div": "TROWEXPANDDIV", "col_expand_mul": "TCOLEXPANDMUL", "col_expand_div": "TCOLEXPANDDIV",
-    "col_expand_sub": "TCOLEXPANDSUB", "matmul": "TMATMUL", "matmul_acc": "TMATMUL_ACC",
-    "matmul_bias": "TMATMUL_BIAS", "gemv": "TGEMV", "gemv_acc": "TGEMV_ACC", "gemv_bias": "TGEMV_BIAS",
-    "move": "TMOV", "fillpad": "TFILLPAD", "reshape": "TRESHAPE", "transpose": "TTRANS",
-}
 TILE_KIND = {MemorySpace.Vec: "Vec", MemorySpace.Mat: "Mat", MemorySpace.Left: "Left", MemorySpace.Right: "Right",
              MemorySpace.Acc: "Acc", MemorySpace.Bias: "Bias"}
 BLAYOUT = {TileLayout.row_major: "RowMajor", TileLayout.col_major: "ColMajor", TileLayout.none_box: "RowMajor"}
@@ -354,27 +340,27 @@ class _CppGen:
             self.emit(f"int64_t {result.name} = GET_BLOCK_IDX({c.kwargs.get('axis', 0)});")
             self.names[result] = result.name
         elif name in ("block.full", "block.expands"):
-            self.emit(f"TEXPANDS({dst}, {a[-1]});")
+            self.emit(f"{isa.cpp_name(name)}({dst}, {a[-1]});")
         elif name == "block.cast":
             mode = ROUND_MODES[c.kwargs.get("mode", 2)].upper()
-            self.emit(f"TCVT({dst}, {a[0]}, RoundMode::CAST_{mode});")
+            self.emit(f"{isa.cpp_name(name)}({dst}, {a[0]}, RoundMode::CAST_{mode});")
         elif name in ("block.cmp", "block.cmps"):
             mode = CmpType(c.kwargs.get("cmp_type", 0)).name
-            self.emit(f"{'TCMP' if short == 'cmp' else 'TCMPS'}({dst}, {a[0]}, {a[1]}, CmpMode::{mode});")
+            self.emit(f"{isa.cpp_name(name)}({dst}, {a[0]}, {a[1]}, CmpMode::{mode});")
         elif name in ("block.sum", "block.max", "block.min"):
             axis = c.kwargs.get("axis", 0) % len(c.args[0].type.shape)
             op = ("TCOL" if axis == 0 else "TROW") + short.upper()
             self.emit(f"{op}({dst}, {a[0]});")
         elif name == "block.col_expand":
-            self.emit(f"TCOLEXPAND({dst}, {a[1]});")
+            self.emit(f"{isa.cpp_name(name)}({dst}, {a[1]});")
         elif name == "block.move" and c.kwargs.get("transpose") and len(c.args[0].type.shape) == 2:
             self.transposed_move(c.args[0], dst)
         elif name == "block.transpose":
-            self.emit(f"TTRANS({dst}, {a[0]}{', ' + a[3] if len(a) > 3 else ''});")
+            self.emit(f"{isa.cpp_name(name)}({dst}, {a[0]}{', ' + a[3] if len(a) > 3 else ''});")
         elif name == "block.sels":
-            self.emit(f"TSELS({', '.join([dst, a[0], a[1], *a[3:], a[2]])});")
-        elif short in ISA and ns == "block":
-            self.emit(f"{ISA[short]}({', '.join([dst] + a)});")
+            self.emit(f"{isa.cpp_name(name)}({', '.join([dst, a[0], a[1], *a[3:], a[2]])});")
+        elif isa.cpp_name(name) is not None:
+            self.emit(f"{isa.cpp_name(name)}({', '.join([dst] + a)});")
         else:
             raise CompileError(f"op '{name}' has no C++ lowering", c.span)
 

@@ -19,23 +19,9 @@ from pypto.ir import stmt as St
 from pypto.ir.expr import static_int
 from pypto.ir.types import ScalarType, TensorType, TileType
 from pypto.ir.visitor import stmt_list, walk_stmts
+from pypto.ops import isa
 from pypto.passes.analysis import defined_vars, memref_of
 
-SIMPLE = {
-    "add": "tadd", "sub": "tsub", "mul": "tmul", "div": "tdiv", "rem": "trem", "maximum": "tmax", "minimum": "tmin",
-    "and": "tand", "or": "tor", "xor": "txor", "shl": "tshl", "shr": "tshr",
-    "adds": "tadds", "subs": "tsubs", "muls": "tmuls", "divs": "tdivs", "rems": "trems", "maxs": "tmaxs",
-    "mins": "tmins", "ands": "tands", "ors": "tors", "xors": "txors", "shls": "tshls", "shrs": "tshrs",
-    "addc": "taddc", "subc": "tsubc", "addsc": "taddsc", "subsc": "tsubsc", "sel": "tsel", "sels": "tsels",
-    "abs": "tabs", "exp": "texp", "log": "tlog", "sqrt": "tsqrt", "rsqrt": "trsqrt", "recip": "trecip",
-    "neg": "tneg", "not": "tnot", "relu": "trelu", "lrelu": "tlrelu", "prelu": "tprelu", "fillpad": "tfillpad",
-    "row_sum": "trowsum", "row_max": "trowmax", "row_min": "trowmin", "row_expand": "trowexpand",
-    "row_expand_add": "trowexpandadd", "row_expand_sub": "trowexpandsub", "row_expand_mul": "trowexpandmul",
-    "row_expand_div": "trowexpanddiv", "col_expand_mul": "tcolexpandmul", "col_expand_div": "tcolexpanddiv",
-    "col_expand_sub": "tcolexpandsub", "matmul": "tmatmul", "matmul_acc": "tmatmul.acc",
-    "matmul_bias": "tmatmul.bias", "gemv": "tgemv", "gemv_acc": "tgemv.acc", "gemv_bias": "tgemv.bias",
-    "move": "tmov", "expands": "texpands",
-}
 ARITH_INT = {
     "Add": "addi", "Sub": "subi", "Mul": "muli", "FloorDiv": "floordivsi", "FloorMod": "remsi", "Min": "minsi",
     "Max": "maxsi", "BitAnd": "andi", "BitOr": "ori", "BitXor": "xori", "And": "andi", "Or": "ori",
@@ -512,38 +498,38 @@ class _FunctionGen:
             self.line(f"{raw} = pto.get_block_idx")
             self.values[result] = raw
         elif name in ("block.full", "block.expands"):
-            self.dps("texpands", [call.args[1]], result)
+            self.dps(isa.pto_name(name), [call.args[1]], result)
         elif name == "block.cast":
             mode = ROUND_MODES[call.kwargs.get("mode", 2)].upper()
-            self.dps("tcvt", [call.args[0]], result, f"{{rmode = #pto<round_mode {mode}>}}")
+            self.dps(isa.pto_name(name), [call.args[0]], result, f"{{rmode = #pto<round_mode {mode}>}}")
         elif name in ("block.cmp", "block.cmps"):
             mode = CmpType(call.kwargs.get("cmp_type", 0)).name.lower()
-            self.dps("tcmp" if name == "block.cmp" else "tcmps", list(call.args), result, f"{{cmpMode = #pto<cmp {mode}>}}")
+            self.dps(isa.pto_name(name), list(call.args), result, f"{{cmpMode = #pto<cmp {mode}>}}")
         elif name == "block.sels":
             mask, data, scalar, tmp = self._with_scratch(call, 4)
-            self.dps("tsels", [mask, data, tmp, scalar], result)
+            self.dps(isa.pto_name(name), [mask, data, tmp, scalar], result)
         elif name in ("block.sel", "block.rem", "block.rems"):
-            self.dps(SIMPLE[short], self._with_scratch(call, {"sel": 4, "rem": 3, "rems": 3}[short]), result)
+            self.dps(isa.pto_name(name), self._with_scratch(call, {"sel": 4, "rem": 3, "rems": 3}[short]), result)
         elif name in ("block.sum", "block.max", "block.min"):
             axis = call.kwargs.get("axis", 0) % len(call.args[0].type.shape)
             if axis != 0:
                 raise CompileError(f"{name} over axis {axis} must be lowered to a row reduction first", s.span)
-            self.dps("tcol" + short, [call.args[0]], result)
+            self.dps(isa.pto_name(name), [call.args[0]], result)
         elif name == "block.col_expand":
-            self.dps("tcolexpand", [call.args[1]], result)
+            self.dps(isa.pto_name(name), [call.args[1]], result)
         elif name == "block.reshape":
             self.reshape(call, result)
         elif name == "block.move" and call.kwargs.get("transpose") and len(call.args[0].type.shape) == 2:
             self.transposed_move(call, result)
         elif name == "block.transpose":
             src, _, _, tmp = self._with_scratch(call, 4)
-            self.dps("ttrans", [src, tmp], result)
+            self.dps(isa.pto_name(name), [src, tmp], result)
         elif name == "block.not" and call.args[0].type.dtype is DataType.UINT16:
             # tnot is defined on signed integers: run it on INT16 views of the same bytes
             src, dst = (self.alias(v, DataType.INT16) for v in (call.args[0], result))
             self.line(f"pto.tnot ins({src[0]} : {src[1]}) outs({dst[0]} : {dst[1]})")
-        elif short in SIMPLE and ns == "block":
-            self.dps(SIMPLE[short], list(call.args), result)
+        elif isa.pto_name(name) is not None:
+            self.dps(isa.pto_name(name), list(call.args), result)
         else:
             raise CompileError(f"op '{name}' has no PTO lowering", s.span)
 

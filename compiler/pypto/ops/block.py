@@ -23,49 +23,17 @@ from pypto.ir.type_rules import (
 )
 from pypto.ir.types import ScalarType, TensorType, TileType, dims_equal, shape_str
 from pypto.ops.common import dtype_of, scalar_arg, to_tuple
+from pypto.ops.isa import compares_i32_for_eq_only, conversions, legal_dtypes, operand_dtypes
 
 BLOCK = "BlockOp"
 
 D = DataType
-_F = (D.FP16, D.FP32)
-_FB = (D.FP16, D.BF16, D.FP32)
-_INTS = (D.INT8, D.INT16, D.INT32, D.UINT8, D.UINT16, D.UINT32)
-_ARITH = (D.INT8, D.INT16, D.INT32) + _FB
-_RED = (D.INT16, D.INT32) + _FB
-_ANY = _INTS + _FB
-
-# Element dtypes each tile op accepts (the union over the A2/A3 and A5 targets of the PTO ISA, as the
-# emulator implements it). A program using another dtype is rejected at the op's source line.
-OP_DTYPES: dict[str, tuple] = {
-    "block.add": _ARITH, "block.sub": _ARITH, "block.mul": (D.INT16, D.INT32) + _FB,
-    "block.div": (D.INT16, D.INT32) + _F, "block.maximum": (D.INT8, D.INT16, D.INT32) + _F,
-    "block.minimum": (D.INT8, D.INT16, D.INT32) + _F, "block.rem": (D.INT16, D.INT32) + _F,
-    "block.adds": _ARITH, "block.subs": _ARITH, "block.muls": _ARITH, "block.divs": (D.INT16, D.INT32) + _FB,
-    "block.maxs": _ARITH, "block.mins": _ARITH, "block.rems": (D.INT16, D.INT32) + _F,
-    "block.addc": (D.INT16, D.INT32) + _FB, "block.subc": _ARITH, "block.addsc": _ARITH, "block.subsc": _ARITH,
-    "block.exp": _F, "block.log": _F, "block.sqrt": _F, "block.rsqrt": _F, "block.recip": _F, "block.abs": _F,
-    "block.neg": _ARITH, "block.relu": (D.INT32,) + _F, "block.lrelu": _F, "block.prelu": _F,
-    "block.not": (D.INT16, D.UINT16),
-    "block.row_sum": _RED, "block.row_max": _RED, "block.row_min": _RED,
-    "block.sum": _RED, "block.max": _RED, "block.min": _RED,
-    "block.row_expand": _ANY, "block.col_expand": _ANY, "block.expands": _ARITH, "block.full": _ARITH,
-    "block.cmp": (D.INT16, D.INT32) + _FB, "block.cmps": (D.INT16, D.INT32) + _FB,
-    "block.sel": _ANY, "block.sels": _ANY, "block.transpose": _ANY, "block.reshape": _ANY + (D.INT64,),
-    "block.fillpad": _ANY + (D.INT64,), "block.cast": _ANY + (D.INT64,),
-}
-for _n in ("and", "or", "xor", "shl", "shr", "ands", "ors", "xors", "shls", "shrs"):
-    OP_DTYPES["block." + _n] = _INTS
-for _n in ("add", "sub", "mul", "div"):
-    OP_DTYPES[f"block.row_expand_{_n}"] = _ANY
-for _n in ("mul", "div", "sub"):
-    OP_DTYPES[f"block.col_expand_{_n}"] = _ANY
-# (lhs, rhs) operand dtypes of the cube ops.
-MATMUL_DTYPES = (D.INT8, D.FP16, D.BF16, D.FP32)
 
 
 def check_dtype(name: str, dtype: DataType, span: Span, what: str = "tiles") -> None:
-    """Raise at ``span`` when ``name`` does not support ``dtype``."""
-    allowed = OP_DTYPES.get(name)
+    """Raise at ``span`` when ``name`` does not support ``dtype`` (the legal dtypes of the instruction
+    it lowers to, from the ISA spec)."""
+    allowed = legal_dtypes(name)
     if allowed is not None and dtype not in allowed:
         short = name.split(".", 1)[1]
         raise PyptoTypeError(
@@ -310,8 +278,9 @@ def _expands(args: list, kw: dict, span: Span) -> TileType:
 def _mm_dtype(name: str, a: TileType, b: TileType, span: Span) -> DataType:
     if a.dtype is not b.dtype:
         raise PyptoTypeError(f"{name}: operand dtypes differ ({a.dtype.name} vs {b.dtype.name})", span)
-    if a.dtype not in MATMUL_DTYPES:
-        allowed = ", ".join(d.name for d in MATMUL_DTYPES)
+    legal = operand_dtypes(name, "a")
+    if a.dtype not in legal:
+        allowed = ", ".join(d.name for d in legal)
         raise PyptoTypeError(f"{name}: {a.dtype.name} operands are not supported (supported: {allowed})", span)
     return DataType.FP32 if a.dtype.is_float() else DataType.INT32
 
@@ -408,19 +377,6 @@ _register_mm("gemv")
 # ----------------------------------------------------------------------------- cast, compare, select
 
 
-# Conversions tcvt supports (pto-text-format §4.9; union of the A2/A3 and A5 targets).
-CAST_PAIRS: dict[DataType, tuple] = {
-    D.FP32: (D.FP32, D.FP16, D.BF16, D.INT16, D.INT32, D.INT64),
-    D.FP16: (D.FP32, D.INT32, D.INT16, D.INT8, D.UINT8),
-    D.BF16: (D.FP32, D.INT32, D.FP16),
-    D.INT16: (D.FP16, D.FP32, D.UINT8, D.UINT32, D.INT32),
-    D.INT32: (D.FP32, D.INT16, D.INT64, D.FP16, D.UINT16, D.UINT8),
-    D.INT64: (D.FP32, D.INT32),
-    D.UINT8: (D.FP16, D.UINT16),
-    D.INT8: (D.FP16, D.INT16, D.INT32),
-}
-
-
 def check_round_mode(name: str, kw: dict, span: Span) -> None:
     """Rounding modes are checked by the op itself, so IR built without the Python wrapper (the
     builder, the text parser) cannot carry an undefined mode into code generation."""
@@ -437,8 +393,9 @@ def _cast(args: list, kw: dict, span: Span) -> TileType:
         raise PyptoTypeError("block.cast requires 'target_type'", span)
     dst = kw["target_type"]
     check_round_mode("block.cast", kw, span)
-    if dst not in CAST_PAIRS.get(t.dtype, ()):
-        to = ", ".join(d.name for d in CAST_PAIRS.get(t.dtype, ())) or "nothing"
+    legal = conversions("block.cast", t.dtype)
+    if dst not in legal:
+        to = ", ".join(d.name for d in legal) or "nothing"
         raise PyptoTypeError(f"cast: {t.dtype.name} tiles cannot be converted to {dst.name} (supported: {to})", span)
     return TileType(t.shape, dst, tile_view=vec_view(t.shape, t.valid_shape))
 
@@ -459,7 +416,7 @@ def _cmp(args: list, kw: dict, span: Span) -> TileType:
     if a.dtype is not b.dtype:
         raise PyptoTypeError(f"cmp: operand dtypes differ ({a.dtype.name} vs {b.dtype.name})", span)
     check_dtype("block.cmp", a.dtype, span)
-    _cmp_mode(kw, span, a.dtype)
+    _cmp_mode("block.cmp", kw, span, a.dtype)
     return _mask_type(a, span)
 
 
@@ -469,15 +426,15 @@ def _cmps(args: list, kw: dict, span: Span) -> TileType:
     a = tile("block.cmps", args, 0, ("lhs", "rhs"), span)
     scalar("block.cmps", args, 1, ("lhs", "rhs"), span)
     check_dtype("block.cmps", a.dtype, span)
-    _cmp_mode(kw, span, a.dtype)
+    _cmp_mode("block.cmps", kw, span, a.dtype)
     return _mask_type(a, span)
 
 
-def _cmp_mode(kw: dict, span: Span, dtype: DataType) -> None:
+def _cmp_mode(name: str, kw: dict, span: Span, dtype: DataType) -> None:
     mode = kw.get("cmp_type", 0)
     if not 0 <= mode <= 5:
         raise PyptoTypeError(f"cmp: cmp_type must be 0..5 (EQ, NE, LT, LE, GT, GE), got {mode}", span)
-    if dtype is D.INT32 and mode != 0:
+    if dtype is D.INT32 and mode != 0 and compares_i32_for_eq_only(name):
         # pto-text-format §4.10: the A2/A3 vector unit compares i32 only for equality
         raise PyptoTypeError("cmp: the A2/A3 vector unit compares INT32 tiles only for EQ; compare INT16 or "
                              "FP32 tiles (pl.cast) for ordering", span)

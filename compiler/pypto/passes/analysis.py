@@ -7,19 +7,12 @@ from dataclasses import replace
 from typing import Any
 
 from pypto.enums import MemorySpace, PipeType
+from pypto.errors import CompileError
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.types import MemRef, TensorType, TileType
 from pypto.ir.visitor import substitute, walk_stmts
-
-MATMUL_OPS = {
-    "block.matmul", "block.matmul_acc", "block.matmul_bias", "block.gemv", "block.gemv_acc", "block.gemv_bias",
-}
-NO_INSTRUCTION = {"block.create_tile", "block.get_block_idx", "tensor.dim", "block.reshape"}
-# Argument position of the scratch tile an op overwrites (user-given or appended by the compiler).
-SCRATCH_ARG = {"block.row_sum": 1, "block.row_max": 1, "block.row_min": 1, "block.xor": 2, "block.xors": 2,
-               "block.prelu": 2, "block.sel": 3, "block.sels": 3, "block.rem": 2, "block.rems": 2,
-               "block.transpose": 3}
+from pypto.ops import isa
 
 
 def space_of_def(value: Any) -> MemorySpace | None:
@@ -29,10 +22,8 @@ def space_of_def(value: Any) -> MemorySpace | None:
     name = value.op.name
     if name in ("block.load", "block.move", "block.create_tile"):
         return value.kwargs.get("target_memory", MemorySpace.Vec)
-    if name in MATMUL_OPS:
-        return MemorySpace.Acc
     if name.startswith("block."):
-        return MemorySpace.Vec
+        return isa.result_space(name) or MemorySpace.Vec
     return None
 
 
@@ -91,29 +82,19 @@ def op_call(s: Any) -> E.Call | None:
 
 
 def pipe_of(call: E.Call, result: Any = None) -> PipeType:
-    """Pipe assignment (spec §6.4)."""
+    """The pipe that runs ``call`` (spec §6.4): the pipe rule of the instruction it lowers to, keyed by
+    the memory of its first tile or tensor input and of its result (``result`` or, for a move, its
+    target memory)."""
     name = call.op.name
-    if name == "block.load":
-        return PipeType.MTE2
+    src = next((space_of(a) for a in call.args if isinstance(getattr(a, "type", None), (TileType, TensorType))),
+               None)
+    dst = call.kwargs.get("target_memory") if name == "block.move" else space_of(result)
     if name == "block.store":
-        return PipeType.FIX if space_of(call.args[0]) is MemorySpace.Acc else PipeType.MTE3
-    if name == "block.move":
-        src, dst = space_of(call.args[0]), call.kwargs.get("target_memory")
-        if src is MemorySpace.Vec and dst is MemorySpace.Vec:
-            return PipeType.V
-        if src is MemorySpace.Acc:
-            return PipeType.FIX
-        return PipeType.MTE1
-    if name in MATMUL_OPS:
-        return PipeType.M
-    if name in NO_INSTRUCTION or not name.startswith("block."):
-        return PipeType.S
-    tiles = [a for a in call.args if isinstance(getattr(a, "type", None), TileType)]
-    if result is not None and isinstance(getattr(result, "type", None), TileType):
-        tiles.append(result)
-    if tiles and any(space_of(t) is MemorySpace.Vec for t in tiles):
-        return PipeType.V
-    return PipeType.S
+        dst = MemorySpace.DDR
+    try:
+        return isa.pipe(name, src, dst)
+    except ValueError as e:
+        raise CompileError(f"{name.split('.', 1)[1]}: {e}", call.span) from None
 
 
 def effects(s: Any) -> tuple[list[MemRef], list[MemRef]]:
@@ -130,7 +111,7 @@ def effects(s: Any) -> tuple[list[MemRef], list[MemRef]]:
     else:
         for i, a in enumerate(call.args):
             if isinstance(getattr(a, "type", None), (TileType, TensorType)):
-                (writes if SCRATCH_ARG.get(name) == i else reads).append(memref_of(a))
+                (writes if isa.scratch_arg(name) == i else reads).append(memref_of(a))
         if result is not None and isinstance(result.type, (TileType, TensorType)):
             writes.append(memref_of(result))
     return [m for m in reads if m is not None], [m for m in writes if m is not None]

@@ -18,6 +18,7 @@ from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.types import MemRef, TensorType, TileType, nbytes, type_str
 from pypto.ir.visitor import stmt_list, walk_stmts
+from pypto.ops import isa
 from pypto.passes.analysis import defined_vars, retype, space_of_def
 from pypto.passes.base import Pass, is_kernel
 from pypto.passes.normalize import normalize
@@ -49,15 +50,12 @@ def _last_yield(body: Any) -> St.YieldStmt | None:
     return stmts[-1] if stmts and isinstance(stmts[-1], St.YieldStmt) else None
 
 
-# Memory each operand of a cube op must be in (by argument position).
-_CUBE_OPERANDS = {
-    "block.matmul": (MemorySpace.Left, MemorySpace.Right),
-    "block.gemv": (MemorySpace.Left, MemorySpace.Right),
-    "block.matmul_acc": (MemorySpace.Acc, MemorySpace.Left, MemorySpace.Right),
-    "block.gemv_acc": (MemorySpace.Acc, MemorySpace.Left, MemorySpace.Right),
-    "block.matmul_bias": (MemorySpace.Left, MemorySpace.Right, MemorySpace.Bias),
-    "block.gemv_bias": (MemorySpace.Left, MemorySpace.Right, MemorySpace.Bias),
-}
+def _cube_operand_spaces(op: str) -> tuple | None:
+    """The memory each argument of a cube (pipe M) op must be in, from its ISA spec's operand locs."""
+    spec = isa.op_instruction(op)
+    if spec is None or spec.pipe.pipes() != ("M",):
+        return None
+    return isa.operand_spaces(op)
 
 
 def _check_cube_operands(func: St.Function, space_of: Any) -> None:
@@ -69,7 +67,7 @@ def _check_cube_operands(func: St.Function, space_of: Any) -> None:
     for s in walk_stmts(func.body):
         if not (isinstance(s, St.AssignStmt) and isinstance(s.value, E.Call)):
             continue
-        want = _CUBE_OPERANDS.get(getattr(s.value.op, "name", None))
+        want = _cube_operand_spaces(getattr(s.value.op, "name", ""))
         if want is None:
             continue
         short = s.value.op.name.split(".", 1)[1]

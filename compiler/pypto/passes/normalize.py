@@ -39,6 +39,7 @@ from pypto.ir.registry import create_op_call
 from pypto.ir.types import TileType
 from pypto.ir.visitor import stmt_list, substitute, walk
 from pypto.ops import block as B
+from pypto.ops import isa
 from pypto.passes.analysis import space_of_def
 from pypto.passes.broadcast import BROADCASTING, lower_binary, needs_lowering, vec_kind
 
@@ -64,7 +65,6 @@ _PROMOTING = {
     **{f"block.col_expand_{n}": (0, 1) for n in ("mul", "div", "sub")},
     "block.expands": (1,),
 }
-_ARITY = {"block.sel": 3, "block.sels": 3, "block.rem": 2, "block.rems": 2, "block.transpose": 3}
 
 
 def _cols(t: Any) -> Any:
@@ -196,7 +196,7 @@ class Normalizer:
         lowered = self.lower_broadcast(s, out)
         if lowered is not None:
             return lowered
-        if name in _SCRATCH and len(c.args) == _ARITY[name]:
+        if name in _SCRATCH and len(c.args) == isa.scratch_arg(name):  # the scratch tile is missing
             shape, dtype = _SCRATCH[name](c)
             tmp = self.let(f"{s.var.name}_tmp", B.create_tile(shape, dtype, MemorySpace.Vec, span=s.span), s.span, out)
             call = create_op_call(name, [*c.args, tmp], dict(c.kwargs), c.span)

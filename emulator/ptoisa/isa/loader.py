@@ -35,6 +35,7 @@ from ptoisa.isa.spec import (
     FORMULA_FUNCS,
     FORMULA_VARS,
     ISA,
+    OPERAND_ROLES,
     RULE_KINDS,
     AttrSpec,
     Formula,
@@ -56,7 +57,7 @@ _FILE_OPTIONAL = frozenset({"family", "description", "templates"})
 _ENTRY_REQUIRED = frozenset(
     {"mnemonic", "description", "ins", "outs", "dtypes", "pipe", "domain", "timing", "implemented"}
 )
-_ENTRY_OPTIONAL = frozenset({"semantics", "attrs", "notes", "constraints"})
+_ENTRY_OPTIONAL = frozenset({"semantics", "attrs", "notes", "constraints", "cpp", "conversions"})
 # Operand constraints the core checks before running an instruction (pto-text-format §4.0).
 CONSTRAINTS = frozenset({
     "same_dtype",  # every tile operand except scratch (tmp) has one element type
@@ -202,7 +203,7 @@ def _operands(value: Any, ctx: _Ctx, what: str, loc: Loc) -> tuple[OperandSpec, 
     for item, iloc in zip(seq, seq.item_locs, strict=False):
         m = _map(item, ctx, f"{what} item", iloc)
         check_keys(m, f"{ctx.file}: entry '{ctx.entry}': {what} operand", {"name", "kind"},
-                   {"locs", "optional"})
+                   {"locs", "optional", "role", "dtypes"})
         kinds = m["kind"] if isinstance(m["kind"], list) else [m["kind"]]
         for k in kinds:
             if k not in OPERAND_KINDS:
@@ -219,8 +220,38 @@ def _operands(value: Any, ctx: _Ctx, what: str, loc: Loc) -> tuple[OperandSpec, 
         optional = m.get("optional", False)
         if not isinstance(optional, bool):
             raise ctx.err(f"{what} '{m['name']}': optional must be true or false", m.loc_of("optional"))
-        out.append(OperandSpec(str(m["name"]), tuple(str(k) for k in kinds), locs, optional))
+        role = m.get("role", "data")
+        if role not in OPERAND_ROLES:
+            raise ctx.err(f"{what} '{m['name']}': role must be one of {', '.join(OPERAND_ROLES)}", m.loc_of("role"))
+        dtypes = _dtype_list(m["dtypes"], ctx, f"{what} '{m['name']}' dtypes", m.loc_of("dtypes")) \
+            if "dtypes" in m else None
+        out.append(OperandSpec(str(m["name"]), tuple(str(k) for k in kinds), locs, optional, str(role), dtypes))
     return tuple(out)
+
+
+def _dtype_list(value: Any, ctx: _Ctx, what: str, loc: Loc) -> tuple[str, ...]:
+    seq = _seq(value, ctx, what, loc)
+    for dt in seq:
+        if not isinstance(dt, str) or not is_known(dt):
+            raise ctx.err(f"{what}: unknown dtype {dt!r}", loc)
+    return tuple(str(d) for d in seq)
+
+
+def _conversions(value: Any, ctx: _Ctx, loc: Loc) -> dict[str, tuple[str, ...]]:
+    """``conversions: {f32: [f16, bf16], ...}``: for each source dtype the destination dtypes."""
+    m = _map(value, ctx, "conversions", loc)
+    out: dict[str, tuple[str, ...]] = {}
+    for src, dsts in m.items():
+        if not isinstance(src, str) or not is_known(src):
+            raise ctx.err(f"conversions: unknown source dtype {src!r}", m.loc_of(src))
+        out[src] = _dtype_list(dsts, ctx, f"conversions.{src}", m.loc_of(src))
+    return out
+
+
+def cpp_spelling(mnemonic: str) -> str:
+    """The pto-isa C++ intrinsic of an op without a ``cpp`` key: upper case, ``.`` -> ``_``
+    (``tmatmul.acc`` -> ``TMATMUL_ACC``)."""
+    return mnemonic.upper().replace(".", "_")
 
 
 def _attrs(value: Any, ctx: _Ctx, loc: Loc) -> dict[str, AttrSpec]:
@@ -264,6 +295,9 @@ def _entry(m: YMap, family: str, file: str, machine: Machine) -> InstrSpec:
     for dt in dtypes_seq:
         if not isinstance(dt, str) or not is_known(dt):
             raise ctx.err(f"unknown dtype {dt!r}", m.loc_of("dtypes"))
+    cpp = m.get("cpp", cpp_spelling(mnemonic))
+    if not isinstance(cpp, str) or not cpp.isidentifier():
+        raise ctx.err("cpp must be a C++ identifier", m.loc_of("cpp"))
 
     domain = m["domain"]
     if domain not in DOMAINS:
@@ -300,6 +334,8 @@ def _entry(m: YMap, family: str, file: str, machine: Machine) -> InstrSpec:
         implemented=implemented,
         attrs=_attrs(m["attrs"], ctx, m.loc_of("attrs")) if "attrs" in m else {},
         line=m.loc.line,
+        cpp=cpp,
+        conversions=_conversions(m["conversions"], ctx, m.loc_of("conversions")) if "conversions" in m else {},
     )
 
 

@@ -33,12 +33,25 @@ def rule_key(by: str, src_loc: str | None, dst_loc: str | None) -> str:
     return f"{src_loc}->{dst_loc}"
 
 
+OPERAND_ROLES = ("data", "scratch")
+
+
 @dataclass(frozen=True, slots=True)
 class OperandSpec:
+    """One operand: its kinds, the memories it may live in (``locs``), whether the form may omit
+    it, its role (``scratch`` = a work tile the op overwrites, not an input) and, where it is
+    narrower than the entry's ``dtypes``, the element dtypes this operand accepts."""
+
     name: str
     kinds: tuple[str, ...]  # each of tile / view / scalar / index / handle
     locs: tuple[str, ...] | None = None
     optional: bool = False
+    role: str = "data"
+    dtypes: tuple[str, ...] | None = None
+
+    @property
+    def is_scratch(self) -> bool:
+        return self.role == "scratch"
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +200,9 @@ class InstrSpec:
     line: int = 0
     semantics_loc: Loc | None = None
     constraints: tuple[str, ...] = ()  # checked by the core on the operands (e.g. same_dtype)
+    cpp: str = ""  # the pto-isa C++ intrinsic (``TMATMUL_ACC``)
+    # legal conversions (src dtype -> dst dtypes) of a converting op such as tcvt
+    conversions: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def is_core(self) -> bool:

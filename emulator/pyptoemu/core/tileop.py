@@ -88,8 +88,8 @@ def bind_tile_op(su: ScalarUnit, op: A.Op, spec: InstrSpec, semantics: Callable)
     binding = TileOpBinding(
         su=su, op=op, spec=spec, semantics=semantics, ins=ins, outs=outs, in_types=in_types,
         in_specs=in_specs, out_specs=_align(spec.outs, len(outs)),
-        # Which ins are scratch (tmp): written, not read, by the op.
-        scratch=[i < len(in_specs) and in_specs[i].name == "tmp" for i in range(len(ins))],
+        # Which ins are scratch (role: scratch in the spec): written, not read, by the op.
+        scratch=[i < len(in_specs) and in_specs[i].is_scratch for i in range(len(ins))],
         scalar_types=[(t.name if isinstance(t, A.ScalarType) else None) if i < len(in_types) else None
                       for i, t in enumerate(padded_types)],
         attrs=dict(op.attrs), names=tuple(str(x) for x in list(ins) + list(outs)),
