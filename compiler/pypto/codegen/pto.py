@@ -3,6 +3,9 @@
 Each kernel becomes one module: constants, tensor views, tile allocations (``addr`` from
 AllocateMemoryAddr), then the body; ``scf.for``/``scf.if`` carry only scalar values (tiles and tensors
 live in buffers/views shared through their MemRefs).
+
+The module is built as ``ptoisa.text.ast`` nodes and written by the one printer
+(``ptoisa.text.printer``) in :data:`STYLE`, the compiler's spelling of the text format.
 """
 
 from __future__ import annotations
@@ -10,6 +13,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from ptoisa.errors import Loc
+from ptoisa.text import ast as A
+from ptoisa.text.printer import PrintStyle, print_module
 from pypto.codegen.common import core_kind, kernels, tile_dims, valid_dims
 from pypto.dtype import DataType
 from pypto.enums import ROUND_MODES, CmpType, MemorySpace, PipeType, TileLayout
@@ -32,32 +38,39 @@ ARITH_FLOAT = {"Add": "addf", "Sub": "subf", "Mul": "mulf", "FloatDiv": "divf", 
 CMP_INT = {"Eq": "eq", "Ne": "ne", "Lt": "slt", "Le": "sle", "Gt": "sgt", "Ge": "sge"}
 CMP_FLOAT = {"Eq": "oeq", "Ne": "one", "Lt": "olt", "Le": "ole", "Gt": "ogt", "Ge": "oge"}
 LAYOUT = {TileLayout.none_box: "none_box", TileLayout.row_major: "row_major", TileLayout.col_major: "col_major"}
+# The compiler's spelling: short pipe/event enums, `attributes` on its own line, `return`, %e floats.
+STYLE = PrintStyle(short_enum_kinds=frozenset({"pipe", "event"}), function_attrs_on_new_line=True,
+                   bare_return=True, float_format=".6e")
+GENERATED = Loc("<pypto>", 1, 1)
+INDEX = A.ScalarType("index")
+I1 = A.ScalarType("i1")
 
 
-def scalar_type(dtype: DataType) -> str:
+def _op(name: str, **fields: Any) -> A.Op:
+    return A.Op(name, GENERATED, **fields)
+
+
+def scalar_type(dtype: DataType) -> A.ScalarType:
     """MLIR type of a scalar value: ``index``, or a signless integer / float type."""
     if dtype is DataType.INDEX:
-        return "index"
+        return INDEX
     if dtype.is_unsigned():
-        return f"i{dtype.bits}"
-    return dtype.mlir
+        return A.ScalarType(f"i{dtype.bits}")
+    return A.ScalarType(dtype.mlir)
 
 
-def tile_buf(t: TileType) -> str:
+def tile_buf(t: TileType) -> A.TileBufType:
     rows, cols = tile_dims(t)
     vr, vc = valid_dims(t)
     m = t.memref
     loc = m.memory_space.loc if m is not None else "vec"
     view = t.view
-    return (
-        f"!pto.tile_buf<loc={loc}, dtype={t.dtype.mlir}, rows={rows}, cols={cols}, "
-        f"v_row={'?' if vr is None else vr}, v_col={'?' if vc is None else vc}, blayout={LAYOUT[view.blayout]}, "
-        f"slayout={LAYOUT[view.slayout]}, fractal={view.fractal}, pad={int(view.pad)}>"
-    )
+    return A.TileBufType(loc, t.dtype.mlir, rows, cols, vr, vc, LAYOUT[view.blayout], LAYOUT[view.slayout],
+                         view.fractal, int(view.pad))
 
 
-def tensor_view_type(t: TensorType) -> str:
-    return "!pto.tensor_view<" + "x".join("?" for _ in t.shape) + f"x{t.dtype.mlir}>"
+def tensor_view_type(t: TensorType) -> A.TensorViewType:
+    return A.TensorViewType(tuple(None for _ in t.shape), t.dtype.mlir)
 
 
 class _FunctionGen:
@@ -66,14 +79,13 @@ class _FunctionGen:
         self.arch = target_arch
         self.counter = 0
         self.consts: dict = {}
-        self.const_lines: list[str] = []
-        self.view_lines: list[str] = []
-        self.alloc_lines: list[str] = []
-        self.body: list[str] = []
-        self.indent = 2
+        self.const_ops: list[A.Op] = []
+        self.view_ops: list[A.Op] = []
+        self.alloc_ops: list[A.Op] = []
+        self.ops: list[A.Op] = []  # the region being filled
         self.values: dict = {}
         self.views: dict = {}  # DDR memref -> (view name, tensor type)
-        self.buffers: dict = {}  # (memref, tile_buf string) -> name
+        self.buffers: dict = {}  # (memref, tile_buf type) -> name
         self.var_bufs: dict = {}  # tile variable -> (name, type) for values made by treshape
         # (memref, tile_buf, valid dims) -> name for tiles with a run-time valid shape; scoped per region
         self.dyn_buffers: dict = {}
@@ -82,8 +94,8 @@ class _FunctionGen:
         self.counter += 1
         return f"%{self.counter - 1}"
 
-    def line(self, text: str) -> None:
-        self.body.append("  " * self.indent + text)
+    def emit(self, op: A.Op) -> None:
+        self.ops.append(op)
 
     # ------------------------------------------------------------------ constants and values
     def const(self, value: Any, mlir: str) -> str:
@@ -104,19 +116,20 @@ class _FunctionGen:
             name = f"{base}_{i}"
         self.consts[key] = name
         if mlir == "i1":
-            text = f"{name} = arith.constant {'true' if value else 'false'}"
+            literal: Any = bool(value)
         elif mlir in ("f16", "f32", "bf16"):
-            text = f"{name} = arith.constant {float(value):.6e} : {mlir}"
+            literal = float(value)
         else:
-            text = f"{name} = arith.constant {int(value)} : {mlir}"
-        self.const_lines.append("    " + text)
+            literal = int(value)
+        self.const_ops.append(_op("arith.constant", results=[name], result_types=[A.ScalarType(mlir)],
+                                  attrs={"value": literal}))
         return name
 
     def value(self, e: Any) -> str:
         if isinstance(e, E.ConstBool):
             return self.const(bool(e.value), "i1")
         if isinstance(e, E.ConstInt):
-            return self.const(int(e.value), scalar_type(e.dtype))
+            return self.const(int(e.value), scalar_type(e.dtype).name)
         if isinstance(e, E.ConstFloat):
             return self.const(float(e.value), e.dtype.mlir)
         if isinstance(e, (int, float)) and not isinstance(e, bool):
@@ -131,25 +144,28 @@ class _FunctionGen:
             zero = self.value(E.ConstInt(0, e.dtype) if not e.dtype.is_float() else E.ConstFloat(0.0, e.dtype))
             return self.arith("Sub", zero, self.value(e.operand), e.dtype)
         if isinstance(e, E.BinaryExpr):
-            lt = e.left.type.dtype
-            a, b = self.value(e.left), self.value(e.right)
-            kind = type(e).__name__
-            if kind in CMP_INT:
-                name = self.new()
-                if lt.is_float():
-                    self.line(f"{name} = arith.cmpf {CMP_FLOAT[kind]}, {a}, {b} : {scalar_type(lt)}")
-                else:
-                    self.line(f"{name} = arith.cmpi {CMP_INT[kind]}, {a}, {b} : {scalar_type(lt)}")
-                return name
-            return self.arith(kind, a, b, e.dtype)
+            return self.binary(e)
         raise CompileError(f"cannot lower expression {type(e).__name__} to PTO", getattr(e, "span", None))
+
+    def binary(self, e: E.BinaryExpr) -> str:
+        lt = e.left.type.dtype
+        a, b = self.value(e.left), self.value(e.right)
+        kind = type(e).__name__
+        if kind not in CMP_INT:
+            return self.arith(kind, a, b, e.dtype)
+        name = self.new()
+        op, predicate = ("arith.cmpf", CMP_FLOAT[kind]) if lt.is_float() else ("arith.cmpi", CMP_INT[kind])
+        self.emit(_op(op, results=[name], result_types=[I1], operands=[a, b], operand_types=[scalar_type(lt)],
+                      attrs={"predicate": predicate}))
+        return name
 
     def arith(self, kind: str, a: str, b: str, dtype: DataType) -> str:
         table = ARITH_FLOAT if dtype.is_float() else ARITH_INT
         if kind not in table:
             raise CompileError(f"scalar operator {kind} on {dtype.name} has no PTO lowering")
         name = self.new()
-        self.line(f"{name} = arith.{table[kind]} {a}, {b} : {scalar_type(dtype)}")
+        ty = scalar_type(dtype)
+        self.emit(_op(f"arith.{table[kind]}", results=[name], result_types=[ty], operands=[a, b], operand_types=[ty]))
         return name
 
     def cast(self, e: E.Cast) -> str:
@@ -169,11 +185,12 @@ class _FunctionGen:
             op = "index_cast"
         else:
             op = ("extui" if src.is_unsigned() else "extsi") if dst.bits > src.bits else "trunci"
-        self.line(f"{name} = arith.{op} {v} : {scalar_type(src)} to {scalar_type(dst)}")
+        self.emit(_op(f"arith.{op}", results=[name], result_types=[scalar_type(dst)], operands=[v],
+                      operand_types=[scalar_type(src)]))
         return name
 
     # ------------------------------------------------------------------ buffers and views
-    def buf(self, v: Any) -> tuple[str, str]:
+    def buf(self, v: Any) -> tuple[str, A.TileBufType]:
         if v in self.var_bufs:
             return self.var_bufs[v]
         t = v.type
@@ -187,7 +204,7 @@ class _FunctionGen:
             raise CompileError(f"no allocation for tile '{v.name}'", v.span)
         return self.buffers[key], ty
 
-    def dyn_buf(self, v: Any, ty: str) -> tuple[str, str]:
+    def dyn_buf(self, v: Any, ty: A.TileBufType) -> tuple[str, A.TileBufType]:
         """The buffer of a tile whose valid shape is only known at run time (``v_row=?``/``v_col=?``).
 
         Its ``alloc_tile`` carries the ``valid_row``/``valid_col`` operands, so it is emitted where the
@@ -201,26 +218,30 @@ class _FunctionGen:
             return self.dyn_buffers[key], ty
         rows_expr = vs[:-1] if len(vs) > 1 else []
         vr, vc = valid_dims(t)
-        clauses = []
+        groups: dict[str, list[A.Operand]] = {}
         if t.memref.addr >= 0:
-            clauses.append(f"addr = {self.const(t.memref.addr, 'i64')}")
+            groups["addr"] = [self.const(t.memref.addr, "i64")]
         if vr is None:
             rows = self.index_value(rows_expr[0])
             for d in rows_expr[1:]:
                 rows = self.arith("Mul", rows, self.index_value(d), DataType.INDEX)
-            clauses.append(f"valid_row = {rows}")
+            groups["valid_row"] = [rows]
         if vc is None:
-            clauses.append(f"valid_col = {self.index_value(vs[-1])}")
+            groups["valid_col"] = [self.index_value(vs[-1])]
         name = self.new()
-        self.line(f"{name} = pto.alloc_tile {' '.join(clauses)} : {ty}")
+        self.emit(_op("pto.alloc_tile", results=[name], result_types=[ty], groups=groups))
         self.dyn_buffers[key] = name
         return name, ty
 
-    def region(self, body: Any) -> None:
-        """Generate a nested region; buffers declared inside it are not visible after it."""
-        saved = dict(self.dyn_buffers)
+    def region(self, body: Any) -> list[A.Op]:
+        """Generate a nested region and return its ops; buffers declared inside it are not visible
+        after it."""
+        saved_buffers, saved_ops = dict(self.dyn_buffers), self.ops
+        self.ops = []
         self.block(body)
-        self.dyn_buffers = saved
+        ops, self.ops = self.ops, saved_ops
+        self.dyn_buffers = saved_buffers
+        return ops
 
     def view(self, v: Any) -> tuple[str, TensorType]:
         m = memref_of(v)
@@ -229,47 +250,52 @@ class _FunctionGen:
         return self.views[m]
 
     # ------------------------------------------------------------------ generation
-    def generate(self) -> str:
-        func = self.func
-        kind = core_kind(func)
-        sig = []
+    def signature(self) -> tuple[list[str], list[A.Type]]:
+        """Argument names and types: a pointer per tensor, each scalar, then each dynamic dim."""
+        names: list[str] = []
+        types: list[A.Type] = []
         dyn: dict = {}
-        for i, p in enumerate(func.params):
+        for i, p in enumerate(self.func.params):
             if isinstance(p.type, TensorType):
-                sig.append(f"%arg{i}: !pto.ptr<{p.type.dtype.mlir}>")
-                self.values[p] = f"%arg{i}"
+                types.append(A.PtrType(p.type.dtype.mlir))
                 for d in p.type.shape:
                     if isinstance(d, E.Var) and d not in dyn:
                         dyn[d] = None
             elif isinstance(p.type, ScalarType):
-                sig.append(f"%arg{i}: {scalar_type(p.type.dtype)}")
-                self.values[p] = f"%arg{i}"
+                types.append(scalar_type(p.type.dtype))
             else:
                 raise CompileError(f"parameter '{p.name}' of type {type(p.type).__name__} is not allowed", p.span)
-        n = len(func.params)
+            names.append(f"%arg{i}")
+            self.values[p] = f"%arg{i}"
         for d in dyn:
             if d not in self.values:
-                self.values[d] = f"%arg{n}"
-                sig.append(f"%arg{n}: index")
-                n += 1
+                self.values[d] = f"%arg{len(names)}"
+                names.append(self.values[d])
+                types.append(INDEX)
+        return names, types
+
+    def module(self) -> A.Module:
+        func = self.func
+        kind = core_kind(func)
+        names, types = self.signature()
         self.make_views()
         self.make_allocs()
         self.block(func.body)
-        head = [
-            f'module attributes {{pto.target_arch = "{self.arch}"}} {{',
-            f"  func.func @{func.name}({', '.join(sig)})",
-            f"      attributes {{pto.kernel_kind = #pto.kernel_kind<{kind}>}} {{",
-        ]
-        tail = ["    return", "  }", "}"]
-        return "\n".join(head + self.const_lines + self.view_lines + self.alloc_lines + self.body + tail) + "\n"
+        ops = self.const_ops + self.view_ops + self.alloc_ops + self.ops + [_op("func.return")]
+        fn = A.Function(func.name, GENERATED, names, types, [], {"pto.kernel_kind": A.EnumAttr("kernel_kind", kind)},
+                        A.Region(ops=ops))
+        return A.Module("", [fn], {"pto.target_arch": self.arch})
+
+    def generate(self) -> str:
+        return print_module(self.module(), STYLE)
 
     def make_views(self) -> None:
-        saved, self.body = self.body, []
+        saved, self.ops = self.ops, []
         for i, p in enumerate(self.func.params):
             if not isinstance(p.type, TensorType):
                 continue
             shape = [self.value(d) for d in p.type.shape]
-            strides: list[str] = []
+            strides: list[A.Operand] = []
             acc: Any = 1
             dims = list(p.type.shape)
             for k, d in enumerate(reversed(dims)):
@@ -283,13 +309,10 @@ class _FunctionGen:
                     lhs = self.const(acc, "index") if isinstance(acc, int) else acc
                     acc = self.arith("Mul", lhs, self.value(d), DataType.INDEX)
             name = self.new()
-            ty = tensor_view_type(p.type)
-            self.line(
-                f"{name} = pto.make_tensor_view %arg{i}, shape = [{', '.join(shape)}], "
-                f"strides = [{', '.join(strides)}] : {ty}"
-            )
+            self.emit(_op("pto.make_tensor_view", results=[name], result_types=[tensor_view_type(p.type)],
+                          operands=[f"%arg{i}"], groups={"shape": shape, "strides": strides}))
             self.views[memref_of(p)] = (name, p.type)
-        self.view_lines, self.body = self.body, saved
+        self.view_ops, self.ops = self.ops, saved
 
     def make_allocs(self) -> None:
         seen: dict = {}
@@ -305,10 +328,10 @@ class _FunctionGen:
                 if None in valid_dims(v.type):
                     continue  # declared where it is defined (dyn_buf)
                 seen.setdefault((m, tile_buf(v.type)), v)
-        for m, ty in sorted(seen, key=lambda k: (k[0].memory_space, k[0].id, k[1])):
+        for m, ty in sorted(seen, key=lambda k: (k[0].memory_space, k[0].id, str(k[1]))):
             name = self.new()
-            addr = f"addr = {self.const(m.addr, 'i64')} " if m.addr >= 0 else ""
-            self.alloc_lines.append(f"    {name} = pto.alloc_tile {addr}: {ty}")
+            groups = {"addr": [self.const(m.addr, "i64")]} if m.addr >= 0 else {}
+            self.alloc_ops.append(_op("pto.alloc_tile", results=[name], result_types=[ty], groups=groups))
             self.buffers[(m, ty)] = name
 
     def block(self, body: Any) -> None:
@@ -365,30 +388,26 @@ class _FunctionGen:
         lv = self.new()
         self.values[s.loop_var] = lv
         carried = self._carried_scalars(s)
-        head = f"scf.for {lv} = {lo} to {hi} step {st}"
-        results = ""
-        if carried:
-            inits = []
-            types = []
-            for i in carried:
-                ia = s.iter_args[i]
-                name = self.new()
-                self.values[ia] = name
-                inits.append(f"{name} = {self.value(ia.init_value)}")
-                types.append(scalar_type(ia.type.dtype))
-            head += f" iter_args({', '.join(inits)}) -> ({', '.join(types)})"
-            res = [self.new() for _ in carried]
-            results = ", ".join(res) + " = "
-            for i, r in zip(carried, res, strict=False):
-                self.values[s.return_vars[i]] = r
-        self.line(results + head + " {")
-        self.indent += 1
+        iter_names, inits, types = [], [], []
+        for i in carried:
+            ia = s.iter_args[i]
+            name = self.new()
+            self.values[ia] = name
+            iter_names.append(name)
+            inits.append(self.value(ia.init_value))
+            types.append(scalar_type(ia.type.dtype))
+        res = [self.new() for _ in carried]
+        for i, r in zip(carried, res, strict=False):
+            self.values[s.return_vars[i]] = r
+        loop = _op("scf.for", results=res, result_types=types, operands=[lo, hi, st, *inits])
+        self.emit(loop)
+        saved, self.ops = self.ops, []
         if down:
             self.values[s.loop_var] = self.arith("Sub", start, lv, DataType.INDEX)
-        self.region(s.body)
-        self.yield_(s.body, carried, [scalar_type(s.iter_args[i].type.dtype) for i in carried])
-        self.indent -= 1
-        self.line("}")
+        body = self.ops + self.region(s.body)
+        self.ops = saved
+        body += self.yield_(s.body, carried, types)
+        loop.regions = [A.Region([lv, *iter_names], [INDEX, *types], body)]
 
     def while_stmt(self, s: St.WhileStmt) -> None:
         """``scf.while`` (pto-text-format §3.2): the before region evaluates the condition on the carried
@@ -400,70 +419,57 @@ class _FunctionGen:
         inits = [self.value(s.iter_args[i].init_value) for i in carried]
         res = [self.new() for _ in carried]
         before = [self.new() for _ in carried]
-        pairs = ", ".join(f"{b} = {v}" for b, v in zip(before, inits, strict=False))
-        prefix = (", ".join(res) + " = ") if res else ""
-        sig = ", ".join(types)
-        self.line(f"{prefix}scf.while ({pairs}) : ({sig}) -> ({sig}) {{")
-        self.indent += 1
+        loop = _op("scf.while", results=res, result_types=types, operands=inits)
+        self.emit(loop)
         for i, b in zip(carried, before, strict=False):
             self.values[s.iter_args[i]] = b
-        saved = dict(self.dyn_buffers)
+        saved_buffers, saved_ops = dict(self.dyn_buffers), self.ops
+        self.ops = []
         cond = self.value(s.condition)
-        self.dyn_buffers = saved
-        passed = f" {', '.join(before)} : {sig}" if carried else ""
-        self.line(f"scf.condition({cond}){passed}")
-        self.indent -= 1
-        self.line("} do {")
+        self.emit(_op("scf.condition", operands=[cond, *before], operand_types=[I1, *types]))
+        cond_ops, self.ops = self.ops, saved_ops
+        self.dyn_buffers = saved_buffers
         after = [self.new() for _ in carried]
-        if carried:
-            self.line("^bb0(" + ", ".join(f"{a}: {t}" for a, t in zip(after, types, strict=False)) + "):")
-        self.indent += 1
         for i, a in zip(carried, after, strict=False):
             self.values[s.iter_args[i]] = a
-        self.region(s.body)
-        self.yield_(s.body, carried, types)
-        if not carried:
-            self.line("scf.yield")
-        self.indent -= 1
-        self.line("}")
+        body = self.region(s.body)
+        body += self.yield_(s.body, carried, types) if carried else [_op("scf.yield")]
+        loop.regions = [A.Region(before, types, cond_ops), A.Region(after, types, body)]
         for i, r in zip(carried, res, strict=False):
             self.values[s.return_vars[i]] = r
 
-    def yield_(self, body: Any, carried: list[int], types: list[str]) -> None:
+    def yield_(self, body: Any, carried: list[int], types: list[A.Type]) -> list[A.Op]:
+        """The ``scf.yield`` of a region's carried scalars (none when nothing is carried), after the
+        ops that compute the yielded values."""
         if not carried:
-            return
+            return []
         stmts = stmt_list(body)
         y = stmts[-1] if stmts and isinstance(stmts[-1], St.YieldStmt) else None
         if y is None:
             raise CompileError("missing yield for loop-carried values")
+        saved, self.ops = self.ops, []
         vals = [self.value(y.value[i]) for i in carried]
-        self.line(f"scf.yield {', '.join(vals)} : {', '.join(types)}")
+        self.emit(_op("scf.yield", operands=vals, operand_types=list(types)))
+        ops, self.ops = self.ops, saved
+        return ops
 
     def if_stmt(self, s: St.IfStmt) -> None:
         cond = self.value(s.condition)
         carried = [i for i, rv in enumerate(s.return_vars) if isinstance(rv.type, ScalarType)]
         types = [scalar_type(s.return_vars[i].type.dtype) for i in carried]
-        prefix = ""
-        if carried:
-            res = [self.new() for _ in carried]
-            prefix = ", ".join(res) + " = "
-            for i, r in zip(carried, res, strict=False):
-                self.values[s.return_vars[i]] = r
-        self.line(prefix + f"scf.if {cond}" + (f" -> ({', '.join(types)})" if types else "") + " {")
-        self.indent += 1
-        self.region(s.then_body)
-        self.yield_(s.then_body, carried, types)
-        self.indent -= 1
+        res = [self.new() for _ in carried]
+        for i, r in zip(carried, res, strict=False):
+            self.values[s.return_vars[i]] = r
+        branch = _op("scf.if", results=res, result_types=types, operands=[cond])
+        self.emit(branch)
+        then = self.region(s.then_body)
+        branch.regions = [A.Region(ops=then + self.yield_(s.then_body, carried, types))]
         if s.else_body is not None:
-            self.line("} else {")
-            self.indent += 1
-            self.region(s.else_body)
-            self.yield_(s.else_body, carried, types)
-            self.indent -= 1
-        self.line("}")
+            other = self.region(s.else_body)
+            branch.regions.append(A.Region(ops=other + self.yield_(s.else_body, carried, types)))
 
     # ------------------------------------------------------------------ ops
-    def operand(self, a: Any) -> tuple[str, str]:
+    def operand(self, a: Any) -> tuple[str, A.Type]:
         t = getattr(a, "type", None)
         if isinstance(t, TileType):
             return self.buf(a)
@@ -471,75 +477,69 @@ class _FunctionGen:
             return self.value(a), scalar_type(t.dtype)
         raise CompileError(f"operand of type {type(t).__name__} cannot be an op input", getattr(a, "span", None))
 
-    def dps(self, op: str, ins: list, out: Any, attr: str = "") -> None:
+    def dps(self, op: str, ins: list, out: Any, attrs: dict | None = None) -> None:
         vals = [self.operand(a) for a in ins]
-        names = ", ".join(v for v, _ in vals)
-        types = ", ".join(t for _, t in vals)
         dst, dty = self.buf(out)
-        inner = f"{names} {attr} : {types}" if attr else f"{names} : {types}"
-        self.line(f"pto.{op} ins({inner}) outs({dst} : {dty})")
+        self.emit(_op(f"pto.{op}", ins=[v for v, _ in vals], in_types=[t for _, t in vals], outs=[dst],
+                      out_types=[dty], attrs=dict(attrs or {}), is_dps=True))
 
     def op(self, call: E.Call, result: Any, s: Any) -> None:
         name = call.op.name
-        ns, _, short = name.partition(".")
-        if ns == "system":
+        if name.startswith("system."):
             self.sync(call)
             return
-        if name == "block.load":
-            self.load(call, result)
-        elif name == "block.store":
-            self.store(call)
-        elif name in ("block.create_tile", "tensor.dim"):
-            if name == "tensor.dim" and result is not None:
-                t = call.args[0].type
-                self.values[result] = self.value(t.shape[static_int(call.args[1]) % len(t.shape)])
-        elif name == "block.get_block_idx":
-            raw = self.new()
-            self.line(f"{raw} = pto.get_block_idx")
-            self.values[result] = raw
-        elif name in ("block.full", "block.expands"):
-            self.dps(isa.pto_name(name), [call.args[1]], result)
-        elif name == "block.cast":
-            mode = ROUND_MODES[call.kwargs.get("mode", 2)].upper()
-            self.dps(isa.pto_name(name), [call.args[0]], result, f"{{rmode = #pto<round_mode {mode}>}}")
-        elif name in ("block.cmp", "block.cmps"):
-            mode = CmpType(call.kwargs.get("cmp_type", 0)).name.lower()
-            self.dps(isa.pto_name(name), list(call.args), result, f"{{cmpMode = #pto<cmp {mode}>}}")
-        elif name == "block.sels":
-            mask, data, scalar, tmp = self._with_scratch(call, 4)
-            self.dps(isa.pto_name(name), [mask, data, tmp, scalar], result)
-        elif name in ("block.sel", "block.rem", "block.rems"):
-            self.dps(isa.pto_name(name), self._with_scratch(call, {"sel": 4, "rem": 3, "rems": 3}[short]), result)
-        elif name in ("block.sum", "block.max", "block.min"):
-            axis = call.kwargs.get("axis", 0) % len(call.args[0].type.shape)
-            if axis != 0:
-                raise CompileError(f"{name} over axis {axis} must be lowered to a row reduction first", s.span)
-            self.dps(isa.pto_name(name), [call.args[0]], result)
-        elif name == "block.col_expand":
-            self.dps(isa.pto_name(name), [call.args[1]], result)
-        elif name == "block.reshape":
-            self.reshape(call, result)
+        special = _SPECIAL.get(name)
+        if special is not None:
+            special(self, call, result, s)
         elif name == "block.move" and call.kwargs.get("transpose") and len(call.args[0].type.shape) == 2:
             self.transposed_move(call, result)
-        elif name == "block.transpose":
-            src, _, _, tmp = self._with_scratch(call, 4)
-            self.dps(isa.pto_name(name), [src, tmp], result)
         elif name == "block.not" and call.args[0].type.dtype is DataType.UINT16:
             # tnot is defined on signed integers: run it on INT16 views of the same bytes
-            src, dst = (self.alias(v, DataType.INT16) for v in (call.args[0], result))
-            self.line(f"pto.tnot ins({src[0]} : {src[1]}) outs({dst[0]} : {dst[1]})")
+            (src, sty), (dst, dty) = (self.alias(v, DataType.INT16) for v in (call.args[0], result))
+            self.emit(_op("pto.tnot", ins=[src], in_types=[sty], outs=[dst], out_types=[dty], is_dps=True))
         elif isa.pto_name(name) is not None:
             self.dps(isa.pto_name(name), list(call.args), result)
         else:
             raise CompileError(f"op '{name}' has no PTO lowering", s.span)
 
-    @staticmethod
-    def _with_scratch(call: E.Call, n: int) -> list:
-        if len(call.args) != n:
-            raise CompileError(f"{call.op.name} reached code generation without its scratch tile", call.span)
-        return list(call.args)
+    def tensor_dim(self, call: E.Call, result: Any, s: Any) -> None:
+        if result is not None:
+            t = call.args[0].type
+            self.values[result] = self.value(t.shape[static_int(call.args[1]) % len(t.shape)])
 
-    def reshape(self, call: E.Call, result: Any) -> None:
+    def block_idx(self, call: E.Call, result: Any, s: Any) -> None:
+        raw = self.new()
+        self.emit(_op("pto.get_block_idx", results=[raw]))
+        self.values[result] = raw
+
+    def lowered(self, call: E.Call, result: Any, s: Any) -> None:
+        """An op whose instruction takes some of its arguments, in the lowering's order."""
+        low = isa.lowering(call.op.name)
+        self.dps(low.mnemonic, [call.args[i] for i in low.args], result)
+
+    def cast_op(self, call: E.Call, result: Any, s: Any) -> None:
+        mode = ROUND_MODES[call.kwargs.get("mode", 2)].upper()
+        self.dps(isa.pto_name(call.op.name), [call.args[0]], result, {"rmode": A.EnumAttr("round_mode", mode)})
+
+    def compare(self, call: E.Call, result: Any, s: Any) -> None:
+        mode = CmpType(call.kwargs.get("cmp_type", 0)).name.lower()
+        self.dps(isa.pto_name(call.op.name), list(call.args), result, {"cmpMode": A.EnumAttr("cmp", mode)})
+
+    def with_scratch(self, call: E.Call, result: Any, s: Any) -> None:
+        """Ops the compiler always gives a scratch tile (normalize): it must be there by now."""
+        low = isa.lowering(call.op.name)
+        if isa.scratch_arg(call.op.name) >= len(call.args):
+            raise CompileError(f"{call.op.name} reached code generation without its scratch tile", call.span)
+        args = list(call.args) if low.args is None else [call.args[i] for i in low.args]
+        self.dps(low.mnemonic, args, result)
+
+    def column_reduce(self, call: E.Call, result: Any, s: Any) -> None:
+        axis = call.kwargs.get("axis", 0) % len(call.args[0].type.shape)
+        if axis != 0:
+            raise CompileError(f"{call.op.name} over axis {axis} must be lowered to a row reduction first", s.span)
+        self.lowered(call, result, s)
+
+    def reshape(self, call: E.Call, result: Any, s: Any = None) -> None:
         """``treshape`` re-types the source's bytes; the result variable then names that value."""
         src, sty = self.buf(call.args[0])
         dty = tile_buf(result.type)
@@ -547,7 +547,7 @@ class _FunctionGen:
             self.var_bufs[result] = (src, sty)
             return
         name = self.new()
-        self.line(f"{name} = pto.treshape {src} : {sty} -> {dty}")
+        self.emit(_op("pto.treshape", results=[name], result_types=[dty], operands=[src], operand_types=[sty]))
         self.var_bufs[result] = (name, dty)
 
     def transposed_move(self, call: E.Call, result: Any) -> None:
@@ -569,66 +569,93 @@ class _FunctionGen:
         tview = replace(view, valid_shape=(vs[1], vs[0]), blayout=flip[view.blayout], slayout=flip[view.slayout])
         tty = tile_buf(replace(t, shape=(t.shape[1], t.shape[0]), tile_view=tview))
         name = self.new()
-        self.line(f"{name} = pto.treshape {sname} : {sty} -> {tty}")
+        self.emit(_op("pto.treshape", results=[name], result_types=[tty], operands=[sname], operand_types=[sty]))
         dst, dty = self.buf(result)
-        self.line(f"pto.tmov ins({name} : {tty}) outs({dst} : {dty})")
+        self.emit(_op("pto.tmov", ins=[name], in_types=[tty], outs=[dst], out_types=[dty], is_dps=True))
 
-    def alias(self, v: Any, dtype: DataType) -> tuple[str, str]:
+    def alias(self, v: Any, dtype: DataType) -> tuple[str, A.TileBufType]:
         """A treshape view of tile ``v`` with another element type of the same width."""
         src, sty = self.buf(v)
         ty = tile_buf(replace(v.type, dtype=dtype))
         name = self.new()
-        self.line(f"{name} = pto.treshape {src} : {sty} -> {ty}")
+        self.emit(_op("pto.treshape", results=[name], result_types=[ty], operands=[src], operand_types=[sty]))
         return name, ty
 
     def sync(self, call: E.Call) -> None:
         short = call.op.name.split(".")[1]
         if short in ("sync_src", "sync_dst"):
             kw = call.kwargs
-            q, p = PipeType(kw["set_pipe"]).cname, PipeType(kw["wait_pipe"]).cname
-            op = "set_flag" if short == "sync_src" else "wait_flag"
-            self.line(f"pto.{op}[<{q}>, <{p}>, <EVENT_ID{kw['event_id']}>]")
+            args = [A.EnumAttr("pipe", PipeType(kw["set_pipe"]).cname), A.EnumAttr("pipe", PipeType(kw["wait_pipe"]).cname),
+                    A.EnumAttr("event", f"EVENT_ID{kw['event_id']}")]
+            self.emit(_op("pto.set_flag" if short == "sync_src" else "pto.wait_flag", attrs={"args": args}))
         else:
             pipe = {"bar_v": "PIPE_V", "bar_m": "PIPE_M", "bar_all": "PIPE_ALL"}[short]
-            self.line(f"pto.barrier <{pipe}>")
+            self.emit(_op("pto.barrier", attrs={"pipe": A.EnumAttr("pipe", pipe)}))
 
     def index_value(self, e: Any) -> str:
         t = getattr(e, "type", None)
         v = self.value(e)
-        if isinstance(t, ScalarType) and scalar_type(t.dtype) != "index":
+        if isinstance(t, ScalarType) and scalar_type(t.dtype) != INDEX:
             name = self.new()
-            self.line(f"{name} = arith.index_cast {v} : {scalar_type(t.dtype)} to index")
+            self.emit(_op("arith.index_cast", results=[name], result_types=[INDEX], operands=[v],
+                          operand_types=[scalar_type(t.dtype)]))
             return name
         return v
 
-    def partition(self, tensor: Any, offsets: E.MakeTuple, sizes: list) -> tuple[str, str]:
+    def partition(self, tensor: Any, offsets: E.MakeTuple, sizes: list) -> tuple[str, A.PartitionViewType]:
         """A window of ``tensor``; a size that is an expression (a run-time valid dim) prints as ``?``."""
         view, tt = self.view(tensor)
         offs = [self.index_value(o) for o in offsets.elements]
         szs = [self.const(sz, "index") if isinstance(sz, int) else self.index_value(sz) for sz in sizes]
         name = self.new()
-        dims = [str(sz) if isinstance(sz, int) else "?" for sz in sizes]
-        pty = "!pto.partition_tensor_view<" + "x".join(dims) + f"x{tt.dtype.mlir}>"
-        self.line(
-            f"{name} = pto.partition_view {view}, offsets = [{', '.join(offs)}], sizes = [{', '.join(szs)}] "
-            f": {tensor_view_type(tt)} -> {pty}"
-        )
+        pty = A.PartitionViewType(tuple(sz if isinstance(sz, int) else None for sz in sizes), tt.dtype.mlir)
+        self.emit(_op("pto.partition_view", results=[name], result_types=[pty], operands=[view],
+                      operand_types=[tensor_view_type(tt)], groups={"offsets": offs, "sizes": szs}))
         return name, pty
 
-    def load(self, call: E.Call, result: Any) -> None:
+    def load(self, call: E.Call, result: Any, s: Any = None) -> None:
         sizes = [_dim(d) for d in result.type.valid_shape]
         p, pty = self.partition(call.args[0], call.args[1], sizes)
         dst, dty = self.buf(result)
-        self.line(f"pto.tload ins({p} : {pty}) outs({dst} : {dty})")
+        self.emit(_op("pto.tload", ins=[p], in_types=[pty], outs=[dst], out_types=[dty], is_dps=True))
 
-    def store(self, call: E.Call) -> None:
+    def store(self, call: E.Call, result: Any = None, s: Any = None) -> None:
         tile, out = call.args[0], call.args[2]
         rank = len(out.type.shape)
         vs = [_dim(d) for d in tile.type.valid_shape]
         sizes = [1] * (rank - len(vs)) + vs
         p, pty = self.partition(out, call.args[1], sizes)
         src, sty = self.buf(tile)
-        self.line(f"pto.tstore ins({src} : {sty}) outs({p} : {pty})")
+        self.emit(_op("pto.tstore", ins=[src], in_types=[sty], outs=[p], out_types=[pty], is_dps=True))
+
+
+def _nothing(gen: _FunctionGen, call: E.Call, result: Any, s: Any) -> None:
+    """Ops that emit no instruction (their result is only a name for memory or a value)."""
+
+
+# IR ops whose lowering is more than ``pto.<instr> ins(args) outs(result)``.
+_SPECIAL = {
+    "block.load": _FunctionGen.load,
+    "block.store": _FunctionGen.store,
+    "block.create_tile": _nothing,
+    "tensor.dim": _FunctionGen.tensor_dim,
+    "block.get_block_idx": _FunctionGen.block_idx,
+    "block.full": _FunctionGen.lowered,
+    "block.expands": _FunctionGen.lowered,
+    "block.col_expand": _FunctionGen.lowered,
+    "block.cast": _FunctionGen.cast_op,
+    "block.cmp": _FunctionGen.compare,
+    "block.cmps": _FunctionGen.compare,
+    "block.sel": _FunctionGen.with_scratch,
+    "block.sels": _FunctionGen.with_scratch,
+    "block.rem": _FunctionGen.with_scratch,
+    "block.rems": _FunctionGen.with_scratch,
+    "block.transpose": _FunctionGen.with_scratch,
+    "block.sum": _FunctionGen.column_reduce,
+    "block.max": _FunctionGen.column_reduce,
+    "block.min": _FunctionGen.column_reduce,
+    "block.reshape": _FunctionGen.reshape,
+}
 
 
 def _dim(d: Any) -> Any:
@@ -638,7 +665,7 @@ def _dim(d: Any) -> Any:
 
 
 class PTOCodegen:
-    """``generate(program) -> {kernel name: .pto text}``."""
+    """``generate(program) -> {kernel name: .pto text}``; ``module(func)`` is the AST behind one text."""
 
     def __init__(self, target_arch: str = "a2a3"):
         self.target_arch = target_arch
@@ -648,3 +675,6 @@ class PTOCodegen:
 
     def generate_function(self, func: St.Function) -> str:
         return _FunctionGen(func, self.target_arch).generate()
+
+    def module(self, func: St.Function) -> A.Module:
+        return _FunctionGen(func, self.target_arch).module()

@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 import re
 import struct
+from contextvars import ContextVar
+from dataclasses import dataclass
 
 from ptoisa.text.ast import (
     Attr,
@@ -79,8 +81,38 @@ _NO_EQ_GROUP_OPS = frozenset({"pto.subset"})
 _COMMA_GROUP_OPS = frozenset({"pto.make_tensor_view", "pto.partition_view", "pto.subview"})
 
 
-def print_module(module: Module) -> str:
-    """Canonical text of ``module`` (always wrapped in ``module { }``), ending with a newline."""
+@dataclass(frozen=True)
+class PrintStyle:
+    """Spelling choices the text format allows, for writers whose output is compared byte for byte
+    (the compiler's golden files). The default is the canonical spelling; every choice reads back to
+    the same AST.
+
+    ``short_enum_kinds``: enum kinds printed short, ``<PIPE_V>`` rather than ``#pto.pipe<PIPE_V>``.
+    ``function_attrs_on_new_line``: a function's ``attributes {...}`` on a continuation line.
+    ``bare_return``: ``return`` rather than ``func.return``.
+    ``float_format``: a ``format()`` spec for finite float constants (``".6e"`` -> ``1.000000e+00``).
+    """
+
+    short_enum_kinds: frozenset[str] = frozenset()
+    function_attrs_on_new_line: bool = False
+    bare_return: bool = False
+    float_format: str | None = None
+
+
+CANONICAL = PrintStyle()
+_STYLE: ContextVar[PrintStyle] = ContextVar("pto_print_style", default=CANONICAL)
+
+
+def print_module(module: Module, style: PrintStyle = CANONICAL) -> str:
+    """Text of ``module`` (always wrapped in ``module { }``) in ``style``, ending with a newline."""
+    token = _STYLE.set(style)
+    try:
+        return _module_text(module)
+    finally:
+        _STYLE.reset(token)
+
+
+def _module_text(module: Module) -> str:
     lines: list[str] = []
     head = "module"
     if module.attrs:
@@ -99,7 +131,11 @@ def _print_function(fn: Function, lines: list[str], depth: int) -> None:
     if fn.result_types:
         head += f" -> {_result_types(fn.result_types)}"
     if fn.attrs:
-        head += f" attributes {format_attr_dict(fn.attrs)}"
+        if _STYLE.get().function_attrs_on_new_line:
+            lines.append(head)
+            head = ind + _INDENT * 2 + f"attributes {format_attr_dict(fn.attrs)}"
+        else:
+            head += f" attributes {format_attr_dict(fn.attrs)}"
     lines.append(head + " {")
     _print_ops(fn.body.ops, lines, depth + 1)
     lines.append(ind + "}")
@@ -153,7 +189,8 @@ def format_op_line(op: Op) -> str:
     if op.is_dps:
         return _dps(op)
     if name in ("func.return", "scf.yield"):
-        return name + _values_with_types(op.operands, op.operand_types)
+        spelled = "return" if name == "func.return" and _STYLE.get().bare_return else name
+        return spelled + _values_with_types(op.operands, op.operand_types)
     if name == "scf.condition":
         rest = _values_with_types(op.operands[1:], op.operand_types[1:])
         return f"scf.condition({_operand(op.operands[0]) if op.operands else ''}){rest}"
@@ -249,6 +286,9 @@ def _arith(op: Op) -> str:
 
 
 def _constant_value(value: Attr, ty: Type | None) -> str:
+    float_format = _STYLE.get().float_format
+    if float_format is not None and isinstance(value, float) and math.isfinite(value):
+        return format(value, float_format)
     if isinstance(value, float) and not math.isfinite(value) and isinstance(ty, ScalarType):
         fmt = {"f32": ">f", "f64": ">d", "f16": ">e"}.get(ty.name)
         if fmt is not None:
@@ -462,7 +502,7 @@ def format_attr(value: Attr) -> str:
     if isinstance(value, str):
         return format_string(value)
     if isinstance(value, EnumAttr):
-        if not value.kind:
+        if not value.kind or value.kind in _STYLE.get().short_enum_kinds:
             return f"<{value.value}>"
         if value.kind in ENUM_KEYWORD_KINDS:
             return f"#pto<{value.kind} {value.value}>"
