@@ -311,31 +311,16 @@ class _CppGen:
         dst = self.names.get(result, getattr(result, "name", None)) if result is not None else None
         a = [self.expr(x) for x in c.args if not isinstance(x, E.MakeTuple)]
         if ns == "system":
-            kw = c.kwargs
-            if short in ("sync_src", "sync_dst"):
-                fn = "set_flag" if short == "sync_src" else "wait_flag"
-                self.emit(f"{fn}({PipeType(kw['set_pipe']).cname}, {PipeType(kw['wait_pipe']).cname}, "
-                          f"EVENT_ID{kw['event_id']});")
-            else:
-                self.emit(f"pipe_barrier({ {'bar_v': 'PIPE_V', 'bar_m': 'PIPE_M', 'bar_all': 'PIPE_ALL'}[short]});")
+            self.sync(short, c.kwargs)
             return
         if name == "block.load":
             glob = self.global_for(c.args[0], c)
             self.bind_global(glob, c.args[0], c.args[1], c.type)
             self.emit(f"TLOAD({dst}, {glob});")
         elif name == "block.store":
-            glob = self.global_for(c.args[2], c)
-            self.bind_global(glob, c.args[2], c.args[1], c.args[0].type)
-            self.emit(f"TSTORE({glob}, {self.expr(c.args[0])});")
-            if result is not None:
-                self.emit(f"auto {result.name} = {glob};")
-                self.names[result] = result.name
+            self.store(c, result)
         elif name in ("block.create_tile", "tensor.dim"):
-            if name == "tensor.dim" and result is not None:
-                axis = static_int(c.args[1]) % len(c.args[0].type.shape)
-                rank = len(c.args[0].type.shape)
-                self.emit(f"int {result.name} = {a[0]}.GetShape(GlobalTensorDim::DIM_{5 - rank + axis});")
-                self.names[result] = result.name
+            self.dim(c, a, result)
         elif name == "block.get_block_idx":
             self.emit(f"int64_t {result.name} = GET_BLOCK_IDX({c.kwargs.get('axis', 0)});")
             self.names[result] = result.name
@@ -363,6 +348,31 @@ class _CppGen:
             self.emit(f"{isa.cpp_name(name)}({', '.join([dst] + a)});")
         else:
             raise CompileError(f"op '{name}' has no C++ lowering", c.span)
+
+    def dim(self, c: E.Call, a: list, result: Any) -> None:
+        """``tensor.dim`` reads a shape entry; ``create_tile`` emits nothing (tiles are declared up front)."""
+        if c.op.name == "tensor.dim" and result is not None:
+            tensor = a[0]
+            axis = static_int(c.args[1]) % len(c.args[0].type.shape)
+            rank = len(c.args[0].type.shape)
+            self.emit(f"int {result.name} = {tensor}.GetShape(GlobalTensorDim::DIM_{5 - rank + axis});")
+            self.names[result] = result.name
+
+    def sync(self, short: str, kw: dict) -> None:
+        if short in ("sync_src", "sync_dst"):
+            fn = "set_flag" if short == "sync_src" else "wait_flag"
+            self.emit(f"{fn}({PipeType(kw['set_pipe']).cname}, {PipeType(kw['wait_pipe']).cname}, "
+                      f"EVENT_ID{kw['event_id']});")
+        else:
+            self.emit(f"pipe_barrier({ {'bar_v': 'PIPE_V', 'bar_m': 'PIPE_M', 'bar_all': 'PIPE_ALL'}[short]});")
+
+    def store(self, c: E.Call, result: Any) -> None:
+        glob = self.global_for(c.args[2], c)
+        self.bind_global(glob, c.args[2], c.args[1], c.args[0].type)
+        self.emit(f"TSTORE({glob}, {self.expr(c.args[0])});")
+        if result is not None:
+            self.emit(f"auto {result.name} = {glob};")
+            self.names[result] = result.name
 
     def transposed_move(self, src: E.Var, dst: str) -> None:
         """``move(..., transpose=True)``: ``TRESHAPE`` into the transposed view, then ``TMOV``.

@@ -51,7 +51,8 @@ class Printer:
         return "[" + ", ".join(self.expr(d) for d in shape) + "]"
 
     # ------------------------------------------------------------------ expressions
-    def expr(self, e: Any) -> str:
+    def const(self, e: Any) -> str:
+        """A constant: bare when its dtype is the literal's default, else ``pl.const(v, dtype)``."""
         p = self.p
         if isinstance(e, E.ConstBool):
             return str(e.value)
@@ -59,9 +60,13 @@ class Printer:
             if e.dtype in (DataType.INDEX, DataType.INT64):
                 return str(e.value)
             return f"{p}.const({e.value}, {p}.{e.dtype.name})"
-        if isinstance(e, E.ConstFloat):
-            text = repr(float(e.value))
-            return text if e.dtype is DataType.FP32 else f"{p}.const({text}, {p}.{e.dtype.name})"
+        text = repr(float(e.value))
+        return text if e.dtype is DataType.FP32 else f"{p}.const({text}, {p}.{e.dtype.name})"
+
+    def expr(self, e: Any) -> str:
+        p = self.p
+        if isinstance(e, (E.ConstBool, E.ConstInt, E.ConstFloat)):
+            return self.const(e)
         if isinstance(e, E.Var):
             return e.name
         if isinstance(e, E.MakeTuple):

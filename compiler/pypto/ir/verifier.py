@@ -83,30 +83,14 @@ class _Checker:
 
     def stmt(self, s: Any) -> None:
         if isinstance(s, St.AssignStmt):
-            self.use(s.value, s.span)
-            vt = getattr(s.value, "type", None)
-            checked = "TypeChecked" in self.props and vt is not None and not isinstance(vt, UnknownType)
-            if checked and type_kind(vt) != type_kind(s.var.type):
-                self.fail(f"'{s.var.name}' is {type_str(s.var.type)} but its value is {type_str(vt)}", s.span)
-            self.define(s.var, s.span)
+            self.assign(s)
         elif isinstance(s, (St.EvalStmt,)):
             self.use(s.expr, s.span)
         elif isinstance(s, (St.ReturnStmt, St.YieldStmt)):
             for v in s.value:
                 self.use(v, s.span)
         elif isinstance(s, St.ForStmt):
-            for x in (s.start, s.stop, s.step):
-                self.use(x, s.span)
-            for ia in s.iter_args:
-                self.use(ia.init_value, s.span)
-            self.define(s.loop_var, s.span)
-            for ia in s.iter_args:
-                self.define(ia, s.span)
-            if len(s.iter_args) != len(s.return_vars):
-                self.fail("a loop needs one return var per iter arg", s.span)
-            self.block(s.body, len(s.iter_args))
-            for rv in s.return_vars:
-                self.define(rv, s.span)
+            self.for_stmt(s)
         elif isinstance(s, St.WhileStmt):
             for ia in s.iter_args:
                 self.use(ia.init_value, s.span)
@@ -116,21 +100,45 @@ class _Checker:
             for rv in s.return_vars:
                 self.define(rv, s.span)
         elif isinstance(s, St.IfStmt):
-            self.use(s.condition, s.span)
-            self.block(s.then_body, len(s.return_vars))
-            if s.else_body is not None:
-                self.block(s.else_body, len(s.return_vars))
-            if "TypeChecked" in self.props:
-                self.branch_types(s)
-            elif s.return_vars:
-                self.fail("an if with results needs an else branch", s.span)
-            for rv in s.return_vars:
-                self.define(rv, s.span)
+            self.if_stmt(s)
         elif isinstance(s, St.ScopeStmt):
             self.block(s.body, None)
         elif isinstance(s, (St.SeqStmts, St.OpStmts)):
             self.block(s, None)
 
+    def assign(self, s: St.AssignStmt) -> None:
+        self.use(s.value, s.span)
+        vt = getattr(s.value, "type", None)
+        checked = "TypeChecked" in self.props and vt is not None and not isinstance(vt, UnknownType)
+        if checked and type_kind(vt) != type_kind(s.var.type):
+            self.fail(f"'{s.var.name}' is {type_str(s.var.type)} but its value is {type_str(vt)}", s.span)
+        self.define(s.var, s.span)
+
+    def for_stmt(self, s: St.ForStmt) -> None:
+        for x in (s.start, s.stop, s.step):
+            self.use(x, s.span)
+        for ia in s.iter_args:
+            self.use(ia.init_value, s.span)
+        self.define(s.loop_var, s.span)
+        for ia in s.iter_args:
+            self.define(ia, s.span)
+        if len(s.iter_args) != len(s.return_vars):
+            self.fail("a loop needs one return var per iter arg", s.span)
+        self.block(s.body, len(s.iter_args))
+        for rv in s.return_vars:
+            self.define(rv, s.span)
+
+    def if_stmt(self, s: St.IfStmt) -> None:
+        self.use(s.condition, s.span)
+        self.block(s.then_body, len(s.return_vars))
+        if s.else_body is not None:
+            self.block(s.else_body, len(s.return_vars))
+        if "TypeChecked" in self.props:
+            self.branch_types(s)
+        elif s.return_vars:
+            self.fail("an if with results needs an else branch", s.span)
+        for rv in s.return_vars:
+            self.define(rv, s.span)
 
     def branch_types(self, s: St.IfStmt) -> None:
         """TypeCheck across branches (spec §5.10): what each branch yields for one result must have

@@ -405,6 +405,39 @@ class FunctionParser:
         for k in kw:
             if k not in ("init_values", "chunk", "chunk_policy"):
                 raise self.error(f"pl.{helper}: unknown keyword '{k}'", it)
+        start, stop, step = self._loop_bounds(helper, it)
+        inits, chunk = self._loop_options(kind, it, kw)
+        loop_name, names = self._loop_targets(node.target, inits)
+        tgt = node.target
+        loop_var = E.Var(loop_name, ScalarType(DataType.INDEX), self.span(tgt))
+        iter_args = [E.IterArg(n, v.type, self.span(tgt), v) for n, v in zip(names, inits, strict=False)]
+        saved = {n: self.env.get(n) for n in [loop_name, *names]}
+        self.env[loop_name] = loop_var
+        for ia in iter_args:
+            self.env[ia.name] = ia
+        self.yields.append([])
+        body = self.block(node.body)
+        ys = self.yields.pop()
+        if node.orelse:
+            raise self.error("for ... else is not supported", node)
+        return_vars = self._loop_results(node, body, ys, iter_args)
+        for n, v in saved.items():
+            if v is None:
+                self.env.pop(n, None)
+            else:
+                self.env[n] = v
+        self.emit(
+            St.ForStmt(
+                loop_var, start, stop, step, tuple(iter_args), body, tuple(return_vars), self.span(node),
+                kind, chunk,
+            )
+        )
+        if return_vars:
+            for name, rv in zip(ys[-1][0] or [ia.name for ia in iter_args], return_vars, strict=False):
+                self.env[name] = rv
+
+    def _loop_bounds(self, helper: str, it: ast.Call) -> tuple:
+        """(start, stop, step) of ``pl.range(stop)`` / ``(start, stop)`` / ``(start, stop, step)``."""
         bounds = [self.loop_bound(helper, self.expr(a), a) for a in it.args]
         if not 1 <= len(bounds) <= 3:
             raise self.error(f"pl.{helper} takes 1 to 3 positional arguments, got {len(bounds)}", it)
@@ -414,6 +447,10 @@ class FunctionParser:
         )
         if E.static_int(step) == 0:
             raise self.error(f"pl.{helper}: step must not be zero", it)
+        return start, stop, step
+
+    def _loop_options(self, kind: ForKind, it: ast.Call, kw: dict) -> tuple[list, Any]:
+        """The loop's ``init_values`` (as IR) and ``chunk`` (checked with ``chunk_policy``)."""
         inits: list = []
         if "init_values" in kw:
             if kind is ForKind.Unroll:
@@ -435,63 +472,43 @@ class FunctionParser:
             if inits:
                 raise self.error("chunk cannot be combined with init_values", it)
             chunk = E.ConstInt(c, DataType.INDEX)
-        tgt = node.target
-        if inits:
-            if not (isinstance(tgt, ast.Tuple) and len(tgt.elts) == 2):
-                raise self.error("a loop with init_values is written 'for i, (a, b) in pl.range(...)'", tgt)
-            loop_name = self._target_name(tgt.elts[0])
-            carried = tgt.elts[1]
-            names = [self._target_name(t) for t in (carried.elts if isinstance(carried, ast.Tuple) else [carried])]
-            if len(names) != len(inits):
-                raise self.error(f"{len(names)} loop-carried names but {len(inits)} init_values", tgt)
-        else:
-            loop_name = self._target_name(tgt)
-            names = []
-        loop_var = E.Var(loop_name, ScalarType(DataType.INDEX), self.span(tgt))
-        iter_args = [E.IterArg(n, v.type, self.span(tgt), v) for n, v in zip(names, inits, strict=False)]
-        saved = {n: self.env.get(n) for n in [loop_name, *names]}
-        self.env[loop_name] = loop_var
-        for ia in iter_args:
-            self.env[ia.name] = ia
-        self.yields.append([])
-        body = self.block(node.body)
-        ys = self.yields.pop()
-        if node.orelse:
-            raise self.error("for ... else is not supported", node)
-        return_vars: list = []
-        if iter_args:
-            if not ys or not body.stmts or not isinstance(body.stmts[-1], St.YieldStmt):
-                raise self.error("a loop with init_values must end with '... = pl.yield_(...)'", node)
-            _, yvals, _, ynode = ys[-1]
-            if len(yvals) != len(iter_args):
-                raise self.error(
-                    f"pl.yield_ yields {len(yvals)} values but the loop carries {len(iter_args)}", ynode
-                )
-            for ia, v in zip(iter_args, yvals, strict=False):
-                if type(ia.type) is not type(v.type):
-                    raise self.error(
-                        f"loop-carried '{ia.name}' starts as {type_str(ia.type)} but is yielded as "
-                        f"{type_str(v.type)}",
-                        ynode,
-                        PyptoTypeError,
-                    )
-            return_vars = [E.Var(f"{ia.name}_out", ia.type, self.span(node)) for ia in iter_args]
-        elif ys:
-            raise self.error("pl.yield_ in a loop needs init_values", ys[-1][3])
-        for n, v in saved.items():
-            if v is None:
-                self.env.pop(n, None)
-            else:
-                self.env[n] = v
-        self.emit(
-            St.ForStmt(
-                loop_var, start, stop, step, tuple(iter_args), body, tuple(return_vars), self.span(node),
-                kind, chunk,
+        return inits, chunk
+
+    def _loop_targets(self, tgt: ast.AST, inits: list) -> tuple[str, list[str]]:
+        """The loop variable's name and the loop-carried names (``for i, (a, b) in ...``)."""
+        if not inits:
+            return self._target_name(tgt), []
+        if not (isinstance(tgt, ast.Tuple) and len(tgt.elts) == 2):
+            raise self.error("a loop with init_values is written 'for i, (a, b) in pl.range(...)'", tgt)
+        loop_name = self._target_name(tgt.elts[0])
+        carried = tgt.elts[1]
+        names = [self._target_name(t) for t in (carried.elts if isinstance(carried, ast.Tuple) else [carried])]
+        if len(names) != len(inits):
+            raise self.error(f"{len(names)} loop-carried names but {len(inits)} init_values", tgt)
+        return loop_name, names
+
+    def _loop_results(self, node: ast.For, body: Any, ys: list, iter_args: list) -> list:
+        """The loop's result variables, after checking the closing ``pl.yield_`` against the carried values."""
+        if not iter_args:
+            if ys:
+                raise self.error("pl.yield_ in a loop needs init_values", ys[-1][3])
+            return []
+        if not ys or not body.stmts or not isinstance(body.stmts[-1], St.YieldStmt):
+            raise self.error("a loop with init_values must end with '... = pl.yield_(...)'", node)
+        _, yvals, _, ynode = ys[-1]
+        if len(yvals) != len(iter_args):
+            raise self.error(
+                f"pl.yield_ yields {len(yvals)} values but the loop carries {len(iter_args)}", ynode
             )
-        )
-        if return_vars:
-            for name, rv in zip(ys[-1][0] or [ia.name for ia in iter_args], return_vars, strict=False):
-                self.env[name] = rv
+        for ia, v in zip(iter_args, yvals, strict=False):
+            if type(ia.type) is not type(v.type):
+                raise self.error(
+                    f"loop-carried '{ia.name}' starts as {type_str(ia.type)} but is yielded as "
+                    f"{type_str(v.type)}",
+                    ynode,
+                    PyptoTypeError,
+                )
+        return [E.Var(f"{ia.name}_out", ia.type, self.span(node)) for ia in iter_args]
 
     def while_loop(self, node: ast.For) -> None:
         it = node.iter

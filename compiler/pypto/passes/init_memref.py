@@ -84,6 +84,77 @@ def _check_cube_operands(func: St.Function, space_of: Any) -> None:
         raise CompileError(f"{short}: {got}", s.span)
 
 
+def _sharing_groups(func: St.Function) -> tuple[_UnionFind, dict]:
+    """Union the variables that must share storage, and the memory space each definition asks for."""
+    uf = _UnionFind()
+    space: dict = {}
+    for v in defined_vars(func):
+        if _shaped(v):
+            uf.find(v)
+            if isinstance(v.type, TensorType):
+                space[v] = MemorySpace.DDR
+    for s in walk_stmts(func.body):
+        if isinstance(s, St.AssignStmt) and _shaped(s.var):
+            _union_assign(uf, space, s)
+        elif isinstance(s, (St.ForStmt, St.WhileStmt)):
+            _union_loop(uf, s)
+        elif isinstance(s, St.IfStmt):
+            for body in (s.then_body, s.else_body):
+                y = _last_yield(body) if body is not None else None
+                for i, rv in enumerate(s.return_vars):
+                    if _shaped(rv) and y is not None and i < len(y.value) and _shaped(y.value[i]):
+                        uf.union(rv, y.value[i])
+    return uf, space
+
+
+def _union_assign(uf: _UnionFind, space: dict, s: St.AssignStmt) -> None:
+    """A store's result shares its output tensor, a reshape its input, an alias its value."""
+    value = s.value
+    if isinstance(value, E.Call) and value.op.name in ("block.store",) and _shaped(value.args[2]):
+        uf.union(value.args[2], s.var)
+    elif isinstance(value, E.Call) and value.op.name == "block.reshape":
+        uf.union(value.args[0], s.var)
+    elif isinstance(value, E.Var) and _shaped(value):
+        uf.union(value, s.var)
+    sp = space_of_def(value)
+    if sp is not None and isinstance(s.var.type, TileType):
+        space[s.var] = sp
+
+
+def _union_loop(uf: _UnionFind, s: Any) -> None:
+    """A loop's iter arg shares its init value, its yielded value and the loop's result."""
+    y = _last_yield(s.body)
+    for i, (ia, rv) in enumerate(zip(s.iter_args, s.return_vars, strict=False)):
+        if _shaped(ia):
+            uf.union(ia, rv)
+            if _shaped(ia.init_value):
+                uf.union(ia, ia.init_value)
+            if y is not None and i < len(y.value) and _shaped(y.value[i]):
+                uf.union(ia, y.value[i])
+
+
+def _memrefs(func: St.Function, uf: _UnionFind, space: dict) -> dict:
+    """One MemRef per group (keyed by its root), in definition order, sized for its largest member."""
+    groups: dict = {}
+    for v in uf.parent:
+        groups.setdefault(uf.find(v), []).append(v)
+    memrefs: dict = {}
+    for v in defined_vars(func):
+        if not _shaped(v) or uf.find(v) in memrefs:
+            continue
+        members = groups[uf.find(v)]
+        spaces = {space[m] for m in members if m in space}
+        if len(spaces) > 1:
+            names = ", ".join(f"{m.name} ({space[m].name})" for m in members if m in space)
+            raise CompileError(f"values that must share a buffer live in different memory spaces: {names}", v.span)
+        sp = spaces.pop() if spaces else (MemorySpace.DDR if isinstance(v.type, TensorType) else MemorySpace.Vec)
+        sizes = [nbytes(m.type) for m in members]
+        if sp is not MemorySpace.DDR and any(n is None for n in sizes):
+            raise CompileError(f"tile '{v.name}' has a dynamic shape {type_str(v.type)}; tiles need static shapes", v.span)
+        memrefs[uf.find(v)] = MemRef(sp, -1, max(n or 0 for n in sizes), len(memrefs), v.span)
+    return memrefs
+
+
 @dataclass(frozen=True)
 class InitMemRefPass(Pass):
     name: ClassVar[str] = "init-memref"
@@ -93,60 +164,8 @@ class InitMemRefPass(Pass):
         if not is_kernel(func):
             return func
         func = normalize(func)
-        uf = _UnionFind()
-        space: dict = {}
-        for v in defined_vars(func):
-            if _shaped(v):
-                uf.find(v)
-                if isinstance(v.type, TensorType):
-                    space[v] = MemorySpace.DDR
-        for s in walk_stmts(func.body):
-            if isinstance(s, St.AssignStmt) and _shaped(s.var):
-                value = s.value
-                if isinstance(value, E.Call) and value.op.name in ("block.store",) and _shaped(value.args[2]):
-                    uf.union(value.args[2], s.var)
-                elif isinstance(value, E.Call) and value.op.name == "block.reshape":
-                    uf.union(value.args[0], s.var)
-                elif isinstance(value, E.Var) and _shaped(value):
-                    uf.union(value, s.var)
-                sp = space_of_def(value)
-                if sp is not None and isinstance(s.var.type, TileType):
-                    space[s.var] = sp
-            elif isinstance(s, (St.ForStmt, St.WhileStmt)):
-                y = _last_yield(s.body)
-                for i, (ia, rv) in enumerate(zip(s.iter_args, s.return_vars, strict=False)):
-                    if _shaped(ia):
-                        uf.union(ia, rv)
-                        if _shaped(ia.init_value):
-                            uf.union(ia, ia.init_value)
-                        if y is not None and i < len(y.value) and _shaped(y.value[i]):
-                            uf.union(ia, y.value[i])
-            elif isinstance(s, St.IfStmt):
-                for body in (s.then_body, s.else_body):
-                    y = _last_yield(body) if body is not None else None
-                    for i, rv in enumerate(s.return_vars):
-                        if _shaped(rv) and y is not None and i < len(y.value) and _shaped(y.value[i]):
-                            uf.union(rv, y.value[i])
-        groups: dict = {}
-        for v in uf.parent:
-            groups.setdefault(uf.find(v), []).append(v)
-        memrefs: dict = {}
-        next_id = 0
-        for v in defined_vars(func):
-            if not _shaped(v) or uf.find(v) in memrefs:
-                continue
-            members = groups[uf.find(v)]
-            spaces = {space[m] for m in members if m in space}
-            if len(spaces) > 1:
-                names = ", ".join(f"{m.name} ({space[m].name})" for m in members if m in space)
-                raise CompileError(f"values that must share a buffer live in different memory spaces: {names}", v.span)
-            sp = spaces.pop() if spaces else (MemorySpace.DDR if isinstance(v.type, TensorType) else MemorySpace.Vec)
-            sizes = [nbytes(m.type) for m in members]
-            if sp is not MemorySpace.DDR and any(n is None for n in sizes):
-                raise CompileError(f"tile '{v.name}' has a dynamic shape {type_str(v.type)}; tiles need static shapes", v.span)
-            memrefs[uf.find(v)] = MemRef(sp, -1, max(n or 0 for n in sizes), next_id, v.span)
-            next_id += 1
-
+        uf, space = _sharing_groups(func)
+        memrefs = _memrefs(func, uf, space)
         _check_cube_operands(func, lambda v: memrefs[uf.find(v)].memory_space)
 
         def new_type(v: E.Var) -> Any:

@@ -71,6 +71,37 @@ def _root(v: Any, link: dict) -> Any:
     return v
 
 
+def _written_and_read(body: Any) -> tuple[set, set]:
+    """The tensor buffers a scope body stores into, and those it reads (through any alias)."""
+    link = _buffer_roots(body)
+    written, read = set(), set()
+    for s in walk_stmts(body):
+        if isinstance(s, St.AssignStmt) and isinstance(s.value, E.Call) and s.value.op.name == "block.store":
+            written.add(_root(s.value.args[2], link))
+    # every reference that is not a store target or an alias link reads the buffer it names
+    for s in walk_stmts(body):
+        for e in _read_exprs(s):
+            for v in used_vars(e):
+                read.add(_root(v, link))
+    return written, read
+
+
+def _read_exprs(s: Any) -> list:
+    """The expressions of statement ``s`` whose variables it reads."""
+    if isinstance(s, St.AssignStmt):
+        v = s.value
+        if isinstance(v, E.Call) and v.op.name == "block.store":
+            return [v.args[0], v.args[1]]
+        return [] if isinstance(v, E.Var) else [v]
+    if isinstance(s, St.EvalStmt):
+        return [s.expr]
+    if isinstance(s, (St.ForStmt, St.WhileStmt, St.IfStmt)):
+        return [getattr(s, a) for a in ("start", "stop", "step", "condition") if hasattr(s, a)]
+    if isinstance(s, St.ReturnStmt):
+        return list(s.value)
+    return []
+
+
 class _Outliner:
     def __init__(self, func: St.Function, taken: NameAllocator):
         self.func = func
@@ -106,31 +137,7 @@ class _Outliner:
         for v in inside:
             free += [d for d in type_vars(v.type) if d not in inside and d not in dims and d not in free]
 
-        link = _buffer_roots(scope.body)
-        written, read = set(), set()
-        targets = set()
-        for s in walk_stmts(scope.body):
-            if isinstance(s, St.AssignStmt) and isinstance(s.value, E.Call) and s.value.op.name == "block.store":
-                targets.add(id(s.value.args[2]))
-                written.add(_root(s.value.args[2], link))
-        # every reference that is not a store target or an alias link reads the buffer it names
-        for s in walk_stmts(scope.body):
-            exprs: list = []
-            if isinstance(s, St.AssignStmt):
-                v = s.value
-                if isinstance(v, E.Call) and v.op.name == "block.store":
-                    exprs = [v.args[0], v.args[1]]
-                elif not isinstance(v, E.Var):
-                    exprs = [v]
-            elif isinstance(s, St.EvalStmt):
-                exprs = [s.expr]
-            elif isinstance(s, (St.ForStmt, St.WhileStmt, St.IfStmt)):
-                exprs = [getattr(s, a) for a in ("start", "stop", "step", "condition") if hasattr(s, a)]
-            elif isinstance(s, St.ReturnStmt):
-                exprs = list(s.value)
-            for e in exprs:
-                for v in used_vars(e):
-                    read.add(_root(v, link))
+        written, read = _written_and_read(scope.body)
 
         after = used_vars(self.func.body, skip=scope)
         results = [v for v in definitions(scope.body) if v in after]

@@ -122,6 +122,10 @@ class Interpreter:
                 raise RuntimeFault(f"unknown function '{c.op.name}'", c.span)
             out = self.call(callee, args)
             return out[0] if len(out) == 1 else (tuple(out) if out else None)
+        return self.host_op(c, args)
+
+    def host_op(self, c: E.Call, args: list) -> Any:
+        """A tensor op of the orchestration, on NumPy arrays."""
         name = c.op.name
         kw = c.kwargs
         if name == "tensor.create":
@@ -142,6 +146,12 @@ class Interpreter:
             return np.swapaxes(args[0], int(args[1]), int(args[2]))
         if name == "tensor.read":
             return args[0][tuple(int(i) for i in args[1])].item()
+        return self.host_compute(c, args)
+
+    def host_compute(self, c: E.Call, args: list) -> Any:
+        """A computing tensor op (arithmetic, exp, cast, matmul, row reductions)."""
+        name = c.op.name
+        kw = c.kwargs
         short = name.split(".", 1)[1]
         if short in _TENSOR_BIN:
             return _TENSOR_BIN[short](args[0], args[1]).astype(c.type.dtype.numpy)
