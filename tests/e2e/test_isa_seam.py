@@ -19,7 +19,7 @@ from pypto.ops import isa as compiler_isa
 ROOT = Path(__file__).resolve().parents[2]
 VADD = ROOT / "examples" / "vadd_32x32.pto"
 
-# tadd's semantics key and timing formula under a new name, pipe and C++ spelling of its own.
+# tadd's semantics key under a new name, with a timing, pipe and C++ spelling of its own.
 NEW_FAMILY = """\
 family: seam
 description: An instruction that exists only in this test's copy of the specs.
@@ -36,8 +36,8 @@ instructions:
     pipe: V
     domain: dst
     timing:
-      occupancy: "v_add_head + ceil(bytes / repeat_bytes) * v_add_rep"
-      latency: "v_add_head + ceil(bytes / repeat_bytes) * v_add_rep + v_add_tail"
+      occupancy: "700 + bytes // 512"
+      latency: "800 + bytes // 512"
     semantics: binary_add
     implemented: true
     cpp: TADD_SEAM
@@ -58,16 +58,22 @@ def test_the_default_specs_do_not_have_the_new_instruction():
     assert "taddseam" not in load_isa(ROOT / "isa_specs" / "instructions")
 
 
-def test_emulator_runs_an_instruction_that_is_only_yaml(seam_specs, tmp_path):
+def test_emulator_runs_an_instruction_that_is_only_yaml(seam_specs, tmp_path, monkeypatch):
     kernel = tmp_path / "vadd_seam.pto"
     kernel.write_text(VADD.read_text().replace("pto.tadd ins(", "pto.taddseam ins("))
     rng = np.random.default_rng(3)
     x, y = (rng.standard_normal((32, 32)).astype(np.float32) for _ in range(2))
     seam = pyptoemu.run(kernel, inputs={"arg0": x, "arg1": y})
     np.testing.assert_array_equal(seam.outputs["arg2"], x + y)
-    # the timing formula read from the YAML is tadd's (4096 bytes: no unaligned penalty)
-    assert seam.cycles == pyptoemu.run(VADD, inputs={"arg0": x, "arg1": y}).cycles
     assert seam.pipes["V"].instructions == 1
+    # the timing is the YAML's: 1000 more cycles of occupancy keep the V pipe 1000 cycles longer
+    slower = tmp_path / "slower_specs"
+    shutil.copytree(seam_specs, slower)
+    (slower / "instructions" / "seam.yaml").write_text(NEW_FAMILY.replace('"700 + ', '"1700 + '))
+    monkeypatch.setenv("PYPTOEMU_ISA_DIR", str(slower))
+    again = pyptoemu.run(kernel, inputs={"arg0": x, "arg1": y})
+    np.testing.assert_array_equal(again.outputs["arg2"], x + y)
+    assert again.pipes["V"].busy_cycles - seam.pipes["V"].busy_cycles == 1000
 
 
 def test_compiler_op_table_reports_the_new_instruction(seam_specs):
