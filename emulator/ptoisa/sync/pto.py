@@ -460,10 +460,9 @@ class FunctionModel(SyncModel):
             return OpInfo("fence"), (), ()  # not in the ISA records: ordered by full barriers
         reads: list[Atom] = []
         writes: list[Atom] = []
-        names = [o.name for o in spec.ins]
         for i, (v, t) in enumerate(zip(op.ins, op.in_types, strict=False)):
-            role = names[i] if i < len(names) else ""
-            (writes if role == "tmp" else reads).extend(self.atoms(v, t))
+            scratch = i < len(spec.ins) and spec.ins[i].is_scratch  # role: scratch, written not read
+            (writes if scratch else reads).extend(self.atoms(v, t))
         for v, t in zip(op.outs, op.out_types, strict=False):
             writes.extend(self.atoms(v, t))
         attr = op.attrs.get("atomicType")
