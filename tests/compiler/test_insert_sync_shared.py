@@ -2,10 +2,13 @@
 through ptoisa.sync.insert.plan_function, and what it writes keeps the flag invariant when read back
 from the generated .pto text, independently of the plan."""
 
+import glob
 import importlib
+import os
 
 import pytest
 from conftest import example
+from user_programs.helpers import load_file
 
 import ptoisa.sync.insert as shared
 from ptoisa.machine import load_machine
@@ -56,3 +59,17 @@ def test_the_pass_plans_with_the_shared_planner(monkeypatch):
     assert calls == ["softmax_rows"]
     fn = parse_module(next(iter(out.pto.values()))).functions[0]
     assert _flags(fn) >= 6  # the pipeline's flags came from that plan
+
+
+def test_every_user_program_compiles_to_sync_that_keeps_the_invariant():
+    """The 60-odd user-style programs (loops, ifs with yields, whiles, scopes, cube and vector
+    kernels, hand-written sync): the sync the compiler writes passes the flag check when read back."""
+    seen = 0
+    for path in sorted(glob.glob(os.path.join(os.path.dirname(__file__), "user_programs", "progs", "*.py"))):
+        for name, obj in vars(load_file(path)).items():
+            if not hasattr(obj, "functions_list"):
+                continue
+            seen += 1
+            for kernel, text in compile_program(obj, with_cpp=False).pto.items():
+                assert check_module(parse_module(text), MACHINE) == [], (path, name, kernel)
+    assert seen >= 50
