@@ -49,6 +49,10 @@ OPS = {
 LOOP_SAFE = {"FP32": ("maximum", "minimum", "add"), "FP16": ("maximum", "minimum"), "BF16": ("add",),
              "INT32": ("maximum", "minimum", "add")}
 CAST_VIA = {"FP32": ("FP16", "BF16"), "FP16": ("FP32",), "BF16": ("FP32",), "INT32": ("FP32",)}
+CMP = {"EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_equal, "GT": np.greater,
+       "GE": np.greater_equal}
+# compare modes per dtype (A2/A3 compares INT32 only for equality; no BF16 compare in the chains)
+CMP_MODES = {"FP32": tuple(CMP), "FP16": tuple(CMP), "INT32": ("EQ",)}
 REDUCE = {"row_sum": lambda x: x.sum(1, keepdims=True), "row_max": lambda x: x.max(1, keepdims=True),
           "col_sum": lambda x: x.sum(0, keepdims=True), "col_max": lambda x: x.max(0, keepdims=True)}
 
@@ -94,21 +98,34 @@ TENSOR_SCALAR = ("adds", "muls")
 
 def _leaf(draw, dtype: str, kind: str, vectors: set, loop: bool = False) -> Step:
     unary, binary, scalar, bcast = OPS[dtype]
+    if "exp" in vectors:  # one exp per program: a chain of them amplifies every rounding error
+        unary = {k: v for k, v in unary.items() if k != "exp"}
     if kind == "tensor":
         unary = {k: v for k, v in unary.items() if k in TENSOR_UNARY}
         binary = {k: v for k, v in binary.items() if k in TENSOR_BINARY}
         scalar = {k: v for k, v in scalar.items() if k in TENSOR_SCALAR and dtype == "FP32"}
     choices = [c for c, ops in (("unary", unary), ("binary", binary), ("scalar", scalar), ("bcast", bcast)) if ops]
+    if kind == "tile" and dtype in CMP_MODES:
+        choices.append("select")
     if loop:
         return Step("binary", draw(st.sampled_from(LOOP_SAFE[dtype])))
     what = draw(st.sampled_from(choices))
     if what == "unary":
-        return Step("unary", draw(st.sampled_from(sorted(unary))))
+        op = draw(st.sampled_from(sorted(unary)))
+        if op == "exp":
+            vectors.add("exp")
+        return Step("unary", op)
     if what == "binary":
         return Step("binary", draw(st.sampled_from(sorted(binary))))
     if what == "scalar":
         consts = [-3.0, 1.0, 2.0] if dtype == "INT32" else [-0.5, 0.25, 1.5]
         return Step("scalar", draw(st.sampled_from(sorted(scalar))), draw(st.sampled_from(consts)))
+    if what == "select":  # sel(cmp(x, y), x, y) or sels(cmps(x, c), x, c2)
+        mode = draw(st.sampled_from(CMP_MODES[dtype]))
+        if draw(st.booleans()):
+            return Step("select", mode)
+        consts = [0.0, 1.0] if dtype != "INT32" else [0, 1]
+        return Step("selects", mode, value=draw(st.sampled_from(consts)))
     which = draw(st.sampled_from(["row", "col", "vec"] if kind == "tensor" else ["row", "col"]))
     vectors.add(which)
     return Step("bcast", draw(st.sampled_from(bcast)), which=which, left=draw(st.booleans()))
@@ -153,6 +170,7 @@ def plans(draw, kinds=("tile", "tensor", "matmul", "tile_matmul")) -> Plan:
     block = 0
     if kind == "tile" and rows > 8 and (reduce is None or reduce.startswith("row")) and draw(st.booleans()):
         block = draw(st.sampled_from([8, 16]))  # row blocks in a loop, the last one a valid-shape tail
+    vectors.discard("exp")
     return Plan(kind, dtype, rows, cols, tuple(steps), reduce, draw(st.integers(0, 6)), seed=seed,
                 vectors=tuple(sorted(vectors)), block=block)
 
@@ -194,6 +212,11 @@ def _round(x: np.ndarray, dtype: str) -> np.ndarray:
 def _apply(step: Step, x: np.ndarray, env: dict, dtype: str, n: int) -> np.ndarray:
     unary, binary, scalar, _ = OPS[dtype]
     if step.kind == "unary":
+        if step.op == "exp":
+            # exp turns an absolute error e of x into a relative error e of the result: the error
+            # carried so far grows by max|x| (the tolerance must follow, or any ulp fails it)
+            finite = np.abs(x[np.isfinite(x)])
+            env["_amp"] = env.get("_amp", 1.0) * max(1.0, float(finite.max()) if finite.size else 1.0)
         with np.errstate(over="ignore"):
             return _round(unary[step.op](x), dtype)
     if step.kind == "binary":
@@ -208,6 +231,11 @@ def _apply(step: Step, x: np.ndarray, env: dict, dtype: str, n: int) -> np.ndarr
     if step.kind == "cast":
         mid = x.astype(NP[step.via]).astype(np.float64) if step.via != "INT32" else x
         return _round(mid, dtype)
+    if step.kind == "select":
+        return np.where(CMP[step.op](x, env["b"]), x, env["b"])
+    if step.kind == "selects":
+        c = _round(np.array(step.value), dtype)
+        return np.where(CMP[step.op](x, c), x, _round(np.array(-step.value - 0.5 if dtype != "INT32" else -3), dtype))
     if step.kind == "alias":
         return x
     if step.kind == "branch":
@@ -221,29 +249,36 @@ def _apply(step: Step, x: np.ndarray, env: dict, dtype: str, n: int) -> np.ndarr
     raise AssertionError(step)
 
 
-def reference(plan: Plan, ins: dict) -> np.ndarray:
-    """The expected output, in float64 (int64 for INT32), each step rounded to the plan's dtype."""
+def evaluate(plan: Plan, ins: dict) -> tuple[np.ndarray, float]:
+    """The expected output, in float64 (int64 for INT32), each step rounded to the plan's dtype, and
+    how much the chain amplifies relative errors (exp steps multiply them by max|x|)."""
     if plan.kind in ("matmul", "tile_matmul"):
-        return ins["a"].astype(np.float64) @ ins["b"].astype(np.float64)
+        return ins["a"].astype(np.float64) @ ins["b"].astype(np.float64), 1.0
     work = np.int64 if plan.dtype == "INT32" else np.float64
     env = {k: v.astype(work) for k, v in ins.items()}
     x = env["a"]
-    for s in plan.steps:
-        x = _apply(s, x, env, plan.dtype, plan.n)
-    if plan.reduce:
-        x = _round(REDUCE[plan.reduce](x), plan.dtype)
-    return x
+    with np.errstate(all="ignore"):  # x / 0 and overflow give inf as on the hardware; compared as such
+        for s in plan.steps:
+            x = _apply(s, x, env, plan.dtype, plan.n)
+        if plan.reduce:
+            x = _round(REDUCE[plan.reduce](x), plan.dtype)
+    return x, env.get("_amp", 1.0)
 
 
-def tolerance(plan: Plan, want: np.ndarray) -> tuple[float, float]:
-    """(rtol, atol): one rounding per step in the dtype, more for sums over a row/column and for K."""
+def reference(plan: Plan, ins: dict) -> np.ndarray:
+    return evaluate(plan, ins)[0]
+
+
+def tolerance(plan: Plan, want: np.ndarray, amplification: float = 1.0) -> tuple[float, float]:
+    """(rtol, atol): one rounding per step in the dtype, more for sums over a row/column, for K and
+    for error amplification by exp."""
     if plan.kind in ("matmul", "tile_matmul"):
         return 1e-5, 1e-5 * plan.k * (8 if plan.dtype != "FP32" else 1)
     if plan.dtype == "INT32":
         return 0.0, 0.0
     depth = 1 + sum(s.limits[0] if s.kind == "loop" else 1 for s in plan.steps)
     span = {None: 1, "row_sum": plan.cols, "col_sum": plan.rows}.get(plan.reduce, 1)
-    eps = STEP_EPS[plan.dtype] * 4 * depth
+    eps = STEP_EPS[plan.dtype] * 2 * depth * amplification
     finite = np.abs(want[np.isfinite(want)])  # an overflow to inf must match exactly, not widen atol
     scale = float(finite.max()) if finite.size else 1.0
     return eps, eps * max(1.0, scale) * span
@@ -285,6 +320,12 @@ def _tile_expr(step: Step, dtype: str) -> str:
         return f"pl.{step.op}({v}, x)" if step.left else f"pl.{step.op}(x, {v})"
     if step.kind == "cast":
         return f"pl.cast(pl.cast(x, pl.{step.via}, mode=\"rint\"), pl.{dtype}, mode=\"rint\")"
+    if step.kind == "select":
+        return f"pl.sel(pl.cmp(x, y, cmp_type=pl.CmpType.{step.op}), x, y)"
+    if step.kind == "selects":
+        c = int(step.value) if dtype == "INT32" else f"pl.const({step.value}, pl.{dtype})"
+        other = -3 if dtype == "INT32" else f"pl.const({-step.value - 0.5}, pl.{dtype})"
+        return f"pl.sels(pl.cmps(x, {c}, cmp_type=pl.CmpType.{step.op}), x, {other})"
     raise AssertionError(step)
 
 
