@@ -23,6 +23,7 @@ from ptoisa.tile.passes.common import PassContext, walk
 from ptoisa.tile.passes.events import InsertEvents
 from ptoisa.tile.passes.swpipe import SoftwarePipeline
 from ptoisa.tile.passes.tile_info import InferTileInfo
+from ptoisa.tile.passes.views import CanonicalizeViews
 from ptoisa.tile.verify import check_target, verify
 
 
@@ -37,8 +38,6 @@ def is_tile_level(module: A.Module) -> bool:
 
 
 def passes(software_pipeline: bool = False) -> list:
-    from ptoisa.tile.passes.views import CanonicalizeViews
-
     out = [Canonicalize(), CanonicalizeViews(), InferTileInfo(), InsertEvents()]
     if software_pipeline:
         out.append(SoftwarePipeline())
