@@ -16,6 +16,7 @@ from pypto.language.decorators import InlineFunction, function, inline, program
 from pypto.language.helpers import auto_incore, cond, const, incore, parallel, range, unroll, while_, yield_
 from pypto.language.namespace import Namespace as _Namespace
 from pypto.language.namespace import OpStub as _OpStub
+from pypto.language.placement import Level, Role, at
 from pypto.language.text import loads, loads_program, parse, parse_program
 from pypto.language.typing import DynVar, InOut, Out, Scalar, Tensor, Tile, dynamic
 from pypto.language.typing import MemRef_ as MemRef
@@ -50,6 +51,8 @@ tensor = _Namespace(
 )
 system = _Namespace("system", ("sync_src", "sync_dst", "bar_v", "bar_m", "bar_all"))
 
+from pypto.language.jit import JITFunction, jit
+
 __all__ = [
     "DN",
     "ND",
@@ -62,17 +65,21 @@ __all__ = [
     "InOut",
     "InlineFunction",
     "IntLike",
+    "JITFunction",
+    "Level",
     "MemRef",
     "MemorySpace",
     "Out",
     "ParamDirection",
     "PipeType",
+    "Role",
     "Scalar",
     "Tensor",
     "TensorLayout",
     "Tile",
     "TileLayout",
     "TilePad",
+    "at",
     "auto_incore",
     "block",
     "cond",
@@ -81,6 +88,7 @@ __all__ = [
     "function",
     "incore",
     "inline",
+    "jit",
     "loads",
     "loads_program",
     "parallel",

@@ -29,7 +29,7 @@ BLOCK_ONLY = {
     "maxs", "mins", "prelu", "not_", "addc", "subc", "addsc", "subsc", "lrelu", "sel", "sels", "create",
 }
 SCALAR_OF = {"add": "adds", "sub": "subs", "mul": "muls", "div": "divs", "maximum": "maxs", "minimum": "mins"}
-HELPERS_ONLY_IN_STATEMENTS = {"range", "parallel", "unroll", "while_", "yield_", "cond", "incore", "auto_incore"}
+HELPERS_ONLY_IN_STATEMENTS = {"range", "parallel", "unroll", "while_", "yield_", "cond", "incore", "auto_incore", "at"}
 
 
 def _dotted(node: ast.AST) -> list[str] | None:
@@ -56,6 +56,10 @@ def call(p: Any, node: ast.Call) -> Any:
             if len(path) == 3 and path[1] in ("block", "tile", "tensor", "system"):
                 return namespace_call(p, node, "block" if path[1] == "tile" else path[1], path[2])
     callee = p.expr(f)
+    specialize = getattr(callee, "pypto_specialize", None)
+    if specialize is not None and getattr(callee, "kind", None) != "inline":
+        fn, args = specialize(p, node)  # a @pl.jit.incore callee, specialized to this call site
+        return external_call(p, node, fn, args)
     if isinstance(callee, Function):
         return external_call(p, node, callee)
     if isinstance(callee, InlineFunction):
@@ -206,7 +210,7 @@ def program_call(p: Any, node: ast.Call, name: str) -> E.Call:
     return E.Call(gv, tuple(args), {}, _call_type(sig.return_types), p.span(node))
 
 
-def external_call(p: Any, node: ast.Call, fn: Function) -> E.Call:
+def external_call(p: Any, node: ast.Call, fn: Function, args: list | None = None) -> E.Call:
     if p.program is None:
         raise p.error("calling another function is only allowed inside a @pl.program class", node)
     ext = p.program.externals
@@ -216,7 +220,8 @@ def external_call(p: Any, node: ast.Call, fn: Function) -> E.Call:
         raise p.error(f"two different external functions are named '{fn.name}'", node.func)
     gv = ext[fn.name][0] if fn.name in ext else E.GlobalVar(fn.name)
     ext[fn.name] = (gv, fn)
-    args = [p.to_ir(p.expr(a), a) for a in node.args]
+    if args is None:
+        args = [p.to_ir(p.expr(a), a) for a in node.args]
     _check_args(p, node, fn.name, list(fn.params), args)
     return E.Call(gv, tuple(args), {}, _call_type(fn.return_types), p.span(node))
 

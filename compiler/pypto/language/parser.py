@@ -17,7 +17,7 @@ from pypto.enums import ForKind, FunctionType, ParamDirection, ScopeKind
 from pypto.errors import CompileError, ParseError, PyptoError, PyptoTypeError, Span
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
-from pypto.ir.types import ScalarType, TensorType, TileType, TupleType, UnknownType, type_str
+from pypto.ir.types import ScalarType, TensorType, TileType, TupleType, UnknownType, static_int, type_str
 from pypto.language import dispatch
 from pypto.language.source import Namespace, SourceInfo, is_pl_module
 from pypto.language.typing import AnnotationError, DirectionAnnotation, DynVar, to_ir_type
@@ -123,6 +123,7 @@ class FunctionParser:
         self.tmp_counter = 0
         self.cur_node: ast.AST | None = None
         self.assigned_once: set[str] = set()
+        self.fold_metadata = False  # set by @pl.jit specialization
 
     # ------------------------------------------------------------------ infrastructure
     def span(self, node: ast.AST | None = None) -> Span:
@@ -233,6 +234,13 @@ class FunctionParser:
         if isinstance(target, (ast.Tuple, ast.List)):
             names = [self._target_name(t) for t in target.elts]
             value = self.expr(value_node, top=True)
+            if isinstance(value, tuple) and len(value) == len(names):  # `M, N = a.shape`: static metadata
+                for name, item in zip(names, value, strict=True):
+                    if isinstance(item, E.Expr):
+                        self.bind(name, item, node)
+                    else:
+                        self.env[name] = item
+                return
             if not isinstance(getattr(value, "type", None), TupleType):
                 raise self.error("tuple unpacking needs a call that returns several values", node)
             if len(value.type.types) != len(names):
@@ -249,6 +257,9 @@ class FunctionParser:
         if ann is not None:
             self._check_annotation(name, ann, value, node)
         if not isinstance(value, E.Expr):
+            if isinstance(value, (bool, int, float)) and self.fold_metadata and not isinstance(value_node, ast.Constant):
+                self.env[name] = value  # jit: `cols = x.shape[1]` stays a compile-time int (static shapes)
+                return
             if isinstance(value, (bool, int, float)):
                 value = E.as_expr(value, self.span(value_node))
             else:
@@ -338,6 +349,12 @@ class FunctionParser:
                 body = self.block(node.body)
                 self.emit(St.ScopeStmt(kind, body, self.span(node)))
                 return
+        if self._is_helper_call(ctx, "at"):
+            from pypto.language.placement import check_at
+
+            check_at(self, ctx)  # pl.at(level=CORE_GROUP): one InCore region, outlined as pl.incore is
+            self.emit(St.ScopeStmt(ScopeKind.InCore, self.block(node.body), self.span(node)))
+            return
         raise self.error("only 'with pl.incore()' and 'with pl.auto_incore()' are supported", node)
 
     # ------------------------------------------------------------------ control flow
@@ -601,6 +618,10 @@ class FunctionParser:
 
     def expr_Attribute(self, node: ast.Attribute) -> Any:
         base = self.expr(node.value)
+        if isinstance(base, E.Expr) and node.attr in ("shape", "dtype") and isinstance(base.type, (TensorType, TileType)):
+            if node.attr == "dtype":  # jit-era metadata: static dims as ints, dynamic ones as their scalar
+                return base.type.dtype
+            return tuple(d if static_int(d) is None else static_int(d) for d in base.type.shape)
         if isinstance(base, E.Expr):
             raise self.error(f"attribute access '.{node.attr}' on IR values is not supported", node)
         try:

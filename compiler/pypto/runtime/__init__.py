@@ -13,6 +13,7 @@ from pypto.ir.compiler import compile_program
 from pypto.ir.stmt import Function, Program
 from pypto.ir.types import ScalarType, TensorType, static_shape
 from pypto.passes.manager import OptimizationStrategy, as_strategy
+from pypto.runtime.config import RunConfig
 from pypto.runtime.interpreter import Interpreter
 from pypto.runtime.launch import Launcher, LaunchStats
 
@@ -100,4 +101,4 @@ def run(
     )
 
 
-__all__ = ["PipeStats", "RunResult", "default_entry", "run"]
+__all__ = ["PipeStats", "RunConfig", "RunResult", "default_entry", "run"]

@@ -1,0 +1,270 @@
+"""``@pl.jit`` and its variants: functions called directly with arrays (spec pypto-jit §2).
+
+A call binds the arguments like Python, reads each array's shape and dtype, and looks the signature up
+in the function's cache. On a miss the function is specialized: its parameters get the argument's
+types, Python scalars become constants of the body, and the body is parsed by the ordinary DSL parser
+as the Orchestration entry of a program. ``@pl.jit.incore`` functions it calls become InCore
+functions of that program, specialized to the call site's argument types; ``@pl.jit.inline``
+functions are spliced in as ``@pl.inline`` helpers are. The program is compiled once by the existing
+pass pipeline and run through :mod:`pypto.runtime` on the caller's arrays, in place.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import functools
+import hashlib
+import inspect
+import sys
+from typing import Any
+
+import numpy as np
+
+from pypto.dtype import DataType, from_numpy
+from pypto.enums import FunctionType, ParamDirection
+from pypto.errors import ParseError, PyptoTypeError, Span
+from pypto.ir import expr as E
+from pypto.ir import stmt as St
+from pypto.ir.types import TensorType, type_str
+from pypto.ir.visitor import walk_stmts
+from pypto.language.decorators import InlineFunction
+from pypto.language.parser import (
+    FunctionParser,
+    Namespace,
+    ProgramContext,
+    Signature,
+    SourceInfo,
+    _eval_annotation,
+)
+from pypto.language.typing import DirectionAnnotation, ScalarAnnotation
+from pypto.runtime.arrays import as_numpy, write_back
+from pypto.runtime.compiled import CompiledJit
+from pypto.runtime.config import RunConfig
+
+ENTRY, INCORE, INLINE, OPAQUE, HOST, EXTERN = "entry", "incore", "inline", "opaque", "host", "extern"
+
+
+def _frames(depth: int, count: int = 4) -> list[dict]:
+    out, frame = [], sys._getframe(depth + 1)
+    while frame is not None and len(out) < count and frame.f_code.co_name != "<module>":
+        out.append(dict(frame.f_locals))
+        frame = frame.f_back
+    return out
+
+
+def _source_hash(pyfunc: Any) -> str:
+    try:
+        return hashlib.sha1(inspect.getsource(pyfunc).encode()).hexdigest()
+    except (OSError, TypeError):
+        return ""
+
+
+class JITFunction(InlineFunction):
+    """A ``@pl.jit``-family function; ``InlineFunction`` so that inline calls reuse the parser's splice."""
+
+    def __init__(self, pyfunc: Any, kind: str, frames: list[dict], options: dict):
+        super().__init__(pyfunc, frames)
+        functools.update_wrapper(self, pyfunc)
+        self.kind = kind
+        self.options = options
+        self._cache: dict = {}
+
+    # ------------------------------------------------------------------ entry calls
+    def _bind(self, args: tuple, kwargs: dict) -> inspect.BoundArguments:
+        try:
+            bound = inspect.signature(self.pyfunc).bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"@pl.jit function '{self.__name__}': {e}") from None
+        bound.apply_defaults()
+        return bound
+
+    def _refuse(self) -> None:
+        where = f"{inspect.getsourcefile(self.pyfunc)}:{self.pyfunc.__code__.co_firstlineno}"
+        if self.kind == EXTERN:
+            raise NotImplementedError(
+                f"@pl.jit.extern function '{self.__name__}' ({where}) is an external device kernel written in "
+                "C++; external kernels are not supported by the emulator"
+            )
+        if self.kind == HOST:
+            raise NotImplementedError(
+                f"@pl.jit.host function '{self.__name__}' ({where}) is a multi-card entry; multi-card "
+                "distribution is not supported by the emulator"
+            )
+        if self.kind != ENTRY:
+            raise TypeError(f"@pl.jit.{self.kind} function '{self.__name__}' is called from a @pl.jit entry, "
+                            "not from Python")
+
+    def compile(self, *args: Any, config: RunConfig | None = None, **kwargs: Any) -> CompiledJit:
+        """The cached compiled program for these arguments' shapes, dtypes and scalar values."""
+        self._refuse()
+        config = config if config is not None else RunConfig()
+        bound = self._bind(args, kwargs)
+        key, tensors, consts = self._classify(bound)
+        key = (key, config.cache_key())
+        if key not in self._cache:
+            self._cache[key] = CompiledJit(self._specialize(tensors, consts), config.strategy)
+        return self._cache[key]
+
+    def lower(self, *args: Any, config: RunConfig | None = None, **kwargs: Any) -> St.Program:
+        """The post-pass program for these arguments (no cache, no run)."""
+        self._refuse()
+        bound = self._bind(args, kwargs)
+        _, tensors, consts = self._classify(bound)
+        return CompiledJit(self._specialize(tensors, consts), (config or RunConfig()).strategy).compiled.program
+
+    def __call__(self, *args: Any, config: RunConfig | None = None, **kwargs: Any) -> None:
+        """Run on the given arrays in place (torch CPU tensors or NumPy arrays); returns None."""
+        config = config if config is not None else RunConfig()
+        compiled = self.compile(*args, config=config, **kwargs)
+        bound = self._bind(args, kwargs)
+        arrays = []
+        for name in compiled.tensor_params:
+            arrays.append(as_numpy(bound.arguments[name]))
+        compiled.execute([a for a, _ in arrays], config)
+        for (work, writer) in arrays:
+            write_back(work, writer)
+        self.last_result = compiled.last_result
+
+    def _classify(self, bound: inspect.BoundArguments) -> tuple[tuple, dict, dict]:
+        tensors: dict = {}
+        consts: dict = {}
+        key: list = [_source_hash(self.pyfunc)]
+        for name, value in bound.arguments.items():
+            if isinstance(value, (bool, int, float, np.integer, np.floating)):
+                consts[name] = value.item() if isinstance(value, np.generic) else value
+                key.append((name, type(consts[name]).__name__, consts[name]))
+                continue
+            try:
+                arr, _ = as_numpy(value)
+            except TypeError:
+                raise TypeError(f"@pl.jit function '{self.__name__}': argument '{name}' is a "
+                                f"{type(value).__name__}; pass a NumPy array, a torch tensor or a Python "
+                                "int/float/bool") from None
+            dtype = from_numpy(arr.dtype)
+            tensors[name] = (tuple(int(d) for d in arr.shape), dtype)
+            key.append((name, tensors[name][0], dtype.name))
+        return tuple(key), tensors, consts
+
+    # ------------------------------------------------------------------ specialization
+    def _specialize(self, tensors: dict, consts: dict) -> St.Program:
+        src = SourceInfo(self.pyfunc)
+        ns = Namespace(self.pyfunc, [dict(consts), *self.frames])
+        params, dirs = [], []
+        env = ns.as_dict()
+        for a in src.node.args.args:
+            if a.arg in consts:
+                continue
+            if a.arg not in tensors:
+                raise PyptoTypeError(f"parameter '{a.arg}' has no argument", src.span(a))
+            direction = _direction_of(a, env, src)
+            shape, dtype = tensors[a.arg]
+            params.append(E.Var(a.arg, TensorType(shape, dtype), src.span(a)))
+            dirs.append(direction)
+        sig = Signature(self.__name__, params, dirs, (), {})
+        ctx = ProgramContext({})
+        ctx.signatures[self.__name__] = (E.GlobalVar(self.__name__), sig)
+        entry = _with_returns(_parser(src, ns, sig, FunctionType.Orchestration, ctx).parse())
+        funcs = [entry, *(fn for _, fn in ctx.externals.values())]
+        gvs = {n: gv for n, (gv, _) in ctx.signatures.items()}
+        gvs.update({n: gv for n, (gv, _) in ctx.externals.items()})
+        return St.Program(tuple(funcs), self.__name__, Span(src.filename, src.first_line, 1), gvs)
+
+    def pypto_specialize(self, p: Any, node: ast.Call) -> tuple[St.Function, list]:
+        """Parser hook: the InCore function for this call site's argument types, and the IR arguments."""
+        if self.kind in (EXTERN, HOST):
+            self._refuse()
+        if self.kind == ENTRY:
+            raise p.error(f"'{self.__name__}' is a @pl.jit entry; an entry cannot call another entry "
+                          "(make the callee @pl.jit.incore or @pl.jit.inline)", node.func)
+        if node.keywords:
+            raise p.error(f"{self.__name__}(...) takes positional arguments only", node, PyptoTypeError)
+        args = [p.to_ir(p.expr(a), a) for a in node.args]
+        src = SourceInfo(self.pyfunc)
+        names = [a.arg for a in src.node.args.args]
+        if len(args) != len(names):
+            raise p.error(f"{self.__name__}() takes {len(names)} argument(s), got {len(args)}", node, PyptoTypeError)
+        specs = p.program.__dict__.setdefault("jit_specializations", {})
+        key = (id(self), tuple(type_str(a.type) for a in args))
+        if key not in specs:
+            specs[key] = self._specialize_callee(p, src, names, args, len(specs))
+        return specs[key], args
+
+    def _specialize_callee(self, p: Any, src: SourceInfo, names: list, args: list, count: int) -> St.Function:
+        ns = Namespace(self.pyfunc, self.frames)
+        env = ns.as_dict()
+        params, dirs = [], []
+        for a, value in zip(src.node.args.args, args, strict=True):
+            t = value.type
+            params.append(E.Var(a.arg, t, src.span(a)))
+            dirs.append(_direction_of(a, env, src) if isinstance(t, TensorType) else ParamDirection.In)
+        name = self.__name__ if count == 0 else f"{self.__name__}_{count}"
+        sig = Signature(name, params, dirs, (), {})
+        ftype = FunctionType.Opaque if self.kind == OPAQUE else FunctionType.InCore
+        return _with_returns(_parser(src, ns, sig, ftype, p.program).parse())
+
+
+def _parser(src: SourceInfo, ns: Namespace, sig: Signature, ftype: FunctionType, ctx: Any) -> FunctionParser:
+    parser = FunctionParser(src, ns, sig, ftype, ctx)
+    parser.fold_metadata = True
+    return parser
+
+
+def _direction_of(arg: ast.arg, env: dict, src: SourceInfo) -> ParamDirection:
+    if arg.annotation is None:
+        return ParamDirection.In
+    ann = _eval_annotation(arg.annotation, env, src)
+    if isinstance(ann, DirectionAnnotation):
+        return ann.direction
+    if isinstance(ann, (ScalarAnnotation, DataType)):
+        raise PyptoTypeError(f"parameter '{arg.arg}' is a scalar; pass a Python int/float/bool for it "
+                             "(a tensor was given)", src.span(arg))
+    return ParamDirection.In
+
+
+def _with_returns(fn: St.Function) -> St.Function:
+    """``fn`` with return types read from its last ``return`` (jit functions need no return annotation)."""
+    rets = [s for s in walk_stmts(fn.body) if isinstance(s, St.ReturnStmt)]
+    if not rets or fn.return_types:
+        return fn
+    types = tuple(v.type for v in rets[-1].value)
+    return dataclasses.replace(fn, params=tuple(zip(fn.params, fn.param_directions, strict=True)),
+                               return_types=types)
+
+
+def _decorator(kind: str, allowed: tuple) -> Any:
+    def deco(func: Any = None, **options: Any) -> Any:
+        bad = [k for k in options if k not in allowed]
+        if bad:
+            name = "pl.jit" if kind == ENTRY else f"pl.jit.{kind}"
+            raise TypeError(f"@{name} got an unexpected keyword argument '{bad[0]}'")
+
+        def wrap(pyfunc: Any) -> JITFunction:
+            return JITFunction(pyfunc, kind, _frames(1), options)
+
+        if func is not None:
+            return JITFunction(func, kind, _frames(1), options)
+        return wrap
+
+    return deco
+
+
+class _Jit:
+    """``pl.jit``: the entry decorator, with the variants as attributes."""
+
+    def __init__(self) -> None:
+        self._entry = _decorator(ENTRY, ("auto_scope",))
+        self.incore = _decorator(INCORE, ("level",))
+        self.inline = _decorator(INLINE, ("auto_scope",))
+        self.opaque = _decorator(OPAQUE, ())
+        self.host = _decorator(HOST, ("auto_scope",))
+        self.extern = _decorator(EXTERN, ("source", "core_type", "aic_source", "aiv_source",
+                                          "dual_aiv_dispatch", "include_dirs"))
+
+    def __call__(self, func: Any = None, **options: Any) -> Any:
+        return self._entry(func, **options)
+
+
+jit = _Jit()
+
+__all__ = ["JITFunction", "ParseError", "RunConfig", "jit"]

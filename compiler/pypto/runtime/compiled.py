@@ -1,0 +1,49 @@
+"""A program compiled once and run many times on caller-owned arrays (the jit call path)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pypto.errors import RuntimeFault
+from pypto.ir.compiler import compile_program
+from pypto.ir.stmt import Program
+from pypto.ir.types import TensorType, static_shape
+from pypto.passes.manager import OptimizationStrategy, as_strategy
+from pypto.runtime import PipeStats, RunResult, default_entry
+from pypto.runtime.interpreter import Interpreter
+from pypto.runtime.launch import Launcher, LaunchStats
+
+
+class CompiledJit:
+    """``program`` after the pass pipeline and codegen; :meth:`execute` runs it in place."""
+
+    def __init__(self, program: Program, strategy: Any = OptimizationStrategy.Default):
+        self.source_program = program
+        self.strategy = as_strategy(strategy)
+        self.compiled = compile_program(program, self.strategy, with_cpp=False)
+        self.program = self.compiled.program
+        self.entry = default_entry(self.program)
+        self.tensor_params = [p.name for p in self.entry.params if isinstance(p.type, TensorType)]
+        self.last_result: RunResult | None = None
+
+    @property
+    def pto(self) -> dict[str, str]:
+        return self.compiled.pto
+
+    def execute(self, arrays: list[np.ndarray], config: Any) -> RunResult:
+        """Run the entry on ``arrays`` (its parameters, in order); kernels write into them in place."""
+        for p, a in zip(self.entry.params, arrays, strict=True):
+            if tuple(a.shape) != static_shape(p.type) or a.dtype != p.type.dtype.numpy:
+                raise RuntimeFault(f"argument '{p.name}' is {a.dtype}{list(a.shape)}, compiled for "
+                                   f"{p.type.dtype.numpy}{list(static_shape(p.type))}", self.entry.span)
+        stats = LaunchStats()
+        sync = "auto" if self.strategy is OptimizationStrategy.PTOAS else "asis"
+        launcher = Launcher(self.compiled.pto, sync, config.machine, config.trace_path(), stats)
+        outputs = Interpreter(self.program, launcher).call(self.entry, list(arrays))
+        pipes = {k: PipeStats(b, n) for k, (b, n) in stats.pipes.items()}
+        named = {p.name: a for p, a in zip(self.entry.params, arrays, strict=False)}
+        self.last_result = RunResult(tuple(outputs), stats.cycles, pipes, stats.findings,
+                                     stats.traces[0] if stats.traces else None, named, stats.launches)
+        return self.last_result
