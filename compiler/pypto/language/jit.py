@@ -28,15 +28,8 @@ from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.types import TensorType, type_str
 from pypto.ir.visitor import walk_stmts
-from pypto.language.decorators import InlineFunction
-from pypto.language.parser import (
-    FunctionParser,
-    Namespace,
-    ProgramContext,
-    Signature,
-    SourceInfo,
-    _eval_annotation,
-)
+from pypto.language.parser import FunctionParser, ProgramContext, Signature, _eval_annotation
+from pypto.language.source import InlineFunction, Namespace, SourceInfo
 from pypto.language.typing import DirectionAnnotation, ScalarAnnotation
 from pypto.runtime.arrays import as_numpy, write_back
 from pypto.runtime.compiled import CompiledJit

@@ -19,6 +19,7 @@ from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.types import ScalarType, TensorType, TileType, TupleType, UnknownType, static_int, type_str
 from pypto.language import dispatch
+from pypto.language.placement import check_at
 from pypto.language.source import Namespace, SourceInfo, is_pl_module
 from pypto.language.typing import AnnotationError, DirectionAnnotation, DynVar, to_ir_type
 
@@ -350,8 +351,6 @@ class FunctionParser:
                 self.emit(St.ScopeStmt(kind, body, self.span(node)))
                 return
         if self._is_helper_call(ctx, "at"):
-            from pypto.language.placement import check_at
-
             check_at(self, ctx)  # pl.at(level=CORE_GROUP): one InCore region, outlined as pl.incore is
             self.emit(St.ScopeStmt(ScopeKind.InCore, self.block(node.body), self.span(node)))
             return

@@ -16,10 +16,12 @@ is not supported: a non-None value is rejected when the program runs), ``analyze
 
 from __future__ import annotations
 
+import os
 import warnings
 from dataclasses import dataclass
 from typing import Any
 
+from pypto.backend import backend_of_platform
 from pypto.passes.manager import OptimizationStrategy
 
 PLATFORMS = ("a2a3sim", "a2a3", "a5sim", "a5")
@@ -90,8 +92,6 @@ class RunConfig:
         _check_ring("ring_task_window", self.ring_task_window, lambda v: _pow2(v) and v >= 4, "a power of two >= 4")
         _check_ring("ring_heap", self.ring_heap, lambda v: _pow2(v) and v >= 1024, "a power of two >= 1024")
         _check_ring("ring_dep_pool", self.ring_dep_pool, lambda v: 4 <= v <= 2**31 - 1, "in [4, 2**31-1]")
-        from pypto.backend import backend_of_platform
-
         self.backend_type = backend_of_platform(self.platform)
 
     @property
@@ -108,8 +108,6 @@ class RunConfig:
         if self.trace is not None:
             return self.trace
         if self.enable_chip_swimlane:
-            import os
-
             return os.path.join(self.save_kernels_dir or ".", "swimlane.json")
         return None
 
