@@ -28,78 +28,95 @@ def _overlap(a, b) -> bool:
     return bool(elems(a) & elems(b))
 
 
-def unordered_conflicts(core) -> set[tuple]:
-    """(first loc, second loc) of every pair of conflicting accesses not ordered by happens-before."""
-    recs = [i for i in core.trace_log if i.start >= 0]
-    in_order = dict(core.machine.in_order)
-    nodes: dict[tuple, int] = {}
+class _Graph:
+    """Start/end events of instructions (and the scalar unit's epochs) as nodes, happens-before as edges."""
 
-    def node(key) -> int:
-        if key not in nodes:
-            nodes[key] = len(nodes)
-        return nodes[key]
+    def __init__(self) -> None:
+        self.nodes: dict[tuple, int] = {}
+        self.edges: list[tuple[int, int]] = []
 
-    edges: list[tuple[int, int]] = []
+    def node(self, key) -> int:
+        if key not in self.nodes:
+            self.nodes[key] = len(self.nodes)
+        return self.nodes[key]
 
-    def edge(a, b) -> None:
-        edges.append((node(a), node(b)))
+    def edge(self, a, b) -> None:
+        self.edges.append((self.node(a), self.node(b)))
 
+    def ancestors(self) -> list[int]:
+        """Bitset of the ancestors of every node (the graph is a DAG)."""
+        n = len(self.nodes)
+        succ = defaultdict(list)
+        indeg = [0] * n
+        for a, b in self.edges:
+            succ[a].append(b)
+            indeg[b] += 1
+        anc = [0] * n
+        stack = [i for i in range(n) if indeg[i] == 0]
+        while stack:
+            a = stack.pop()
+            mine = anc[a] | (1 << a)
+            for b in succ[a]:
+                anc[b] |= mine
+                indeg[b] -= 1
+                if indeg[b] == 0:
+                    stack.append(b)
+        return anc
+
+
+def _pipe_edges(g: _Graph, recs: list, in_order: dict) -> dict:
+    """In-order pipes, set/barrier completion after earlier work, wait after the set that released it."""
     by_pipe = defaultdict(list)
     for r in recs:
-        edge(("s", id(r)), ("e", id(r)))
+        g.edge(("s", id(r)), ("e", id(r)))
         by_pipe[r.pipe].append(r)
     for pipe, rs in by_pipe.items():
         rs.sort(key=lambda r: (r.pidx, r.seq) if pipe != "S" else r.seq)
         for k, x in enumerate(rs):
             if k:
                 prev = rs[k - 1]
-                edge(("s", id(prev)), ("s", id(x)))
+                g.edge(("s", id(prev)), ("s", id(x)))
                 if pipe == "S" or in_order.get(pipe, True) or prev.kind in (SET, WAIT, BARRIER):
-                    edge(("e", id(prev)), ("s", id(x)))
+                    g.edge(("e", id(prev)), ("s", id(x)))
             if x.kind in (SET, BARRIER):
                 for y in rs[:k]:
-                    edge(("e", id(y)), ("e", id(x)))
+                    g.edge(("e", id(y)), ("e", id(x)))
             if x.kind == WAIT and x.released_by is not None:
-                edge(("e", id(x.released_by)), ("s", id(x)))
-    # the scalar unit's sync points, in program order
-    epochs = core.scalar.epochs
-    for e, (kind, what) in enumerate(epochs):
+                g.edge(("e", id(x.released_by)), ("s", id(x)))
+    return by_pipe
+
+
+def _epoch_edges(g: _Graph, core, recs: list, by_pipe: dict) -> None:
+    """The scalar unit's sync points, in program order."""
+    for e, (kind, what) in enumerate(core.scalar.epochs):
         ep = ("epoch", e)
         if e:
-            edge(("epoch", e - 1), ep)
+            g.edge(("epoch", e - 1), ep)
         if kind == "wait":
-            edge(("e", id(what)), ep)
+            g.edge(("e", id(what)), ep)
         elif kind == "all":
             for r in recs:
                 if r.pipe != "S" and r.pidx < what.get(r.pipe, 0):
-                    edge(("e", id(r)), ep)
+                    g.edge(("e", id(r)), ep)
         else:
             for r in by_pipe.get("S", []):
                 if r.kind == OP and r.pidx < what:
-                    edge(("e", id(r)), ep)
+                    g.edge(("e", id(r)), ep)
     for r in recs:
         if r.sepoch > 0:
-            edge(("epoch", r.sepoch - 1), ("s", id(r)))
+            g.edge(("epoch", r.sepoch - 1), ("s", id(r)))
 
-    n = len(nodes)
-    succ = defaultdict(list)
-    indeg = [0] * n
-    for a, b in edges:
-        succ[a].append(b)
-        indeg[b] += 1
-    anc = [0] * n
-    stack = [i for i in range(n) if indeg[i] == 0]
-    while stack:
-        a = stack.pop()
-        mine = anc[a] | (1 << a)
-        for b in succ[a]:
-            anc[b] |= mine
-            indeg[b] -= 1
-            if indeg[b] == 0:
-                stack.append(b)
+
+def unordered_conflicts(core) -> set[tuple]:
+    """(first loc, second loc) of every pair of conflicting accesses not ordered by happens-before."""
+    recs = [i for i in core.trace_log if i.start >= 0]
+    g = _Graph()
+    by_pipe = _pipe_edges(g, recs, dict(core.machine.in_order))
+    _epoch_edges(g, core, recs, by_pipe)
+    anc = g.ancestors()
 
     def hb(a, b) -> bool:
-        return bool(anc[nodes[("s", id(b))]] >> nodes[("e", id(a))] & 1)
+        return bool(anc[g.nodes[("s", id(b))]] >> g.nodes[("e", id(a))] & 1)
 
     accesses = defaultdict(list)
     for r in recs:
