@@ -25,6 +25,7 @@ from pyptoemu.check.races import (
     _known,
     _Live,
     _releasers,
+    clocks,
     covers,
     footprints_overlap,
 )
@@ -154,7 +155,10 @@ def _report(findings, y: Instr, x: Instr, yw: bool, xw: bool, buf: str, olo: int
 def detect_chip(chip, severity: str = "error") -> int:
     """Add a finding per racing pair of source lines on the whole chip; the number of racing pairs."""
     cores = chip.cores
-    vc = _ChipClocks(cores).vc
+    if chip.crosscore.active:
+        vc = _ChipClocks(cores).vc
+    else:  # no cross-core hand-off happened: each core's own clocks, and no core knows another's
+        vc = {k: (v, None) for c in cores for k, v in clocks(c).items()}
     used_ids: dict[tuple, set] = {}
     for c in cores:
         for ins in c.trace_log:

@@ -38,7 +38,7 @@ class Memories:
         self.data = data  # False: a timing-only run, which neither generates nor computes data
         specs = [spec for loc, spec in machine.buffers.items() if locs is None or loc in locs]
         self.onchip = {spec.loc: OnChipBuffer(spec) for spec in specs}
-        self.written = {spec.name: np.zeros(spec.size, dtype=bool) for spec in specs}
+        self.written = {buf.spec.name: buf for buf in self.onchip.values()}  # their "ever written" masks
         self.gm: dict[int, GMBuffer] = {} if gm is None else gm  # shared by the cores of a chip
         self.seed = rng_seed
         self.uninit_hook = None  # set by the core: called with (instr, buffer name, lo, hi)
@@ -77,16 +77,17 @@ class Memories:
             return
         written = self.written
         for name, lo, hi, _ in reads:
-            w = written.get(name)
-            if w is not None and not w[lo:hi].all():
+            buf = written.get(name)
+            if buf is not None and (hi > buf.written.size or not buf.written[lo:hi].all()):
                 self.uninit_hook(instr, name, lo, hi)
 
     def note_writes(self, writes: tuple) -> None:
         written = self.written
         for name, lo, hi, _ in writes:
-            w = written.get(name)
-            if w is not None:
-                w[lo:hi] = True
+            buf = written.get(name)
+            if buf is not None:
+                buf.cover(hi)
+                buf.written[lo:hi] = True
 
 
 def random_data(dtype_name: str, dtype: np.dtype, n: int, rng: np.random.Generator) -> np.ndarray:

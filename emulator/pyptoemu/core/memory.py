@@ -56,16 +56,34 @@ def tile_span_elems(rows: int, cols: int, blayout: str, slayout: str, fractal: i
 
 @dataclass(eq=False, slots=True)
 class OnChipBuffer:
-    """One on-chip memory (e.g. UB for ``loc=vec``) as a byte array."""
+    """One on-chip memory (e.g. UB for ``loc=vec``) as a byte array.
+
+    The arrays cover the bytes tiles have been placed in so far, not the whole capacity: they grow
+    (zero-filled, in ``GROW``-byte steps) when a tile is placed beyond them, so a chip's 72 cores
+    cost memory for what their kernels use, not 72 times every buffer's capacity."""
+
+    GROW = 16384
 
     spec: Buffer
     data: np.ndarray = field(init=False)
     next_free: int = 0  # bump allocator for tiles declared without an address
     allocations: dict = field(default_factory=dict)  # alloc op -> (addr, nbytes, name)
-    written: np.ndarray | None = None  # per-byte "ever written" (uninitialised-read checks)
+    written: np.ndarray = field(init=False)  # per-byte "ever written" (uninitialised-read checks)
 
     def __post_init__(self) -> None:
-        self.data = np.zeros(self.spec.size, dtype=np.uint8)
+        self.data = np.zeros(0, dtype=np.uint8)
+        self.written = np.zeros(0, dtype=bool)
+
+    def cover(self, hi: int) -> None:
+        """Make the arrays reach byte ``hi`` (exclusive); capacity was checked by the caller."""
+        if hi <= self.data.size:
+            return
+        n = min(self.spec.size, -(-hi // self.GROW) * self.GROW)
+        data = np.zeros(n, dtype=np.uint8)
+        data[: self.data.size] = self.data
+        written = np.zeros(n, dtype=bool)
+        written[: self.written.size] = self.written
+        self.data, self.written = data, written
 
     @property
     def loc(self) -> str:
@@ -84,6 +102,7 @@ class OnChipBuffer:
                 f"{self.spec.size} bytes",
                 loc,
             )
+        self.cover(addr + nbytes)
 
     def allocate(self, key: object, nbytes: int, name: str, loc: Loc) -> int:
         """Address for a tile declared without ``addr``: stable per allocating op."""
@@ -101,6 +120,7 @@ class OnChipBuffer:
             )
         self.next_free = addr + nbytes
         self.allocations[key] = (addr, nbytes, name)
+        self.cover(addr + nbytes)
         return addr
 
     def used_bytes(self) -> int:
