@@ -152,18 +152,28 @@ def _report(findings, y: Instr, x: Instr, yw: bool, xw: bool, buf: str, olo: int
                          "second": {"op": x.name, "core": x.core.label, "pipe": x.pipe, "line": str(x.loc)}})
 
 
+def _chip_clocks(chip) -> dict:
+    if chip.crosscore.active:
+        return _ChipClocks(chip.cores).vc
+    # no cross-core hand-off happened: each core's own clocks, and no core knows another's
+    return {k: (v, None) for c in chip.cores for k, v in clocks(c).items()}
+
+
+def _ordered(y: Instr, x: Instr, pipe_i: int, pidx: int, klocal: tuple, kremote: dict | None) -> bool:
+    """Is ``y`` (instruction ``pidx`` of its pipe) known complete when ``x`` starts?"""
+    if y.core is x.core:
+        return klocal[pipe_i] > pidx
+    known = kremote.get(y.core.label) if kremote else None
+    return known is not None and known[pipe_i] > pidx
+
+
 def detect_chip(chip, severity: str = "error") -> int:
     """Add a finding per racing pair of source lines on the whole chip; the number of racing pairs."""
     cores = chip.cores
-    if chip.crosscore.active:
-        vc = _ChipClocks(cores).vc
-    else:  # no cross-core hand-off happened: each core's own clocks, and no core knows another's
-        vc = {k: (v, None) for c in cores for k, v in clocks(c).items()}
+    vc = _chip_clocks(chip)
     used_ids: dict[tuple, set] = {}
-    for c in cores:
-        for ins in c.trace_log:
-            if ins.kind in (SET, WAIT):
-                used_ids.setdefault(ins.flag[:2], set()).add(ins.flag[2])
+    for ins in (i for c in cores for i in c.trace_log if i.kind in (SET, WAIT)):
+        used_ids.setdefault(ins.flag[:2], set()).add(ins.flag[2])
     n_ids = chip.machine.event_ids
     live: dict[str, tuple[_Live, _Live]] = {}
     races = 0
@@ -186,12 +196,7 @@ def detect_chip(chip, severity: str = "error") -> int:
                     elo, ehi, _, _, pipe_i, pidx, y, efp, _ = r
                     if y is x or not footprints_overlap(fp, efp):
                         continue
-                    if y.core is x.core:
-                        ordered_before = klocal[pipe_i] > pidx
-                    else:
-                        known = kremote.get(y.core.label) if kremote else None
-                        ordered_before = known is not None and known[pipe_i] > pidx
-                    if not ordered_before:
+                    if not _ordered(y, x, pipe_i, pidx, klocal, kremote):
                         if xw and yw and x_atomic and is_atomic(y):
                             continue  # atomic adds accumulate in completion order: no race
                         races += 1
