@@ -34,14 +34,18 @@ from ptoisa.errors import Loc, SpecError
 from ptoisa.isa.spec import (
     FORMULA_FUNCS,
     FORMULA_VARS,
+    GROUP_STYLES,
     ISA,
     OPERAND_ROLES,
+    PLAIN_SYNTAX,
     RULE_KINDS,
+    SYNTAX_FORMS,
     AttrSpec,
     Formula,
     InstrSpec,
     OperandSpec,
     PipeRule,
+    SyntaxForm,
     Timing,
     TimingCase,
 )
@@ -57,7 +61,7 @@ _FILE_OPTIONAL = frozenset({"family", "description", "templates"})
 _ENTRY_REQUIRED = frozenset(
     {"mnemonic", "description", "ins", "outs", "dtypes", "pipe", "domain", "timing", "implemented"}
 )
-_ENTRY_OPTIONAL = frozenset({"semantics", "attrs", "notes", "constraints", "cpp", "conversions"})
+_ENTRY_OPTIONAL = frozenset({"semantics", "attrs", "notes", "constraints", "cpp", "conversions", "syntax"})
 # Operand constraints the core checks before running an instruction (pto-text-format §4.0).
 CONSTRAINTS = frozenset({
     "same_dtype",  # every tile operand except scratch (tmp) has one element type
@@ -248,6 +252,37 @@ def _conversions(value: Any, ctx: _Ctx, loc: Loc) -> dict[str, tuple[str, ...]]:
     return out
 
 
+def _syntax(value: Any, ctx: _Ctx, loc: Loc) -> SyntaxForm:
+    """``syntax: {form, attrs_in_ins, attr_dict: first|last, operand_types: each|list,
+    indexed: {base, count}, groups: spaced|comma|bare}`` (see :class:`SyntaxForm`)."""
+    m = _map(value, ctx, "syntax", loc)
+    check_keys(m, f"{ctx.file}: entry '{ctx.entry}': syntax", set(),
+               {"form", "attrs_in_ins", "attr_dict", "operand_types", "indexed", "groups"})
+    choices = {"form": SYNTAX_FORMS, "attr_dict": ("first", "last"), "operand_types": ("each", "list"),
+               "groups": GROUP_STYLES}
+    for key, allowed in choices.items():
+        if key in m and m[key] not in allowed:
+            raise ctx.err(f"syntax.{key} must be one of {', '.join(allowed)}", m.loc_of(key))
+    if "attrs_in_ins" in m and not isinstance(m["attrs_in_ins"], bool):
+        raise ctx.err("syntax.attrs_in_ins must be true or false", m.loc_of("attrs_in_ins"))
+    indexed = None
+    if "indexed" in m:
+        ix = _map(m["indexed"], ctx, "syntax.indexed", m.loc_of("indexed"))
+        check_keys(ix, f"{ctx.file}: entry '{ctx.entry}': syntax.indexed", {"base"}, {"count"})
+        count = ix.get("count")
+        if not isinstance(ix["base"], int) or not (count is None or isinstance(count, int)):
+            raise ctx.err("syntax.indexed: base must be an integer and count an integer or null", m.loc_of("indexed"))
+        indexed = (ix["base"], count)
+    return SyntaxForm(
+        form=str(m.get("form", PLAIN_SYNTAX.form)),
+        attrs_in_ins=bool(m.get("attrs_in_ins", False)),
+        attr_dict_first=m.get("attr_dict", "last") == "first",
+        operand_types=str(m.get("operand_types", PLAIN_SYNTAX.operand_types)),
+        indexed=indexed,
+        groups=str(m.get("groups", PLAIN_SYNTAX.groups)),
+    )
+
+
 def cpp_spelling(mnemonic: str) -> str:
     """The pto-isa C++ intrinsic of an op without a ``cpp`` key: upper case, ``.`` -> ``_``
     (``tmatmul.acc`` -> ``TMATMUL_ACC``)."""
@@ -336,6 +371,7 @@ def _entry(m: YMap, family: str, file: str, machine: Machine) -> InstrSpec:
         line=m.loc.line,
         cpp=cpp,
         conversions=_conversions(m["conversions"], ctx, m.loc_of("conversions")) if "conversions" in m else {},
+        syntax=_syntax(m["syntax"], ctx, m.loc_of("syntax")) if "syntax" in m else PLAIN_SYNTAX,
     )
 
 

@@ -182,6 +182,35 @@ def _case_text(prefix: str, case: TimingCase) -> str:
     return text + (f"  [{params}]" if params else "")
 
 
+SYNTAX_FORMS = ("plain", "bracket", "paren")
+GROUP_STYLES = ("spaced", "comma", "bare")
+
+
+@dataclass(frozen=True, slots=True)
+class SyntaxForm:
+    """How an op is written where the text format has more than one grammar (pto-text-format §3-§4),
+    for the printer; DPS tile ops (``ins(..) outs(..)``) and the generic form need none of it.
+
+    ``form``: ``plain`` (operands after the name), ``bracket`` (``pto.set_flag[<a>, <b>, %id]``) or
+    ``paren`` (``pto.tpush(%t, %p : TB, !pto.pipe)``). ``attrs_in_ins``: a DPS op's attribute dict
+    sits inside ``ins(...)`` after the last operand. ``attr_dict_first``: a paren op's dict comes
+    before the parentheses. ``operand_types``: ``each`` writes ``%v : T`` per paren operand, ``list``
+    one ``: T, T`` after them. ``indexed``: ``(base, count)`` writes operands ``%base[%i, ...]`` from
+    operand ``base`` on (``count`` None = all the rest). ``groups``: keyed operand groups separated by
+    spaces (``spaced``), by commas after the operands (``comma``), or written ``key [..]`` (``bare``).
+    """
+
+    form: str = "plain"
+    attrs_in_ins: bool = False
+    attr_dict_first: bool = False
+    operand_types: str = "list"
+    indexed: tuple[int, int | None] | None = None
+    groups: str = "spaced"
+
+
+PLAIN_SYNTAX = SyntaxForm()
+
+
 @dataclass(frozen=True, slots=True)
 class InstrSpec:
     mnemonic: str  # without `pto.`, e.g. `tmatmul.acc`
@@ -203,6 +232,7 @@ class InstrSpec:
     cpp: str = ""  # the pto-isa C++ intrinsic (``TMATMUL_ACC``)
     # legal conversions (src dtype -> dst dtypes) of a converting op such as tcvt
     conversions: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    syntax: SyntaxForm = PLAIN_SYNTAX  # how the text writes it, where more than one grammar exists
 
     @property
     def is_core(self) -> bool:

@@ -14,11 +14,14 @@ that the parser's fallback reads.
 from __future__ import annotations
 
 import math
+import os
 import re
 import struct
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from ptoisa.isa.loader import load_isa
+from ptoisa.isa.spec import PLAIN_SYNTAX, SyntaxForm
 from ptoisa.text.ast import (
     Attr,
     DenseAttr,
@@ -42,43 +45,29 @@ _BARE_KEY = re.compile(r"[A-Za-z_][\w$.]*\Z")
 _BARE_SYM = re.compile(r"[A-Za-z_$.][\w$.\-]*\Z")
 _INDENT = "  "
 
-# Ops whose tile attributes sit inside ins(...), after the last operand (§4.0).
-_INS_ATTR_OPS = frozenset(
-    "pto." + n for n in ["tcvt", "tcmp", "tcmps", "tci", "ttri", "trandom", "tcolsum", "tmrgsort"]
-)
-# Ops printed as `name[<args>, %dyn_id]`.
-_BRACKET_SYNC_OPS = frozenset(
-    "pto." + n
-    for n in ["set_flag", "wait_flag", "set_flag_dyn", "wait_flag_dyn", "record_event", "wait_event", "barrier_sync", "get_buf", "rls_buf"]
-)
-# Ops whose operands are written in parentheses right after the name: `pto.tpush(%t, %p : TB, !pto.pipe)`.
-_PAREN_OPS = frozenset(
-    "pto." + n
-    for n in ["tpush_to_aiv", "tpush_to_aic", "tpop_from_aic", "tpop_from_aiv", "tpush", "tpop", "tfree", "build_async_session", "tput_async", "tget_async", "wait_async_event", "test_async_event", "initialize_l2g2l_pipe", "initialize_l2l_pipe", "aic_initialize_pipe", "aiv_initialize_pipe"]
-) | {"memref.alloc"}
-# ... of which these print the attribute dict before the parentheses.
-_DICT_FIRST_OPS = frozenset(
-    "pto." + n
-    for n in ["reserve_buffer", "import_reserved_buffer", "aic_initialize_pipe", "aiv_initialize_pipe", "initialize_l2g2l_pipe", "initialize_l2l_pipe", "tfree_from_aic", "tfree_from_aiv"]
-)
-# Paren operand lists printed one type per operand: `(%gm : memref<..>, %local : i32)`.
-_INTERLEAVED_OPS = frozenset({"pto.initialize_l2g2l_pipe", "pto.initialize_l2l_pipe"})
-# `%base[%i, ...]` operand forms: name -> (index of the base operand, how many bracket operands or None=all).
-_BRACKET_OPERANDS: dict[str, tuple[int, int | None]] = {
-    "pto.subset": (0, None),
-    "pto.eventid_array_get": (0, None),
-    "pto.eventid_array_set": (0, 1),
-    "pto.load_scalar": (0, None),
-    "pto.store_scalar": (1, None),
-    "memref.load": (0, None),
-    "memref.store": (1, None),
+# How each op is written where the grammar has choices: the ISA spec's `syntax` of every pto op
+# (isa_specs/instructions, read through ptoisa.isa), plus the few ops of other dialects.
+_OTHER_DIALECTS: dict[str, SyntaxForm] = {
+    "memref.alloc": SyntaxForm(form="paren"),
+    "memref.load": SyntaxForm(indexed=(0, None)),
+    "memref.store": SyntaxForm(indexed=(1, None)),
 }
+_SYNTAX_BY_DIR: dict[str, dict[str, SyntaxForm]] = {}
+
+
+def _syntax(name: str) -> SyntaxForm:
+    """The syntax form of op ``name`` (the spec directory is ``PYPTOEMU_ISA_DIR`` or the default)."""
+    key = os.environ.get("PYPTOEMU_ISA_DIR", "")
+    table = _SYNTAX_BY_DIR.get(key)
+    if table is None:
+        table = {"pto." + m: spec.syntax for m, spec in load_isa().instructions.items()}
+        table.update(_OTHER_DIALECTS)
+        _SYNTAX_BY_DIR[key] = table
+    return table.get(name, PLAIN_SYNTAX)
+
+
 # Groups written `key = %v` (one value) rather than `key = [..]`.
 _SCALAR_GROUPS = frozenset({"addr", "valid_row", "valid_col"})
-# Groups written without '=': `sizes [16, 16]` in subset.
-_NO_EQ_GROUP_OPS = frozenset({"pto.subset"})
-# Plain ops whose operands and groups are separated by commas.
-_COMMA_GROUP_OPS = frozenset({"pto.make_tensor_view", "pto.partition_view", "pto.subview"})
 
 
 @dataclass(frozen=True)
@@ -231,7 +220,7 @@ def _dps(op: Op) -> str:
     text = op.name
     if op.ins or ins_items or op.in_types:
         inner = ", ".join(ins_items)
-        if op.name in _INS_ATTR_OPS and attrs:
+        if _syntax(op.name).attrs_in_ins and attrs:
             inner += f" {format_attr_dict(attrs)}"
             attrs = {}
         if op.in_types:
@@ -315,9 +304,10 @@ def _reinterpret_cast(op: Op) -> str:
 
 def _plain(op: Op) -> str:
     name = op.name
+    syntax = _syntax(name)
     attrs = dict(op.attrs)
     text = name
-    if name in _BRACKET_SYNC_OPS or "args" in attrs:
+    if syntax.form == "bracket" or "args" in attrs:
         args = attrs.pop("args", [])
         items = [format_attr(a) for a in (args if isinstance(args, list) else [args])]
         items += [_operand(v) for v in op.operands]
@@ -331,8 +321,8 @@ def _plain(op: Op) -> str:
         if op.operands[1:]:
             text += " " + _operands(op.operands[1:])
         types_used = True
-    elif (name in _PAREN_OPS or name in _DICT_FIRST_OPS) and (op.groups or op.operands):
-        if name in _DICT_FIRST_OPS and attrs:
+    elif syntax.form == "paren" and (op.groups or op.operands):
+        if syntax.attr_dict_first and attrs:
             text += f" {format_attr_dict(attrs)}"
             attrs = {}
         text += f"({_paren_items(op)})"
@@ -343,7 +333,7 @@ def _plain(op: Op) -> str:
     else:
         pieces = _plain_operands(op)
         groups = _plain_groups(op)
-        sep = ", " if name in _COMMA_GROUP_OPS else " "
+        sep = ", " if syntax.groups == "comma" else " "
         body = ", ".join(pieces)
         if groups:
             body = sep.join(([body] if body else []) + groups)
@@ -366,7 +356,7 @@ def _plain(op: Op) -> str:
 
 def _plain_operands(op: Op) -> list[str]:
     ops = [_operand(v) for v in op.operands]
-    form = _BRACKET_OPERANDS.get(op.name)
+    form = _syntax(op.name).indexed
     if form is None or len(ops) <= form[0]:
         return ops
     base, count = form
@@ -381,7 +371,7 @@ def _plain_groups(op: Op) -> list[str]:
     for key, values in op.groups.items():
         if key in _SCALAR_GROUPS and len(values) == 1:
             out.append(f"{key} = {_operand(values[0])}")
-        elif op.name in _NO_EQ_GROUP_OPS:
+        elif _syntax(op.name).groups == "bare":
             out.append(f"{key} [{_operands(values)}]")
         else:
             out.append(f"{key} = [{_operands(values)}]")
@@ -395,7 +385,7 @@ def _paren_items(op: Op) -> str:
         if key in op.group_types:
             item += f" : {_types(op.group_types[key])}"
         items.append(item)
-    if op.name in _INTERLEAVED_OPS and len(op.operand_types) == len(op.operands):
+    if _syntax(op.name).operand_types == "each" and len(op.operand_types) == len(op.operands):
         items += [f"{_operand(v)} : {t}" for v, t in zip(op.operands, op.operand_types, strict=False)]
     elif op.operands:
         item = _operands(op.operands)
