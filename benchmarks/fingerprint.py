@@ -23,7 +23,7 @@ import numpy as np
 import pyptoemu
 from ptoisa.text import ast as A
 from pyptoemu.api import choose_entry, load_kernel
-from pyptoemu.errors import PtoError
+from pyptoemu.errors import FindingsError, PtoError
 
 ROOT = Path(__file__).resolve().parent.parent
 SCALAR_VALUES = {"i1": (True, False), "f": (1.5,), "i": (1, 3, 17)}
@@ -53,6 +53,8 @@ def _scalar_choices(path: Path) -> list[dict]:
 def fingerprint(path: Path, args: dict) -> dict:
     try:
         r = pyptoemu.run(str(path), args=args, races="warn")
+    except FindingsError as e:  # the run completed with error findings (a double set): its result
+        r = e.result
     except PtoError as e:
         return {"error": type(e).__name__, "message": str(e)}
     except Exception as e:  # noqa: BLE001 - a fingerprint records whatever happens

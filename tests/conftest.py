@@ -13,6 +13,9 @@ from hypothesis import settings
 settings.register_profile("repo", derandomize=True, deadline=None, print_blob=True)
 settings.load_profile("repo")
 
+# The `emulator` fixture users get from pyptoemu's pytest plugin (the project's tests use it too).
+pytest_plugins = ["pyptoemu.testing.plugin"]
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 

@@ -14,9 +14,11 @@ from pyptoemu import cli as emulator_cli
 
 
 def _compile_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("program")
-    parser.add_argument("-o", "--output-dir", default=None)
-    parser.add_argument("--strategy", default="Default")
+    parser.add_argument("program", help="a Python file defining @pl.program classes")
+    parser.add_argument("-o", "--output-dir", default=None, metavar="DIR",
+                        help="where the .pto and C++ files go (default build_output/<program>)")
+    parser.add_argument("--strategy", default="Default", metavar="NAME",
+                        help="pass strategy: Default (inserts sync) or PTOAS (leaves sync to the emulator)")
     parser.add_argument("--emit", default="pto", choices=("pto", "tile-ir"),
                         help="kernel form: level-2 .pto (default) or the tile-level SSA form")
 
@@ -28,7 +30,8 @@ def _compile(ns: argparse.Namespace) -> int:
 
 
 COMPILE = emulator_cli.Subcommand("compile", "compile a PyPTO program (.py) to .pto and C++",
-                                  _compile_arguments, _compile)
+                                  _compile_arguments, _compile,
+                                  epilog="example:\n  pyptoemu compile examples/row_softmax.py -o out/row_softmax\n")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ptoisa.errors import Loc, SpecError
 from ptoisa.isa.yamldoc import YMap, check_keys, expect_map, load_yaml, number
+from ptoisa.suggest import did_you_mean
 
 TILE_LOCS = ("vec", "mat", "left", "right", "acc", "bias", "scaling")
 TILE_LAYOUTS = ("ND", "DN", "NZ", "ZN", "ZZ", "NN")  # pto-text-format.md §5.3
@@ -276,6 +277,7 @@ def load_machine(name_or_path: str = "a2a3") -> Machine:
     else:
         path = isa_dir() / "machines" / f"{base}.yaml"
     if not path.exists():
-        known = ", ".join(sorted(q.stem for q in (isa_dir() / "machines").glob("*.yaml")))
-        raise SpecError(f"no machine file for '{base}' (looked for {path}; known machines: {known})")
+        names = sorted(q.stem for q in (isa_dir() / "machines").glob("*.yaml"))
+        raise SpecError(f"no machine file for '{base}'{did_you_mean(base, names)} (looked for {path}; "
+                        f"known machines: {', '.join(names)})")
     return _load_path(str(path.resolve()), option)

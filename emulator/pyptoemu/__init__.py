@@ -5,7 +5,7 @@ from pyptoemu.errors import InputError, KernelFault, Loc, PtoError
 # The one place the version is written: pyproject.toml reads it (dynamic version), `--version` prints it.
 __version__ = "0.1.0"
 
-__all__ = ["InputError", "KernelFault", "Loc", "PtoError", "__version__", "run"]
+__all__ = ["InputError", "KernelFault", "Loc", "PtoError", "RunResult", "__version__", "run"]
 
 
 def __getattr__(name: str):
@@ -15,4 +15,8 @@ def __getattr__(name: str):
         from pyptoemu.api import run
 
         return run
+    if name == "RunResult":
+        from pyptoemu.result import RunResult
+
+        return RunResult
     raise AttributeError(name)

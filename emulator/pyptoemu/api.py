@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+import stat
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -12,72 +13,20 @@ import numpy as np
 
 from ptoisa.dtypes import is_known, np_dtype
 from ptoisa.machine import Machine, load_machine
+from ptoisa.suggest import did_you_mean
 from ptoisa.text import ast as A
 from ptoisa.tile.pipeline import is_tile_level, lower_tile_module
 from pyptoemu.check import autosync
 from pyptoemu.check import races as race_check
 from pyptoemu.check.chipraces import detect_chip
-from pyptoemu.check.findings import Finding
 from pyptoemu.core.chip import Chip
 from pyptoemu.core.memory import GMBuffer, PartitionView, Ptr
 from pyptoemu.core.placement import plan_launch
 from pyptoemu.core.verify import target_machine, verify_module
-from pyptoemu.errors import DeadlockError, InputError, Loc, PtoError
+from pyptoemu.errors import FindingsError, InputError, KernelFault, Loc, PtoError
+from pyptoemu.output import write_npy, write_text
+from pyptoemu.result import PIPE_ORDER, CoreStats, PipeStats, RunResult, bound_of
 from pyptoemu.trace.bottleneck import critical_path
-
-PIPE_ORDER = ("S", "MTE1", "MTE2", "MTE3", "V", "M", "FIX")
-
-
-@dataclass(slots=True)
-class PipeStats:
-    busy_cycles: int
-    instructions: int
-
-    def to_json(self) -> dict:
-        return {"busy_cycles": self.busy_cycles, "instructions": self.instructions}
-
-
-@dataclass(slots=True)
-class CoreStats:
-    """One core of the chip that ran at least one block."""
-
-    id: str
-    kind: str
-    blocks: list[int]
-    cycles: int  # when its last block finished
-    pipes: dict[str, PipeStats]
-
-    def to_json(self) -> dict:
-        return {"id": self.id, "kind": self.kind, "block": self.blocks[0] if self.blocks else None,
-                "blocks": list(self.blocks), "cycles": self.cycles,
-                "pipes": {p: st.to_json() for p, st in self.pipes.items()}}
-
-
-@dataclass(slots=True)
-class RunResult:
-    """What one run produced: outputs per written pointer argument, timing, findings, trace."""
-
-    entry: str
-    cycles: int
-    time_us: float
-    pipes: dict[str, PipeStats]
-    bound_pipe: str  # the pipe with the largest share of the critical path
-    outputs: dict[str, np.ndarray]
-    findings: list[Finding]
-    trace: str | None = None
-    machine: str = ""
-    printed: list[str] = field(default_factory=list)
-    sync_mode: str = "asis"
-    notices: list[str] = field(default_factory=list)
-    instructions: int = 0
-    bound: str = ""  # the bottleneck from the critical path, e.g. "MTE2-bound: 78% of the makespan ..."
-    core: Any = None  # the first AICore, for tools that need the raw event log (race checks, traces)
-    cores: list[CoreStats] = field(default_factory=list)  # every core that ran a block
-    blocks: int = 1
-    chip: Any = None  # the Chip
-
-    def errors(self) -> list[Finding]:
-        return [f for f in self.findings if f.severity == "error"]
 
 
 def load_kernel(kernel: str | os.PathLike | A.Module) -> A.Module:
@@ -101,8 +50,9 @@ def choose_entry(module: A.Module, entry: str | None) -> A.Function:
         name = entry.lstrip("@")
         fn = module.function(name)
         if fn is None:
-            names = ", ".join(f.name for f in module.functions) or "none"
-            raise InputError(f"no function named '{name}' (functions: {names})", loc)
+            names = [f.name for f in module.functions]
+            raise InputError(f"no function named '{name}'{did_you_mean(name, names)} "
+                             f"(functions: {', '.join(names) or 'none'})", loc)
         return fn
     marked = [f for f in module.functions if "pto.entry" in f.attrs]
     if len(marked) == 1:
@@ -122,26 +72,58 @@ def choose_entry(module: A.Module, entry: str | None) -> A.Function:
                      + "; mark one with attributes {pto.entry} or pass --entry NAME", loc)
 
 
+def coerce_input(name: str, value: Any, want: np.dtype, loc: Loc | None = None) -> np.ndarray:
+    """The one rule for array inputs, shared by ``pyptoemu.run`` and ``pypto.runtime.run``.
+
+    A NumPy array must already have the parameter's dtype (no silent conversion of data the caller
+    built: a float64 array for an f32 pointer is an :class:`InputError` naming both dtypes). Lists,
+    tuples and Python scalars are converted to the parameter's dtype. A ``bf16`` array saved by
+    ``np.save`` (raw 2-byte void) is read as bf16.
+    """
+    if isinstance(value, (np.ndarray, np.generic)):
+        arr = np.asarray(value)
+        if arr.dtype == want:
+            return arr
+        if want.name == "bfloat16" and arr.dtype.kind == "V" and arr.dtype.itemsize == 2:
+            return arr.view(np.uint16).view(want)  # how ml_dtypes bfloat16 arrays are saved
+        raise InputError(f"input {name} has dtype {arr.dtype} but the parameter is {want}; convert it "
+                         f"with .astype(np.{_numpy_name(want)}) if that is what you mean", loc)
+    try:
+        return np.asarray(value, dtype=want)
+    except (TypeError, ValueError) as e:
+        raise InputError(f"input {name} cannot be read as an array of {want}: {e}", loc) from None
+
+
+def _numpy_name(dtype: np.dtype) -> str:
+    return dtype.name if hasattr(np, dtype.name) else f"dtype({dtype.name!r})"
+
+
 def _load_input(name: str, value: Any, dtype_name: str, loc: Loc) -> np.ndarray:
     if isinstance(value, (str, os.PathLike)):
-        try:
-            value = np.load(value, allow_pickle=False)
-        except (OSError, ValueError) as e:
-            raise InputError(f"cannot read input {name} from {value}: {e}", loc) from None
-    arr = np.asarray(value)
+        value = _load_npy(name, value, loc)
     want = np_dtype(dtype_name)
-    if arr.dtype != want:
-        if dtype_name == "bf16" and arr.dtype.kind == "V" and arr.dtype.itemsize == 2:
-            arr = arr.view(np.uint16).view(want)  # how ml_dtypes bfloat16 arrays are saved
-        else:
-            raise InputError(f"input {name} has dtype {arr.dtype} but the kernel's pointer is "
-                             f"!pto.ptr<{dtype_name}> ({want})", loc)
+    try:
+        arr = coerce_input(name, value, want, loc)
+    except InputError as e:
+        raise InputError(f"{e.message} (the kernel's pointer is !pto.ptr<{dtype_name}>)", loc) from None
     # Read-only view of the caller's data: copied on the first write (GMBuffer.writable), so
     # inputs the kernel only reads cost nothing and the caller's arrays are never modified.
     flat = np.ascontiguousarray(arr).reshape(-1)
     view = flat.view()
     view.flags.writeable = False
     return view
+
+
+def _load_npy(name: str, path: str | os.PathLike, loc: Loc) -> np.ndarray:
+    """``np.load`` of a regular file only: a FIFO or device would block or never end."""
+    try:
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode):
+            raise InputError(f"cannot read input {name} from {path}: not a regular file", loc)
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as e:
+        raise InputError(f"cannot read input {name} from {path}: {getattr(e, 'strerror', None) or e}",
+                         loc) from None
 
 
 def _scalar_arg(name: str, value: Any, tname: str, loc: Loc):
@@ -243,6 +225,7 @@ def run(
     dump_passes: str | os.PathLike | None = None,
     software_pipeline: bool = False,
     data: bool = True,
+    progress: Callable[[Any], AbstractContextManager] | None = None,
 ) -> RunResult:
     """Run a `.pto` kernel on the emulated AI core.
 
@@ -257,9 +240,14 @@ def run(
     write the IR after each pass there; ``software_pipeline``: ping-pong its loops) and runs with
     the synchronisation its tokens became (``asis``). ``machine``: a name, a YAML path or a loaded
     machine; ``None`` runs on the machine the module's ``pto.target_arch`` names (a2a3 when it
-    names none). Every op is bound and checked before anything runs. Raises :class:`InputError` for
-    bad input (all verifier errors at once: :class:`pyptoemu.core.verify.ModuleVerifyError`) and
-    :class:`KernelFault` when the kernel faults (deadlock, bounds, capacity). ``data=False`` runs timing
+    names none). Every op is bound and checked before anything runs. ``max_steps``: loop iterations
+    before the run stops as endless. ``progress``: a factory of context managers that watch the chip
+    while it runs (the CLI's progress bar, :mod:`pyptoemu.progress`). Raises :class:`InputError` for
+    bad input (all verifier errors at once: :class:`pyptoemu.core.verify.ModuleVerifyError`), and
+    :class:`KernelFault` whenever the command line would exit 1: the kernel faulted (deadlock,
+    bounds, capacity, ...; the trace, if asked for, is still written up to the fault) or the run
+    ended with an error finding such as a race (``races="warn"`` makes races warnings, so such a run
+    returns). The exception carries the :class:`RunResult` as ``.result``. ``data=False`` runs timing
     only: the same schedule and cycles, bounds and race checks, but no input is generated and no
     value computed (no outputs); a kernel whose control flow reads data (``tgetval``,
     ``load_scalar``) stops with an :class:`InputError`.
@@ -293,49 +281,80 @@ def run(
     if launch.notice:
         notices = [*notices, launch.notice]
     values = bind_arguments(fn, inputs, args, chip)
-    # Races are checked on what actually ran, inserted sync included: that is the pass's judge.
-    check_races = races != "off"
-    severity = "error" if races == "error" else "warning"
+    fault: KernelFault | None = None
     try:
-        cycles = chip.run(fn, values, blocks, launch)
-    except DeadlockError as e:
-        # What ran before the deadlock may already show why: report it with the deadlock.
-        if check_races:
-            _detect_races(chip, severity)
-        e.findings = list(chip.findings)
-        others = [str(f) for f in chip.findings if f.kind != "deadlock"]
-        if others:
-            e.message += "\nalso found before the deadlock:\n" + "\n".join(f"  {o}" for o in others)
-        raise
-    if check_races:
-        _detect_races(chip, severity)
-
-    outputs: dict[str, np.ndarray] = {}
-    for _i, gm in sorted(chip.memory.gm.items()):
-        if gm.written and gm.data is not None:
-            outputs[gm.name] = _shaped_output(gm)
-    cores = [_core_stats(c) for c in chip.cores]
-    pipes = {p: PipeStats(sum(c.pipes[p].busy_cycles for c in cores), sum(c.pipes[p].instructions for c in cores))
-             for p in PIPE_ORDER}
-    core = chip.cores[0]
-    # the critical path of the core that finished last (it set the makespan)
-    last = max(chip.cores, key=lambda c: max((i.done for i in c.trace_log), default=0))
-    neck = critical_path(last.trace_log, cycles)
-    result = RunResult(
-        entry=fn.name, cycles=cycles, time_us=mach.cycles_to_us(cycles), pipes=pipes, bound_pipe=neck.pipe,
-        bound=neck.text,
-        outputs=outputs, findings=list(chip.findings), machine=mach.name,
-        printed=[t for c in chip.cores for t in c.printed],
-        sync_mode=mode, notices=notices, instructions=sum(p.instructions for p in pipes.values()), core=core,
-        cores=cores, blocks=blocks, chip=chip,
-    )
-    if output_dir is not None:
+        with progress(chip) if progress is not None else nullcontext():
+            cycles = chip.run(fn, values, blocks, launch)
+    except KernelFault as e:  # the run stopped: what ran before still reports (findings, trace)
+        fault = e
+        cycles = int(chip.env.now)
+    # Races are checked on what actually ran, inserted sync included: that is the pass's judge.
+    if races != "off":
+        _detect_races(chip, "error" if races == "error" else "warning")
+    if fault is not None:
+        _fault_finding(chip, fault)
+    result = _result(chip, fn.name, mach, cycles, mode, notices, blocks, faulted=fault is not None)
+    if output_dir is not None and fault is None:
         save_outputs(result, output_dir)
     if trace is not None:
         from pyptoemu.trace.chrome import write_trace
 
         result.trace = str(write_trace(chip, trace, result))
+        result.traces = [result.trace]
+    if fault is None and result.errors():
+        fault = FindingsError(f"the run ended with {len(result.errors())} error finding(s): "
+                              + "; ".join(str(f) for f in result.errors()), None)
+    if fault is not None:
+        raise attach_result(fault, result)
     return result
+
+
+def attach_result(fault: KernelFault, result: RunResult) -> KernelFault:
+    """Give ``fault`` the run's result, its findings and trace; name other findings in its message."""
+    fault.result = result
+    fault.findings = list(result.findings)
+    fault.trace = result.trace
+    if not isinstance(fault, FindingsError):
+        others = [str(f) for f in result.findings if f.kind != fault.kind]
+        if others and "\nalso found before the fault:" not in fault.message:
+            fault.message += "\nalso found before the fault:\n" + "\n".join(f"  {o}" for o in others)
+    return fault
+
+
+def _fault_finding(chip: Chip, fault: KernelFault) -> None:
+    """The fault as a finding (a deadlock already is one): on the pipe running the faulting
+    instruction, else on the scalar unit, at the cycle the run stopped."""
+    if fault.kind == "deadlock":
+        return
+    many = len(chip.cores) > 1
+    pipes = [f"{c.label}:{name}" if many else name for c in chip.cores for name, pipe in c.pipes.items()
+             if pipe.current is not None and fault.loc is not None and pipe.current.loc == fault.loc]
+    chip.findings.add(fault.kind, "error", fault.message, [fault.loc] if fault.loc else [],
+                      pipes or [f"{chip.cores[0].label}:S" if many else "S"], cycle=int(chip.env.now))
+
+
+def _result(chip: Chip, entry: str, mach: Machine, cycles: int, mode: str, notices: list[str], blocks: int,
+            faulted: bool) -> RunResult:
+    outputs: dict[str, np.ndarray] = {}
+    if not faulted:
+        for _i, gm in sorted(chip.memory.gm.items()):
+            if gm.written and gm.data is not None:
+                outputs[gm.name] = _shaped_output(gm)
+    cores = [_core_stats(c) for c in chip.cores]
+    pipes = {p: PipeStats(sum(c.pipes[p].busy_cycles for c in cores), sum(c.pipes[p].instructions for c in cores))
+             for p in PIPE_ORDER}
+    # the critical path of the core that finished last (it set the makespan)
+    last = max(chip.cores, key=lambda c: max((i.done for i in c.trace_log), default=0), default=None)
+    neck = critical_path(last.trace_log, cycles) if last is not None else None
+    return RunResult(
+        entry=entry, cycles=cycles, time_us=mach.cycles_to_us(cycles), pipes=pipes,
+        bound_pipe=neck.pipe if neck is not None else bound_of(pipes), bound=neck.text if neck is not None else "",
+        outputs=outputs, findings=list(chip.findings), cores=cores, machine=mach.name,
+        status="faulted" if faulted else "findings" if chip.findings.errors() else "ok", sync_mode=mode,
+        notices=notices, printed=[t for c in chip.cores for t in c.printed],
+        instructions=sum(p.instructions for p in pipes.values()), core=chip.cores[0] if chip.cores else None,
+        blocks=blocks, chip=chip,
+    )
 
 
 def _detect_races(chip: Chip, severity: str) -> None:
@@ -370,19 +389,15 @@ def lower(kernel: str | os.PathLike | A.Module, output: str | os.PathLike | None
                                 software_pipeline=software_pipeline, notes=notes)
     text = print_module(lowered)
     if output is not None:
-        Path(output).write_text(text)
+        write_text(output, text)
     return text, notes
 
 
 def save_outputs(result: RunResult, output_dir: str | os.PathLike) -> dict[str, str]:
+    """Write each output as ``output_dir/argN.npy`` (atomically, never through a symlink)."""
     out = Path(output_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = {}
-    for name, arr in result.outputs.items():
-        p = out / f"{name}.npy"
-        np.save(p, arr)
-        paths[name] = str(p)
-    return paths
+    return {name: str(write_npy(out / f"{name}.npy", arr)) for name, arr in result.outputs.items()}
 
 
-__all__ = ["CoreStats", "PipeStats", "PtoError", "RunResult", "choose_entry", "load_kernel", "lower", "run"]
+__all__ = ["CoreStats", "PipeStats", "PtoError", "RunResult", "attach_result", "choose_entry", "coerce_input",
+           "load_kernel", "lower", "run"]

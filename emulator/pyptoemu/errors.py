@@ -9,25 +9,79 @@ from __future__ import annotations
 
 from ptoisa.errors import UNKNOWN_LOC, InputError, Loc, ParseError, PtoError, SpecError, VerifyError
 
-__all__ = ["UNKNOWN_LOC", "BoundsError", "CapacityError", "DeadlockError", "InputError", "KernelFault", "Loc",
-           "ParseError", "PtoError", "SpecError", "UnsupportedOpError", "VerifyError"]
+__all__ = [
+    "UNKNOWN_LOC",
+    "BoundsError",
+    "CapacityError",
+    "DeadlockError",
+    "FindingsError",
+    "InputError",
+    "KernelFault",
+    "Loc",
+    "OutputError",
+    "ParseError",
+    "PtoError",
+    "SpecError",
+    "StepLimitError",
+    "UnsupportedOpError",
+    "VerifyError",
+]
+
+
+class OutputError(InputError):
+    """A result file cannot be written (unwritable directory, a directory in the way): exit code 2."""
 
 
 class KernelFault(PtoError):
-    """The kernel faulted while running (exit code 1)."""
+    """The kernel faulted while running, or a run ended with an error finding (exit code 1).
+
+    ``pyptoemu.run`` raises it whenever the CLI would exit 1: a fault during the run (``kind``
+    ``deadlock``, ``bounds``, ``capacity``, ``unsupported``, ``step-limit``, ``fault``) or an error
+    finding such as a race (``kind`` ``findings``). ``result`` is the run up to that point (a
+    :class:`pyptoemu.RunResult` with ``status == "faulted"`` for a fault), ``findings`` its findings,
+    ``trace`` the trace path if one was written.
+    """
+
+    kind = "fault"
+
+    def __init__(self, message: str, loc=None):
+        super().__init__(message, loc)
+        self.result = None
+        self.findings: list = []
+        self.trace: str | None = None
 
 
 class UnsupportedOpError(KernelFault):
     """An op parses but the emulator cannot execute it yet."""
 
+    kind = "unsupported"
+
 
 class BoundsError(KernelFault):
     """A view or tile access reaches outside its buffer."""
+
+    kind = "bounds"
 
 
 class CapacityError(KernelFault):
     """On-chip tiles do not fit their buffer, or are misaligned."""
 
+    kind = "capacity"
+
 
 class DeadlockError(KernelFault):
     """Some pipe waits for a flag that can never be set."""
+
+    kind = "deadlock"
+
+
+class StepLimitError(KernelFault):
+    """The kernel ran more loop iterations than ``max_steps`` allows (an endless loop?)."""
+
+    kind = "step-limit"
+
+
+class FindingsError(KernelFault):
+    """The run completed, but with error-level findings (races, double sets, ...)."""
+
+    kind = "findings"

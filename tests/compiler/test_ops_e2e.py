@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from conftest import dsl_program, errors, needs_emulator
 
+import pyptoemu
 from pypto.runtime import run
 
 pytestmark = needs_emulator
@@ -533,9 +534,13 @@ def test_hand_written_sync_under_ptoas():
 
 
 def test_hand_written_sync_is_run_as_written():
-    """Without the MTE2 -> V wait the hand-synchronised kernel races: the written sync is what runs."""
-    r, _ = _hand_synced("")
-    assert any("race" in getattr(f, "kind", "") for f in r.findings)
+    """Without the MTE2 -> V wait the hand-synchronised kernel races: the written sync is what runs,
+    and a race is a fault (pyptoemu.KernelFault carrying the result), as on the command line."""
+    with pytest.raises(pyptoemu.KernelFault) as info:
+        _hand_synced("")
+    assert info.value.kind == "findings" and info.value.result.status == "findings"
+    assert any(f.kind == "race" and f.severity == "error" for f in info.value.findings)
+    assert info.value.result.launches == 1 and info.value.result.cycles > 0
 
 
 def test_hand_written_sync_in_a_cube_kernel():

@@ -27,6 +27,9 @@ SOURCES = ("pyproject.toml", "setup.py", "MANIFEST.in", "LICENSE", "README.md", 
            "isa_specs", "emulator", "compiler")
 
 
+BUILT: dict[str, Path] = {}
+
+
 def _setuptools_can_build_offline() -> bool:
     try:
         import setuptools
@@ -75,6 +78,7 @@ def installed(tmp_path_factory) -> Path:
     Path(venv_site, "parent_site.pth").write_text("\n".join(parents) + "\n")
     subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-index", "--no-deps", str(wheel)],
                    check=True, env=_clean_env(), cwd=work)
+    BUILT["wheel"] = wheel  # for the metadata test
     return bindir
 
 
@@ -96,6 +100,19 @@ def test_wheel_imports_from_the_venv_and_finds_its_specs(installed, tmp_path):
     import pyptoemu
 
     assert version == pyptoemu.__version__
+
+
+def test_wheel_carries_license_types_and_plugin(installed):
+    import zipfile
+
+    with zipfile.ZipFile(BUILT["wheel"]) as whl:
+        names = set(whl.namelist())
+        meta = next(whl.read(n).decode() for n in names if n.endswith(".dist-info/METADATA"))
+        entry_points = next(whl.read(n).decode() for n in names if n.endswith(".dist-info/entry_points.txt"))
+    assert {"ptoisa/py.typed", "pyptoemu/py.typed", "pypto/py.typed"} <= names
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+    assert "License-Expression: Apache-2.0" in meta and "Provides-Extra: plot" in meta
+    assert "[pytest11]" in entry_points and "pyptoemu = pyptocli:main" in entry_points
 
 
 def test_installed_script_runs_an_example_from_another_directory(installed, tmp_path):

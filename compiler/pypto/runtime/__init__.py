@@ -1,12 +1,18 @@
-"""``pypto.runtime.run``: compile a program, run orchestration on the host and kernels on the emulator."""
+"""``pypto.runtime.run``: compile a program, run orchestration on the host and kernels on the emulator.
+
+It returns the emulator's one result type (:class:`pyptoemu.RunResult`) and follows the emulator's
+fault rule: :class:`pyptoemu.KernelFault` whenever ``pyptoemu run`` would exit 1 (a kernel faulted, or
+a launch ended with an error finding such as a race; ``races="warn"`` returns instead), carrying the
+program's result up to that launch.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from ptoisa.machine import load_machine
 from pypto.enums import FunctionType, ParamDirection
 from pypto.errors import RuntimeFault
 from pypto.ir.compiler import compile_program
@@ -16,26 +22,9 @@ from pypto.passes.manager import OptimizationStrategy, as_strategy
 from pypto.runtime.config import RunConfig
 from pypto.runtime.interpreter import Interpreter
 from pypto.runtime.launch import Launcher, LaunchStats
-
-
-@dataclass
-class PipeStats:
-    busy_cycles: int
-    instructions: int
-
-
-@dataclass
-class RunResult:
-    outputs: tuple
-    cycles: int
-    pipes: dict
-    findings: list
-    trace: str | None
-    arrays: dict = field(default_factory=dict)
-    launches: int = 0
-
-    def errors(self) -> list:
-        return [f for f in self.findings if getattr(f, "severity", "") == "error"]
+from pyptoemu.api import attach_result, coerce_input
+from pyptoemu.errors import FindingsError, KernelFault
+from pyptoemu.result import PipeStats, RunResult, bound_of
 
 
 def default_entry(program: Program) -> Function:
@@ -56,7 +45,7 @@ def _bind(func: Function, arrays: tuple) -> list:
         if i < len(arrays):
             a = arrays[i]
             if isinstance(p.type, TensorType):
-                a = np.asarray(a, dtype=p.type.dtype.numpy)
+                a = coerce_input(f"'{p.name}'", a, np.dtype(p.type.dtype.numpy))
                 shape = static_shape(p.type)
                 if shape is not None and tuple(a.shape) != shape:
                     raise RuntimeFault(f"argument '{p.name}' has shape {a.shape}, expected {shape}", func.span)
@@ -80,8 +69,13 @@ def run(
     strategy: Any = OptimizationStrategy.Default,
     machine: str = "a2a3",
     trace: str | None = None,
+    races: str = "error",
 ) -> RunResult:
-    """Compile and run ``program``; ``arrays`` bind the entry's parameters in order."""
+    """Compile and run ``program``; ``arrays`` bind the entry's parameters in order.
+
+    NumPy arrays must have the parameter's dtype (else :class:`pyptoemu.InputError` naming both, as
+    ``pyptoemu.run`` does); lists and scalars are converted. ``races`` is passed to every launch.
+    """
     strat = as_strategy(strategy)
     compiled = compile_program(program, strat, with_cpp=False)
     prog = compiled.program
@@ -91,13 +85,27 @@ def run(
     args = _bind(func, arrays)
     stats = LaunchStats()
     sync = "auto" if strat is OptimizationStrategy.PTOAS else "asis"
-    launcher = Launcher(compiled.pto, sync, machine, trace, stats)
-    outputs = Interpreter(prog, launcher).call(func, args)
+    launcher = Launcher(compiled.pto, sync, machine, trace, stats, races=races)
     named = {p.name: a for p, a in zip(func.params, args, strict=False) if isinstance(a, np.ndarray)}
+    try:
+        outputs = Interpreter(prog, launcher).call(func, args)
+    except KernelFault as fault:
+        faulted = not isinstance(fault, FindingsError)  # a race or double set: the launch completed
+        raise attach_result(fault, _result(func, stats, machine, (), named, faulted=faulted)) from None
+    return _result(func, stats, machine, tuple(outputs), named, faulted=False)
+
+
+def _result(func: Function, stats: Any, machine: str, outputs: tuple, named: dict, faulted: bool) -> RunResult:
+    mach = load_machine(machine)
     pipes = {k: PipeStats(b, n) for k, (b, n) in stats.pipes.items()}
+    errors = any(f.severity == "error" for f in stats.findings)
     return RunResult(
-        tuple(outputs), stats.cycles, pipes, stats.findings, stats.traces[0] if stats.traces else None, named,
-        stats.launches,
+        entry=func.name, cycles=stats.cycles, time_us=mach.cycles_to_us(stats.cycles), pipes=pipes,
+        bound_pipe=bound_of(pipes) if pipes else "S", outputs=outputs, findings=list(stats.findings),
+        trace=stats.traces[0] if stats.traces else None, cores=list(stats.cores), machine=mach.name,
+        status="faulted" if faulted else "findings" if errors else "ok",
+        instructions=sum(p.instructions for p in pipes.values()), launches=stats.launches,
+        traces=list(stats.traces), arrays=named,
     )
 
 

@@ -21,6 +21,7 @@ class LaunchStats:
     pipes: dict = field(default_factory=dict)
     findings: list = field(default_factory=list)
     traces: list = field(default_factory=list)
+    cores: list = field(default_factory=list)
     launches: int = 0
 
 
@@ -56,12 +57,14 @@ def _has_sync_ops(func: St.Function) -> bool:
 
 
 class Launcher:
-    def __init__(self, pto: dict[str, str], strategy_sync: str, machine: str, trace: str | None, stats: LaunchStats):
+    def __init__(self, pto: dict[str, str], strategy_sync: str, machine: str, trace: str | None, stats: LaunchStats,
+                 races: str = "error"):
         self.pto = pto
         self.sync = strategy_sync
         self.machine = machine
         self.trace = trace
         self.stats = stats
+        self.races = races
 
     def _trace_path(self) -> str | None:
         if self.trace is None:
@@ -71,6 +74,18 @@ class Launcher:
             return str(self.trace)
         base, dot, ext = str(self.trace).rpartition(".")
         return f"{base}_{n}.{ext}" if dot else f"{self.trace}_{n}"
+
+    def _account(self, r) -> None:
+        """Add one launch's cycles, pipe counts, findings, cores and trace to the program's totals."""
+        self.stats.launches += 1
+        self.stats.cycles += int(r.cycles)
+        for name, ps in r.pipes.items():
+            busy, count = self.stats.pipes.get(name, (0, 0))
+            self.stats.pipes[name] = (busy + ps.busy_cycles, count + ps.instructions)
+        self.stats.findings.extend(r.findings)
+        self.stats.cores.extend(r.cores)
+        if r.trace:
+            self.stats.traces.append(r.trace)
 
     def __call__(self, func: St.Function, args: list) -> tuple:
         if len(args) != len(func.params):
@@ -91,18 +106,16 @@ class Launcher:
         # Under PTOAS the emulator inserts synchronisation like ptoas does, unless the kernel was
         # synchronised by hand (pl.system.*): then it runs as written and checks the hand-written sync.
         sync = "asis" if self.sync == "auto" and _has_sync_ops(func) else self.sync
-        r = pyptoemu.run(
-            self.pto[func.name], inputs=inputs, args=scalars, entry=func.name, machine=self.machine,
-            trace=trace, sync=sync,
-        )
-        self.stats.launches += 1
-        self.stats.cycles += int(r.cycles)
-        for name, ps in r.pipes.items():
-            busy, count = self.stats.pipes.get(name, (0, 0))
-            self.stats.pipes[name] = (busy + ps.busy_cycles, count + ps.instructions)
-        self.stats.findings.extend(r.findings)
-        if r.trace:
-            self.stats.traces.append(r.trace)
+        try:
+            r = pyptoemu.run(
+                self.pto[func.name], inputs=inputs, args=scalars, entry=func.name, machine=self.machine,
+                trace=trace, sync=sync, races=self.races,
+            )
+        except pyptoemu.KernelFault as fault:
+            if fault.result is not None:
+                self._account(fault.result)
+            raise
+        self._account(r)
         for key, out in r.outputs.items():
             i = int(key[3:])
             if i in arrays:

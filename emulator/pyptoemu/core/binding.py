@@ -8,6 +8,7 @@ never imports the lowerings.
 
 from __future__ import annotations
 
+from ptoisa.suggest import did_you_mean
 from ptoisa.text import ast as A
 from pyptoemu.core.control import LOWERINGS
 from pyptoemu.core.coreops import CORE_OPS
@@ -32,7 +33,8 @@ def _bind_pto(su: ScalarUnit, op: A.Op) -> Step:
     NumPy semantics function (a tile instruction issued to a pipe)."""
     spec = su.isa.get(op.name)
     if spec is None:
-        return fail_step(VerifyError(f"{op.name} is not an op of the PTO dialect (see `pyptoemu isa list`)",
+        hint = did_you_mean(op.name, [f"pto.{m}" for m in su.isa.instructions])
+        return fail_step(VerifyError(f"{op.name} is not an op of the PTO dialect{hint} (see `pyptoemu isa list`)",
                                      op.loc))
     if not spec.implemented:
         return fail_step(_unsupported(op))

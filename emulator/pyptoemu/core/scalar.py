@@ -18,7 +18,7 @@ from typing import Any
 
 from ptoisa.text import ast as A
 from pyptoemu.core.pipe import SET, Instr
-from pyptoemu.errors import KernelFault, Loc, VerifyError
+from pyptoemu.errors import Loc, StepLimitError, VerifyError
 
 Step = Callable[[dict], Any]  # one op's work per execution: None, or a generator that waits
 Binder = Callable[["ScalarUnit", A.Op], Step]  # binds any op (pyptoemu.core.binding.bind_op)
@@ -130,8 +130,8 @@ class ScalarUnit:
     def count_step(self, op: A.Op) -> None:
         self.step_count += 1
         if self.step_count > self.max_steps:
-            raise KernelFault(f"the kernel ran more than {self.max_steps} loop iterations; stopped "
-                              f"(an endless loop?)", op.loc)
+            raise StepLimitError(f"the kernel ran more than {self.max_steps} loop iterations; stopped "
+                                 f"(an endless loop? raise the limit with --max-steps)", op.loc)
 
     # --------------------------------------------------------------------------- utilities
 

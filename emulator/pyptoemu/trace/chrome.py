@@ -4,17 +4,21 @@ Process per core (``AIC0``, ``AIV1``, ... on a chip), one thread per pipe (named
 duration is the time it held its pipe (its completion cycle is in ``args``); flow arrows from each
 ``set_flag`` to the ``wait_flag`` it released and, across cores, from each FIFO push, slot release or
 ``sync.set`` to the wait it released; counters of bytes allocated per on-chip buffer;
-findings as instant events on the pipes involved. Times are microseconds from cycles and clock.
+findings as instant events on the pipes involved.
+
+Timestamps are whole cycles written as the format's microseconds: one "us" on the time axis is one
+cycle (the clock is in ``otherData``). Perfetto stores integers exactly, while a real-time value of a
+cycle (0.54 ns at 1.85 GHz) would be truncated to whole nanoseconds and short slices to zero width.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 from pyptoemu.core.pipe import BARRIER, OP, SET, WAIT, XSET, XWAIT
 from pyptoemu.core.tileop import describe_operands
+from pyptoemu.output import write_json
 
 PIPE_ORDER = ("S", "MTE1", "MTE2", "MTE3", "V", "M", "FIX")
 KIND_NAME = {SET: "set_flag", WAIT: "wait_flag", BARRIER: "barrier"}
@@ -25,7 +29,7 @@ def build_trace(chip, result) -> dict:
     that ran, ``AIC0``, ``AIV1``, ...) or a lone core."""
     cores = list(getattr(chip, "cores", [chip]))
     machine = cores[0].machine
-    us = machine.cycles_to_us
+    us = int  # one trace microsecond per cycle (module docstring)
     pid_of = {id(c): i for i, c in enumerate(cores)}
     events: list[dict] = []
     flows: list[dict] = []
@@ -40,9 +44,10 @@ def build_trace(chip, result) -> dict:
             events.append({"ph": "i", "pid": pid, "tid": TID.get(pipe, 0), "s": "t", "name": f"{f.kind}",
                            "ts": us(f.cycle), "args": {"message": f.message,
                                                        "locations": [str(x) for x in f.locations]}})
-    return {"traceEvents": events, "displayTimeUnit": "ns",
+    return {"traceEvents": events,
             "otherData": {"cycles": result.cycles, "clock_ghz": machine.clock_ghz,
-                          "machine": machine.name, "blocks": getattr(result, "blocks", 1)}}
+                          "machine": machine.name, "blocks": getattr(result, "blocks", 1),
+                          "time_unit": "cycle", "status": result.status, "entry": result.entry}}
 
 
 TID = {p: i for i, p in enumerate(PIPE_ORDER)}
@@ -72,7 +77,8 @@ def _core_events(core, pid_of: dict, many: bool, result, us, flows: list, flow_i
         blocks = ", ".join(str(b) for b in core.blocks_run)
         title = f"{core.label} ({core.kind.name}, block {blocks}) @{result.entry}"
     else:
-        title = f"AI core 0 ({core.machine.name}) @{result.entry}"
+        title = (f"AI core 0 ({core.machine.name}) @{result.entry}; time axis: 1 us = 1 cycle at "
+                 f"{core.machine.clock_ghz} GHz")
     events: list[dict] = [
         {"ph": "M", "pid": pid, "name": "process_name", "args": {"name": title}},
         {"ph": "M", "pid": pid, "name": "process_sort_index", "args": {"sort_index": pid}},
@@ -141,7 +147,7 @@ def _no_partial_overlap(evs: list[dict]) -> list[dict]:
             prev = out[-1]
             prev_end = prev["ts"] + prev["dur"]
             if e["ts"] < prev_end < e["ts"] + e["dur"]:
-                prev["dur"] = max(0.0, e["ts"] - prev["ts"])
+                prev["dur"] = max(0, e["ts"] - prev["ts"])
         out.append(e)
     return out
 
@@ -152,8 +158,5 @@ def default_trace_path(kernel_path: str | None) -> Path:
 
 
 def write_trace(chip, path: str | os.PathLike, result) -> Path:
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    with open(p, "w") as f:
-        json.dump(build_trace(chip, result), f, separators=(",", ":"))
-    return p
+    """Write the trace atomically (see :mod:`pyptoemu.output`)."""
+    return write_json(path, build_trace(chip, result))

@@ -10,7 +10,14 @@ import pytest
 
 import pyptoemu
 from ptoisa.machine import load_machine
-from pyptoemu.errors import BoundsError, CapacityError, DeadlockError, InputError, UnsupportedOpError
+from pyptoemu.errors import (
+    BoundsError,
+    CapacityError,
+    DeadlockError,
+    FindingsError,
+    InputError,
+    UnsupportedOpError,
+)
 from tests.emulator.core.kernels import binary_kernel, pview, vec
 
 T = vec(16, 64)
@@ -108,8 +115,9 @@ def test_missing_cross_pipe_flag_is_a_race_with_the_fix():
     raw = [f for f in res.findings if f.kind == "race" and f.detail["kind"] == "RAW"]
     assert raw and raw[0].pipes == ["MTE2", "V"]
     assert "set_flag[<PIPE_MTE2>, <PIPE_V>" in raw[0].message
-    strict = pyptoemu.run(binary_kernel(body), inputs=ins)  # default races=error
-    assert strict.errors()
+    with pytest.raises(FindingsError) as strict:  # default races=error: the run raises, with its result
+        pyptoemu.run(binary_kernel(body), inputs=ins)
+    assert strict.value.result.errors() and strict.value.kind == "findings"
 
 
 def test_wait_without_set_is_a_deadlock_naming_pipe_and_line():
@@ -132,8 +140,9 @@ def test_double_set_and_leftover_flag_are_findings():
     pto.set_flag[<PIPE_MTE2>, <PIPE_V>, <EVENT_ID1>]
     pto.set_flag[<PIPE_MTE2>, <PIPE_V>, <EVENT_ID1>]
 """
-    res = pyptoemu.run(binary_kernel(body, nargs=1))
-    kinds = {f.kind for f in res.findings}
+    with pytest.raises(FindingsError) as info:  # a double set is an error finding: the run raises
+        pyptoemu.run(binary_kernel(body, nargs=1))
+    kinds = {f.kind for f in info.value.findings}
     assert {"double-set", "flag-left-set"} <= kinds
 
 

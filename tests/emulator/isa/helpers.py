@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from ptoisa.dtypes import is_float, is_unsigned, itemsize, np_dtype
+from ptoisa.dtypes import is_float, is_unsigned, np_dtype
 from pyptoemu.isa.arg import Arg
 from pyptoemu.isa.runnable import load_isa
 from pyptoemu.isa.semantics import SEMANTICS, SemanticsFn
+from pyptoemu.testing.strategies import tiles
 
 F64 = np.float64
 TOL = {"f32": 1e-5, "f16": 1e-3, "bf16": 1.6e-2, "f64": 1e-12}
@@ -33,15 +34,10 @@ FLOATS = ("f32", "f16", "bf16")
 INTS = ("i8", "i16", "i32", "ui8", "ui16", "ui32")
 
 
-@st.composite
-def shapes(draw, dtype: str, max_rows: int = 6, max_blocks: int = 3) -> tuple[int, int, int, int]:
-    """(rows, cols, vrow, vcol) of an ND tile: cols * esize a multiple of 32, valid region inside."""
-    per_block = 32 // itemsize(dtype)
-    rows = draw(st.integers(1, max_rows))
-    cols = per_block * draw(st.integers(1, max_blocks))
-    vrow = draw(st.integers(1, rows))
-    vcol = draw(st.integers(1, cols))
-    return rows, cols, vrow, vcol
+def shapes(dtype: str, max_rows: int = 6, max_blocks: int = 3) -> st.SearchStrategy[tuple[int, int, int, int]]:
+    """(rows, cols, vrow, vcol) of an ND tile: cols * esize a multiple of the UB's 32-byte unit, valid
+    region inside (the strategy users get from pyptoemu.testing.strategies)."""
+    return tiles(dtype, max_rows=max_rows, max_units=max_blocks)
 
 
 def values(rng: np.random.Generator, dtype: str, shape: tuple[int, ...], lo: float = -10, hi: float = 10,
