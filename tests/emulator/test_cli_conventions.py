@@ -71,7 +71,7 @@ def test_options_before_and_after_the_kernel_and_trace_before_it(tmp_path):
 
 @pytest.mark.parametrize("args, hint", [
     (["isa", "show", "TADDD"], "did you mean 'tadd'"),
-    (["run", str(VADD), "--machine", "a2a2"], "did you mean 'a2a3'"),
+    (["isa", "--machine", "a2a2", "list"], "did you mean 'a2a3'"),
     (["run", str(VADD), "--entry", "vad"], "did you mean 'vadd'"),
 ])
 def test_did_you_mean(args, hint, tmp_path):
