@@ -1,8 +1,9 @@
 """``pyptoemu report TRACE.json``: where the cycles went, read back from a run's trace.
 
 Per pipe and per core: busy cycles (an instruction's occupancy; a wait's own cost without the time it
-was blocked) and the share of the run. The bottleneck verdict names the busiest pipe, or says the run
-is bound by waiting when no pipe is busy most of the time. Per source line (what msprof calls the
+was blocked) and the share of the run. The verdict names the busiest pipe and, when no pipe is
+saturated, the wait that costs most; the run's critical-path verdict (``trace/bottleneck.py``) is
+shown beside it when the trace records it. Per source line (what msprof calls the
 code-line view): instructions, busy cycles and cycles blocked in waits. Per flag (or FIFO): how many
 waits and how long they blocked. ``--csv`` writes the line table; ``--plot`` draws a timeline of busy
 intervals per pipe and core with matplotlib (the optional extra ``pyptoemu[plot]``).
@@ -63,6 +64,7 @@ class Report:
     lines: list[LineCost]
     waits: list[WaitCost]
     status: str = "ok"
+    critical_path: str = ""  # the run's own bottleneck verdict from its critical path, when recorded
 
     def pipe_totals(self) -> dict[str, PipeUse]:
         out: dict[str, PipeUse] = {}
@@ -159,7 +161,7 @@ def load_report(path: str | os.PathLike) -> Report:
                   clock_ghz=float(other.get("clock_ghz", 0.0)), machine=str(other.get("machine", "")),
                   cores=cores, lines=sorted(lines.values(), key=lambda c: (-c.total, c.line)),
                   waits=sorted(waits.values(), key=lambda w: (-w.blocked, w.what)),
-                  status=str(other.get("status", "ok")))
+                  status=str(other.get("status", "ok")), critical_path=str(other.get("bound", "")))
 
 
 def format_report(report: Report, top: int = 10) -> str:
@@ -173,6 +175,8 @@ def format_report(report: Report, top: int = 10) -> str:
             out.append(f"  {pipe:<7} {use.busy:>11} {100 * use.busy / cycles:6.1f}% {use.instructions:>7} "
                        f"{use.blocked:>8}")
     out.append(f"verdict    {report.verdict()}")
+    if report.critical_path:
+        out.append(f"critical   {report.critical_path}")
     out.append(f"lines      top {min(top, len(report.lines))} of {len(report.lines)} by cycles "
                "(busy + blocked in waits)")
     out.append(f"  {'instrs':>7} {'busy':>9} {'blocked':>9}  pipes      source line")

@@ -47,7 +47,8 @@ def build_trace(chip, result) -> dict:
     return {"traceEvents": events,
             "otherData": {"cycles": result.cycles, "clock_ghz": machine.clock_ghz,
                           "machine": machine.name, "blocks": getattr(result, "blocks", 1),
-                          "time_unit": "cycle", "status": result.status, "entry": result.entry}}
+                          "time_unit": "cycle", "status": result.status, "entry": result.entry,
+                          "bound_pipe": result.bound_pipe, "bound": result.bound}}
 
 
 TID = {p: i for i, p in enumerate(PIPE_ORDER)}
