@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pyptoemu
-from pyptoemu.errors import DeadlockError
+from pyptoemu.errors import DeadlockError, FindingsError
 
 from .kernels import c2v_loop, gm_handoff
 
@@ -84,12 +84,15 @@ def test_pop_with_no_push_ever_deadlocks_naming_the_consumer():
 
 def test_tile_larger_than_slot_and_free_without_pop_are_findings():
     x = RNG.standard_normal((32, 32)).astype(np.float32)
-    r = pyptoemu.run(c2v_loop(1, 32, 1, slot_size=2048), inputs={"arg0": x}, args={"arg2": 32})
-    big = [f for f in r.findings if f.kind == "fifo-misuse"]
+    with pytest.raises(FindingsError) as info:  # error findings: the run raises, carrying its result
+        pyptoemu.run(c2v_loop(1, 32, 1, slot_size=2048), inputs={"arg0": x}, args={"arg2": 32})
+    big = [f for f in info.value.findings if f.kind == "fifo-misuse"]
     assert big and "the tile is 4096 bytes but a C2V slot holds 2048" in big[0].message
     extra = c2v_loop(1, 32, 1).replace("pto.tfree_from_aic {split = 1}",
                                        "pto.tfree_from_aic {split = 1}\n      pto.tfree_from_aic {split = 1}")
-    r = pyptoemu.run(extra, inputs={"arg0": x}, args={"arg2": 32})
+    with pytest.raises(FindingsError) as info:
+        pyptoemu.run(extra, inputs={"arg0": x}, args={"arg2": 32})
+    r = info.value.result
     assert any(f.kind == "fifo-misuse" and "a free without a pop" in f.message for f in r.findings)
     np.testing.assert_array_equal(r.outputs["arg1"].reshape(-1, 32), 2 * x)
 
