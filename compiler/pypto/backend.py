@@ -10,6 +10,10 @@ import enum
 
 
 class BackendType(enum.Enum):
+    """Code generation targets: ``PTO``/``CCE`` (the seed-era names) and the chip names of the jit era."""
+
+    PTO = "PTO"
+    CCE = "CCE"
     Ascend910B = "Ascend910B"
     Ascend950 = "Ascend950"
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import enum
 import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from pypto.backend import BackendType
 from pypto.codegen.common import core_kind, kernels
 from pypto.codegen.cpp import CppCodegen
 from pypto.codegen.orchestration import generate_orchestration, kernel_config
@@ -22,9 +22,6 @@ from pypto.passes.manager import OptimizationStrategy, PassManager, as_strategy
 EMIT_FORMS = ("pto", "tile-ir")
 
 
-class BackendType(enum.Enum):
-    PTO = "PTO"
-    CCE = "CCE"
 
 
 @dataclass

@@ -18,7 +18,7 @@ from pypto.errors import CompileError, ParseError, PyptoError, PyptoTypeError, S
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.types import ScalarType, TensorType, TileType, TupleType, UnknownType, static_int, type_str
-from pypto.language import dispatch
+from pypto.language import dispatch, slicing
 from pypto.language.placement import check_at
 from pypto.language.source import Namespace, SourceInfo, is_pl_module
 from pypto.language.typing import AnnotationError, DirectionAnnotation, DynVar, to_ir_type
@@ -125,6 +125,7 @@ class FunctionParser:
         self.cur_node: ast.AST | None = None
         self.assigned_once: set[str] = set()
         self.fold_metadata = False  # set by @pl.jit specialization
+        self.in_incore = func_type is FunctionType.InCore  # tensor subscripts load/store here
 
     # ------------------------------------------------------------------ infrastructure
     def span(self, node: ast.AST | None = None) -> Span:
@@ -229,6 +230,9 @@ class FunctionParser:
         return False
 
     def assign(self, target: ast.AST, value_node: ast.AST, ann: ast.AST | None, node: ast.AST) -> None:
+        if isinstance(target, ast.Subscript):
+            self._slice_store(target, value_node, node)
+            return
         if self._is_helper_call(value_node, "yield_"):
             self.yield_stmt(target, value_node, ann, node)
             return
@@ -352,7 +356,12 @@ class FunctionParser:
                 return
         if self._is_helper_call(ctx, "at"):
             check_at(self, ctx)  # pl.at(level=CORE_GROUP): one InCore region, outlined as pl.incore is
-            self.emit(St.ScopeStmt(ScopeKind.InCore, self.block(node.body), self.span(node)))
+            saved, self.in_incore = self.in_incore, True
+            try:
+                body = self.block(node.body)
+            finally:
+                self.in_incore = saved
+            self.emit(St.ScopeStmt(ScopeKind.InCore, body, self.span(node)))
             return
         raise self.error("only 'with pl.incore()' and 'with pl.auto_incore()' are supported", node)
 
@@ -683,6 +692,8 @@ class FunctionParser:
 
     def expr_Subscript(self, node: ast.Subscript) -> Any:
         base = self.expr(node.value)
+        if slicing.is_tensor(base):
+            return self._tensor_window_load(base, node)
         idx = self.expr(node.slice)
         if isinstance(getattr(base, "type", None), TupleType):
             if not isinstance(idx, int):
@@ -693,6 +704,32 @@ class FunctionParser:
         if isinstance(base, E.Expr):
             raise self.error("subscripts on IR values are not supported", node)
         return base[idx]
+
+    def _tensor_window_load(self, base: E.Expr, node: ast.Subscript) -> Any:
+        if not self.in_incore:
+            raise self.error("tensor views (subscripts outside an InCore region) are not supported yet; "
+                             "slice inside `with pl.at(level=pl.Level.CORE_GROUP)`", node)
+        offsets, shapes = slicing.window(self, base, node.slice)
+        return dispatch.namespace_call(self, node, "block", "load", [base, offsets, shapes], {})
+
+    def _slice_store(self, target: ast.Subscript, value_node: ast.AST, node: ast.AST) -> None:
+        """``dst[a:b, c:d] = v``: store the tile ``v`` into that window of the tensor ``dst``."""
+        dst = self.expr(target.value)
+        if not slicing.is_tensor(dst):
+            raise self.error("slice assignment needs a tensor target", target)
+        if not self.in_incore:
+            raise self.error("slice assignment outside an InCore region is not supported yet; "
+                             "write it inside `with pl.at(level=pl.Level.CORE_GROUP)`", target)
+        value = self.expr(value_node)  # not top: a nested op call is hoisted into a tile temporary
+        offsets, shapes = slicing.window(self, dst, target.slice)
+        if not slicing.is_tile(value):
+            raise self.error("the value stored into a tensor window must be a tile", value_node, PyptoTypeError)
+        got = [static_int(d) for d in value.type.shape]
+        if got != shapes:
+            raise self.error(f"value of shape {got} does not fit the window of shape {shapes}", node,
+                             PyptoTypeError)
+        call = dispatch.namespace_call(self, target, "block", "store", [value, offsets, dst], {})
+        self.emit(St.EvalStmt(call, self.span(node)))
 
     def expr_Call(self, node: ast.Call) -> Any:
         return dispatch.call(self, node)

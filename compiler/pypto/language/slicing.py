@@ -1,0 +1,78 @@
+"""Tensor subscripts in InCore code (spec pypto-jit §6.1): ``x[a:b, c:d]`` loads, ``y[a:b, c:d] = t`` stores.
+
+A slice keeps its axis, a scalar index keeps a unit axis (tiles are at least 2-D, as upstream
+promotes them). Extents must be compile-time constants because tiles have static shapes: ``r:r + 32``
+(the same start expression plus a constant), ``0:64``, ``:`` and omitted trailing axes all are.
+Steps, negative indices, ``...`` and ``None`` are rejected. Orchestration views (a subscript outside
+an InCore region) are not supported yet and say so.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from pypto.ir import expr as E
+from pypto.ir.types import TensorType, TileType, static_int
+
+
+def _static(v: Any) -> int | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    return static_int(v) if isinstance(v, E.Expr) else None
+
+
+def _extent(p: Any, sl: ast.Slice, lower: Any, upper: Any, dim: int | None) -> int:
+    lo, hi = _static(lower), _static(upper)
+    if lo is not None and hi is not None:
+        return hi - lo
+    up = sl.upper
+    if (isinstance(up, ast.BinOp) and isinstance(up.op, ast.Add) and sl.lower is not None
+            and ast.dump(up.left) == ast.dump(sl.lower)):
+        n = _static(p.expr(up.right))
+        if n is not None:
+            return n
+    raise p.error("a tile slice needs a constant extent (write `i:i + N` or constant bounds)", sl)
+
+
+def window(p: Any, base: E.Expr, index: ast.AST) -> tuple[list, list]:
+    """(offsets, shapes) of ``base[index]``; every axis of ``base`` gets one (missing ones are ``:``)."""
+    items = list(index.elts) if isinstance(index, ast.Tuple) else [index]
+    shape = [static_int(d) for d in base.type.shape]
+    if len(items) > len(shape):
+        raise p.error(f"{len(items)} indices for a rank-{len(shape)} tensor", index)
+    offsets, shapes = [], []
+    for axis, dim in enumerate(shape):
+        item = items[axis] if axis < len(items) else ast.Slice()
+        if isinstance(item, ast.Slice):
+            if item.step is not None:
+                raise p.error("slices with a step are not supported", item)
+            lower = p.expr(item.lower) if item.lower is not None else 0
+            if item.upper is None:
+                if dim is None:
+                    raise p.error("an open slice of a dynamic axis has no constant extent", item)
+                upper = dim
+            else:
+                upper = p.expr(item.upper)
+            n = _extent(p, item, lower, upper, dim)
+            offsets.append(lower)
+            shapes.append(n)
+        else:
+            if isinstance(item, (ast.Constant)) and item.value is Ellipsis:
+                raise p.error("'...' is not supported in subscripts", item)
+            offsets.append(p.expr(item))
+            shapes.append(1)
+        lo = _static(offsets[-1])
+        if lo is not None and (lo < 0 or (dim is not None and lo + shapes[-1] > dim) or shapes[-1] <= 0):
+            raise p.error(f"axis {axis}: window [{lo}, {lo + shapes[-1]}) is outside 0..{dim}", item)
+    return offsets, shapes
+
+
+def is_tensor(value: Any) -> bool:
+    return isinstance(value, E.Expr) and isinstance(value.type, TensorType)
+
+
+def is_tile(value: Any) -> bool:
+    return isinstance(value, E.Expr) and isinstance(value.type, TileType)
