@@ -488,24 +488,15 @@ def _scalar_set(su: ScalarUnit, instr: Instr, gate):
 
 
 class _BufToken:
-    """A buffer id held by at most one pipe of a core at a time (get_buf acquires, rls_buf releases)."""
+    """A buffer id held by at most one pipe of a core at a time; granted in program order
+    (get_buf acquires, rls_buf releases once its pipe's earlier work has completed)."""
 
     def __init__(self, core, bid: int) -> None:
         self.core, self.bid = core, bid
         self.holder: str | None = None
+        self.queue: list = []  # acquires in program order, not yet granted
         self.released_by: list = []
         self.waiters = core.crosscore.signal_waiters
-
-    def ready(self) -> bool:
-        return self.holder is None
-
-    def event(self):
-        return self.waiters.event()
-
-    def take(self, waiter: Instr) -> list:
-        self.holder = waiter.pipe
-        out, self.released_by = self.released_by, []
-        return out
 
     def fire(self, setter: Instr) -> None:
         self.holder = None
@@ -514,6 +505,31 @@ class _BufToken:
 
     def describe(self) -> str:
         return f"for buffer id {self.bid}, held by pipe {self.holder}, which never releases it"
+
+
+class _BufAcquire:
+    """One get_buf: granted when the id is free and every earlier get_buf of it was granted."""
+
+    def __init__(self, token: _BufToken) -> None:
+        self.token = token
+        token.queue.append(self)
+
+    def ready(self) -> bool:
+        return self.token.holder is None and self.token.queue[0] is self
+
+    def event(self):
+        return self.token.waiters.event()
+
+    def take(self, waiter: Instr) -> list:
+        t = self.token
+        t.queue.pop(0)
+        t.holder = waiter.pipe
+        out, t.released_by = t.released_by, []
+        t.waiters.wake()
+        return out
+
+    def describe(self) -> str:
+        return self.token.describe()
 
 
 def lower_buf_token(su: ScalarUnit, op: A.Op) -> Step:
@@ -540,7 +556,8 @@ def lower_buf_token(su: ScalarUnit, op: A.Op) -> Step:
         token = tokens.get((core.label, bid))
         if token is None:
             token = tokens[(core.label, bid)] = _BufToken(core, bid)
-        su.issue(pipe, Instr(XWAIT if acquire else XSET, name, loc, pipe, 0, flag=token))
+        gate = _BufAcquire(token) if acquire else token
+        su.issue(pipe, Instr(XWAIT if acquire else XSET, name, loc, pipe, 0, flag=gate))
 
     return step
 
