@@ -12,6 +12,7 @@ from pypto.errors import PyptoTypeError
 from pypto.ir import expr as E
 from pypto.ir.stmt import Function
 from pypto.ir.types import ScalarType, TensorType, TileType, TupleType, UnknownType, type_str
+from pypto.language import slicing
 from pypto.language.source import InlineFunction, Namespace, SourceInfo, is_pl_module
 from pypto.language.typing import dynamic
 from pypto.ops import block as B
@@ -127,6 +128,9 @@ def pl_call(p: Any, node: ast.Call, name: str, pl: Any) -> Any:
     if name == "dynamic":
         return dynamic(*args)
     first = _kind(args[0]) if args else "other"
+    if name == "slice" and first == "tensor":  # jit-era pl.slice(x, shape, offset): a window load in InCore code
+        dims, offset, x = slicing.slice_call(p, node, args, kwargs)
+        return namespace_call(p, node, "block", "load", [x, offset, dims], {})
     if name in ("cast", "min", "max") and first == "scalar":
         if name == "cast":
             if kwargs.get("mode", "round") not in ("round", 2):

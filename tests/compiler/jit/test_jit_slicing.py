@@ -63,3 +63,18 @@ def test_window_shape_mismatch_points_at_the_assignment():
         window_mismatch(x, np.zeros_like(x))
     line = window_mismatch.__wrapped__.__code__.co_firstlineno + 3
     assert f"test_jit_slicing.py:{line}:" in str(info.value)
+
+
+@pl.jit
+def slice_sum(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        top = pl.slice(x, [8, 16], [0, 0])
+        bottom = pl.slice(x, [8, 16], [8, 0])
+        y[0:8, :] = pl.add(top, bottom)
+
+
+def test_pl_slice_is_shape_before_offset():
+    x = np.random.default_rng(8).standard_normal((16, 16)).astype(np.float32)
+    y = np.zeros((8, 16), np.float32)
+    slice_sum(x, y)
+    np.testing.assert_allclose(y, x[:8] + x[8:], rtol=1e-6)
