@@ -12,8 +12,9 @@ figures were measured that way). On a chip the transfers of all cores meet in th
 
 - L2 behaviour (documented choice): GM is cached in ``l2_line``-byte lines. A read whose lines were
   all touched before in this run (read or written by any core) is an L2 hit; anything else goes to
-  HBM, and its lines become resident. Writes make their lines resident; they go to HBM (the
-  write-back of a streaming kernel) unless all the kernel's GM fits in L2, where they stay in L2.
+  HBM, and its lines become resident. Writes go to HBM and take no room in L2 (a kernel's
+  outputs are written back, not read again: the GEMM's C must not push its A and B out) unless
+  all the kernel's GM fits in L2, where they stay in L2.
   Nothing is evicted: once ``l2_bytes`` are resident, new lines are no longer cached. The GM the
   kernel works on starts resident when all of it fits in L2 (the host just wrote it; the
   per-instruction calibration figures were measured on such data), else it starts in HBM.
@@ -133,15 +134,12 @@ class SharedMemory:
         """HBM or L2 for this transfer (and the lines it touches become resident)."""
         if self.fits:  # all of GM is resident: every read hits, writes stay
             return L2
+        if any(w[3] is not None or w[0].startswith("arg") for w in ins.writes):
+            return HBM
         gm_reads = [r for r in ins.reads if r[3] is not None or r[0].startswith("arg")]
-        gm_writes = [w for w in ins.writes if w[3] is not None or w[0].startswith("arg")]
         read_hit = True
         for r in gm_reads:
             read_hit = self._touch(*self._lines(r)) and read_hit
-        for w in gm_writes:
-            self._touch(*self._lines(w))
-        if gm_writes:
-            return L2 if self.fits else HBM
         return L2 if (gm_reads and read_hit) else HBM
 
     # ---------------------------------------------------------------------------- sharing
