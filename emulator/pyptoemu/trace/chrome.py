@@ -153,11 +153,6 @@ def _no_partial_overlap(evs: list[dict]) -> list[dict]:
     return out
 
 
-def default_trace_path(kernel_path: str | None) -> Path:
-    stem = Path(kernel_path).stem if kernel_path else "kernel"
-    return Path("traces") / f"{stem}.json"
-
-
 def write_trace(chip, path: str | os.PathLike, result) -> Path:
     """Write the trace atomically (see :mod:`pyptoemu.output`)."""
     return write_json(path, build_trace(chip, result))
