@@ -5,10 +5,11 @@ through ``extra`` below, so this package never imports the compiler. ``python -m
 command line alone (no ``compile``).
 
 Exit codes: 0 success; 1 the kernel faulted (deadlock, bounds, capacity, an error finding such as a
-race) or ``--expect`` found a mismatch; 2 bad input (usage, parse, spec errors, unreadable or
-unwritable files, a closed output pipe). Errors print ``file:line:col: message`` on stderr, never a
-traceback. A faulted run still prints its summary (or the full ``--json`` object) and writes its
-trace up to the fault.
+race) or ``--expect`` found a mismatch; 2 bad input (usage, parse, spec, verify errors, resource
+limits, unreadable or unwritable files, a closed output pipe); 3 an internal error (a bug of the
+emulator: ``internal error`` with the op and location it was processing). Errors print
+``file:line:col: message`` on stderr, never a traceback. A faulted run still prints its summary (or
+the full ``--json`` object) and writes its trace up to the fault.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from ptoisa.suggest import did_you_mean
 from pyptoemu import __version__
-from pyptoemu.errors import FindingsError, InputError, KernelFault, OutputError, PtoError
+from pyptoemu.errors import FindingsError, InputError, InternalError, KernelFault, OutputError, PtoError
 
 PIPE_ORDER = ("S", "MTE1", "MTE2", "MTE3", "V", "M", "FIX")
 EXIT_FAULT = 1
@@ -411,8 +412,18 @@ def main(argv: list[str] | None = None, extra: Sequence[Subcommand] = ()) -> int
         where = f" {e.filename}" if e.filename else ""
         print(f"pyptoemu: cannot access{where}: {e.strerror or e}", file=sys.stderr)
         return EXIT_INPUT
+    except InternalError as e:
+        print(f"pyptoemu: {e}" if e.loc is None else str(e), file=sys.stderr)
+        return e.exit_code
     except KeyboardInterrupt:
         return 130
+    except MemoryError:
+        print(f"pyptoemu: out of memory: the {ns.command} needs more memory than this machine has",
+              file=sys.stderr)
+        return 2
+    except Exception as e:  # noqa: BLE001 - the last line of defence: our bug, said as such
+        print(f"pyptoemu: {InternalError(e, f'pyptoemu {ns.command}', None)}", file=sys.stderr)
+        return InternalError.exit_code
 
 
 def _closed_pipe() -> int:

@@ -16,11 +16,14 @@ __all__ = [
     "DeadlockError",
     "FindingsError",
     "InputError",
+    "InternalError",
     "KernelFault",
     "Loc",
+    "OperandError",
     "OutputError",
     "ParseError",
     "PtoError",
+    "ResourceError",
     "SpecError",
     "StepLimitError",
     "UnsupportedOpError",
@@ -30,6 +33,11 @@ __all__ = [
 
 class OutputError(InputError):
     """A result file cannot be written (unwritable directory, a directory in the way): exit code 2."""
+
+
+class ResourceError(InputError):
+    """The run needs more memory than this machine has, or more than the emulator allows itself
+    (exit code 2)."""
 
 
 class KernelFault(PtoError):
@@ -49,6 +57,12 @@ class KernelFault(PtoError):
         self.result = None
         self.findings: list = []
         self.trace: str | None = None
+
+
+class OperandError(KernelFault, ValueError):
+    """An op's operands break its semantics at run time (a mask too narrow, a bad sort record...);
+    raised by the semantics functions, located at the op by the tile op's start step. Also a
+    ValueError, for callers of a semantics function outside the emulator."""
 
 
 class UnsupportedOpError(KernelFault):
@@ -85,3 +99,23 @@ class FindingsError(KernelFault):
     """The run completed, but with error-level findings (races, double sets, ...)."""
 
     kind = "findings"
+
+class InternalError(Exception):
+    """An unexpected exception inside the emulator: a bug of pyptoemu, not of the kernel (CLI exit
+    code 3). Deliberately not a :class:`PtoError`, so that no caller mistakes it for a fault of the
+    kernel or for bad input. ``cause`` is the original exception; ``what`` and ``loc`` say which op
+    was being processed."""
+
+    exit_code = 3
+
+    def __init__(self, cause: BaseException, what: str = "", loc: Loc | None = None):
+        super().__init__(cause, what, loc)  # SimPy re-raises a copy built from args: keep them all
+        self.cause = cause
+        self.what = what
+        self.loc = loc
+
+    def __str__(self) -> str:
+        where = f"{self.loc}: " if self.loc is not None else ""
+        return (f"{where}internal error while processing {self.what}: {type(self.cause).__name__}: "
+                f"{self.cause}\nThis is a bug in pyptoemu, not in your kernel: please report it with the "
+                f"kernel and the command line that ran it.")

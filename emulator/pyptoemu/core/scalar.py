@@ -18,7 +18,7 @@ from typing import Any
 
 from ptoisa.text import ast as A
 from pyptoemu.core.pipe import SET, Instr
-from pyptoemu.errors import Loc, StepLimitError, VerifyError
+from pyptoemu.errors import InternalError, Loc, PtoError, ResourceError, StepLimitError, VerifyError
 
 Step = Callable[[dict], Any]  # one op's work per execution: None, or a generator that waits
 Binder = Callable[["ScalarUnit", A.Op], Step]  # binds any op (pyptoemu.core.binding.bind_op)
@@ -122,10 +122,16 @@ class ScalarUnit:
                 gen = step(frame)
                 if gen is not None:
                     yield from gen
-            except (TypeError, AttributeError, ValueError, KeyError, IndexError, OverflowError) as e:
-                # an operand of the wrong kind reached an op (e.g. a tile where an index belongs)
-                raise VerifyError(f"{op.name}: operands do not fit this op ({type(e).__name__}: {e})",
-                                  op.loc) from None
+            except PtoError as e:  # the kernel's own fault: located at the op if it is not yet
+                if e.loc is None:
+                    e.loc = op.loc
+                raise
+            except (Return, InternalError):
+                raise
+            except MemoryError:
+                raise ResourceError(f"{op.name}: out of memory", op.loc) from None
+            except Exception as e:  # anything else is a bug of the emulator, not of the kernel
+                raise InternalError(e, op.name, op.loc) from e
 
     def count_step(self, op: A.Op) -> None:
         self.step_count += 1

@@ -24,7 +24,17 @@ from ptoisa.text import ast as A
 from pyptoemu.core.memory import PartitionView, Tile
 from pyptoemu.core.pipe import OP, Instr
 from pyptoemu.core.scalar import ScalarUnit, Step, fail_step
-from pyptoemu.errors import BoundsError, KernelFault, Loc, PtoError, UnsupportedOpError, VerifyError
+from pyptoemu.errors import (
+    BoundsError,
+    InternalError,
+    KernelFault,
+    Loc,
+    OperandError,
+    PtoError,
+    ResourceError,
+    UnsupportedOpError,
+    VerifyError,
+)
 from pyptoemu.isa.arg import Arg
 
 TILE, VIEW, SCALAR = 0, 1, 2
@@ -223,6 +233,21 @@ class TileOpBinding:
     def start(self, instr: Instr) -> list:
         """Read the operands as memory holds them now and run the semantics; the results wait for
         :meth:`commit`."""
+        try:
+            return self._compute(instr)
+        except OperandError as e:  # the semantics said why: at this op
+            e.message, e.loc = f"{self.op.name}: {e.message}", e.loc or self.op.loc
+            raise
+        except PtoError as e:  # e.g. a semantics-level BoundsError: give it this op's location
+            if e.loc is None:
+                e.loc = self.op.loc
+            raise
+        except MemoryError:
+            raise ResourceError(f"{self.op.name}: out of memory while computing the result", self.op.loc) from None
+        except Exception as e:
+            raise InternalError(e, self.op.name, self.op.loc) from e
+
+    def _compute(self, instr: Instr) -> list:
         snaps = instr.operands
         n_ins = len(self.ins)
         self.su.core.memory.note_reads(instr.reads, instr)
@@ -230,14 +255,7 @@ class TileOpBinding:
             return []
         in_args = [_arg(s) for s in snaps[:n_ins]]
         out_args = [_arg(s) for s in snaps[n_ins:]]
-        try:
-            res = self.semantics(in_args, out_args, self.attrs)
-        except PtoError as e:  # e.g. a semantics-level BoundsError: give it this op's location
-            if e.loc is None:
-                e.loc = self.op.loc
-            raise
-        except (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError) as e:
-            raise KernelFault(f"{self.op.name}: {e}", self.op.loc) from None
+        res = self.semantics(in_args, out_args, self.attrs)
         fixed = []
         for r in res:
             if r is not None and isinstance(r, np.ndarray) and not r.flags.owndata:
@@ -249,14 +267,23 @@ class TileOpBinding:
 
     def commit(self, instr: Instr, results: list) -> None:
         """Write the results into the out operands."""
-        for s, r in zip(instr.operands[len(self.ins):], results, strict=False):
-            if r is None:
-                continue
-            try:
-                s.obj.write(r)
-            except ValueError as e:
-                raise KernelFault(f"{self.op.name}: {e}", self.op.loc) from None
-        self.su.core.memory.note_writes(instr.writes)
+        try:
+            for s, r in zip(instr.operands[len(self.ins):], results, strict=False):
+                if r is not None:
+                    self._write(s, r)
+            self.su.core.memory.note_writes(instr.writes)
+        except PtoError as e:
+            if e.loc is None:
+                e.loc = self.op.loc
+            raise
+        except Exception as e:
+            raise InternalError(e, self.op.name, self.op.loc) from e
+
+    def _write(self, s: OperandSnap, r) -> None:
+        try:
+            s.obj.write(r)
+        except ValueError as e:  # Tile.write: the result does not fit the tile
+            raise KernelFault(f"{self.op.name}: {e}", self.op.loc) from None
 
 
 KIND_NAME = {TILE: "tile", VIEW: "view", SCALAR: "scalar"}

@@ -72,6 +72,7 @@ def verify_module(module: A.Module, entry: A.Function, isa, machine: Machine) ->
     for fn in module.functions:
         types = _type_env(fn)
         for op in _walk(fn.body):
+            errors.extend(_scalar_operand_errors(op, types))
             errors.extend(_bind_and_check(su, op, types))
     if errors:
         errors.sort(key=lambda e: (e.loc is None, (e.loc.line, e.loc.col) if e.loc else (0, 0)))
@@ -102,6 +103,41 @@ def _bind_and_check(su: ScalarUnit, op: A.Op, types: dict) -> list[PtoError]:
     return []
 
 
+# Operands the core reads as numbers (indices, addresses, bounds, conditions), by op: positions in
+# ``op.operands`` (None: all of them) and operand groups. A tile, view or pointer there is an error.
+_SCALAR_POSITIONS: dict[str, tuple[tuple[int, ...] | None, tuple[str, ...]]] = {
+    "scf.for": ((0, 1, 2), ()),
+    "scf.if": ((0,), ()),
+    "scf.condition": ((0,), ()),
+    "pto.alloc_tile": ((), ("addr", "valid_row", "valid_col")),
+    "pto.make_tensor_view": ((), ("shape", "strides")),
+    "pto.partition_view": ((), ("offsets", "sizes")),
+    "pto.subview": ((), ("offsets", "sizes")),
+    "pto.set_validshape": ((1, 2), ()),
+    "pto.subset": ((1, 2), ("sizes",)),
+    "pto.addptr": ((1,), ()),
+    "pto.get_tensor_view_dim": ((1,), ()),
+    "pto.set_flag_dyn": ((0,), ()),
+    "pto.wait_flag_dyn": ((0,), ()),
+}
+_NOT_SCALAR = (A.TileBufType, A.PtrType, A.TensorViewType, A.PartitionViewType, A.MemRefType)
+
+
+def _scalar_operand_errors(op: A.Op, types: dict) -> list[PtoError]:
+    """A tile, view or pointer where the op reads a number (an address, a bound, a condition)."""
+    positions, groups = _SCALAR_POSITIONS.get(op.name, ((), ()))
+    if op.name.startswith("arith."):
+        positions = None
+    named = [(f"operand {i}", x) for i, x in enumerate(op.operands) if positions is None or i in positions]
+    named += [(f"'{g}'", x) for g in groups for x in op.groups.get(g, [])]
+    for what, x in named:
+        t = types.get(x) if isinstance(x, str) else None
+        if isinstance(t, _NOT_SCALAR):
+            return [VerifyError(f"{op.name}: {what} ({x}) must be a number (index or integer), but it is "
+                                f"a {t}", op.loc)]
+    return []
+
+
 def _located(e: PtoError, op: A.Op) -> PtoError:
     if e.loc is None:
         e.loc = op.loc
@@ -115,7 +151,9 @@ def _type_env(fn: A.Function) -> dict:
         for name, t in zip(op.results, op.result_types, strict=False):
             types[name] = t
         if op.name == "scf.for" and op.regions and op.regions[0].args:
-            types[op.regions[0].args[0]] = A.ScalarType("index")
+            iv, *carried = op.regions[0].args
+            types[iv] = A.ScalarType("index")
+            types.update(zip(carried, op.result_types, strict=False))
     return types
 
 

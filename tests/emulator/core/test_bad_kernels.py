@@ -38,7 +38,8 @@ def test_tile_in_the_wrong_location():
 
 def test_tile_where_an_address_belongs():
     text = VADD.replace("%y = pto.alloc_tile addr = %c4096_i64", "%y = pto.alloc_tile addr = %x")
-    with pytest.raises(InputError, match=r"pto.alloc_tile: operands do not fit this op"):
+    with pytest.raises(InputError, match=r"pto.alloc_tile: 'addr' \(%x\) must be a number \(index or integer\), "
+                                         r"but it is a !pto.tile_buf"):
         pyptoemu.run(text)
 
 

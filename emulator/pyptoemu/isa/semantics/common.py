@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ptoisa.dtypes import dtype_info, is_float, is_unsigned, np_dtype
+from pyptoemu.errors import OperandError
 from pyptoemu.isa.arg import Arg
 
 F32 = np.dtype(np.float32)
@@ -27,7 +28,7 @@ def region(arg: Arg, rows: int, cols: int, dtype: np.dtype | None = None) -> np.
     """``arg.value[:rows, :cols]``, optionally converted to ``dtype`` (a copy when converted)."""
     block = np.asarray(arg.value)[:rows, :cols]
     if block.shape != (rows, cols):
-        raise ValueError(f"{arg.kind} of shape {arg.rows}x{arg.cols} has no {rows}x{cols} region")
+        raise OperandError(f"{arg.kind} of shape {arg.rows}x{arg.cols} has no {rows}x{cols} region")
     return block if dtype is None else block.astype(dtype)
 
 
@@ -60,7 +61,7 @@ def split_tile_scalar(ins: list[Arg]) -> tuple[Arg, Arg, bool]:
         return b, a, True
     if b.kind == "scalar":
         return a, b, False
-    raise ValueError("tile-scalar op needs exactly one scalar among its first two operands")
+    raise OperandError("tile-scalar op needs exactly one scalar among its first two operands")
 
 
 def enum_value(attrs: dict[str, Any], key: str, default: str | None = None) -> str | None:
@@ -134,7 +135,7 @@ def _round_to_float(x: np.ndarray, dst: str, rmode: str) -> np.ndarray:
         y_odd = (y.view(ut) & 1) == 1
         inexact = finite & (yd != x)
         return np.where(inexact & ~y_odd, neighbour, y)
-    raise ValueError(f"unknown round mode '{rmode}' (known: {', '.join(ROUND_MODES)})")
+    raise OperandError(f"unknown round mode '{rmode}' (known: {', '.join(ROUND_MODES)})")
 
 
 def _round_to_int(x: np.ndarray, rmode: str) -> np.ndarray:
@@ -151,7 +152,7 @@ def _round_to_int(x: np.ndarray, rmode: str) -> np.ndarray:
     if rmode == "ODD":
         fl = np.floor(x)
         return np.where(x == fl, x, np.where(np.fmod(fl, 2) != 0, fl, fl + 1))
-    raise ValueError(f"unknown round mode '{rmode}' (known: {', '.join(ROUND_MODES)})")
+    raise OperandError(f"unknown round mode '{rmode}' (known: {', '.join(ROUND_MODES)})")
 
 
 def convert(values: np.ndarray, src: str, dst: str, rmode: str | None = None,
@@ -228,5 +229,5 @@ def reinterpret(values: np.ndarray, dst: str) -> np.ndarray:
     if arr.dtype == dt:
         return arr.copy()
     if arr.dtype.itemsize != dt.itemsize:
-        raise ValueError(f"cannot reinterpret {arr.dtype} as {dst}: element sizes differ")
+        raise OperandError(f"cannot reinterpret {arr.dtype} as {dst}: element sizes differ")
     return arr.view(dt).copy()

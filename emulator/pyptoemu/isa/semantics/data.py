@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from pyptoemu.errors import BoundsError
+from pyptoemu.errors import BoundsError, OperandError
 from pyptoemu.isa.arg import Arg
 from pyptoemu.isa.semantics.common import bool_attr, convert, enum_value, int_attr, region
 from pyptoemu.isa.semantics.registry import semantics
@@ -43,9 +43,9 @@ def _from_bytes(raw: np.ndarray, dtype: np.dtype) -> np.ndarray:
 
 def _record_dtypes(src: Arg, dst: Arg, op: str) -> None:
     if src.dtype_name not in ("f16", "f32"):
-        raise ValueError(f"{op}: sort values must be f16 or f32, got {src.dtype_name}")
+        raise OperandError(f"{op}: sort values must be f16 or f32, got {src.dtype_name}")
     if dst.dtype.itemsize != src.dtype.itemsize:
-        raise ValueError(f"{op}: the record tile must have the value's element size ({src.dtype_name}), "
+        raise OperandError(f"{op}: the record tile must have the value's element size ({src.dtype_name}), "
                          f"got {dst.dtype_name}")
 
 
@@ -69,11 +69,11 @@ def sort32(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np.nd
     _record_dtypes(src, dst, "tsort32")
     r, c = src.vrow, src.vcol
     if c % SORT_BLOCK and len(ins) < 3:
-        raise ValueError(f"tsort32 without a tmp tile needs src valid cols % 32 == 0, got {c}")
+        raise OperandError(f"tsort32 without a tmp tile needs src valid cols % 32 == 0, got {c}")
     width = -(-c // SORT_BLOCK) * SORT_BLOCK
     cells = RECORD_BYTES // src.dtype.itemsize
     if dst.cols < width * cells:
-        raise ValueError(f"tsort32: {r}x{width} records need {width * cells} dst columns, dst has {dst.cols}")
+        raise OperandError(f"tsort32: {r}x{width} records need {width * cells} dst columns, dst has {dst.cols}")
     vals = np.full((r, width), -np.inf, dtype=src.dtype)
     vals[:, :c] = region(src, r, c)
     idx_all = np.asarray(idx.value)
@@ -82,7 +82,7 @@ def sort32(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np.nd
     elif idx.rows >= r:
         idx_rows = idx_all[:r]
     else:
-        raise ValueError(f"tsort32: idx tile has {idx.rows} rows, src has {r} valid rows (need 1 or >= {r})")
+        raise OperandError(f"tsort32: idx tile has {idx.rows} rows, src has {r} valid rows (need 1 or >= {r})")
     ids = np.zeros((r, width), dtype=np.uint32)
     n_idx = min(width, idx.cols)
     ids[:, :n_idx] = idx_rows[:, :n_idx].astype(np.int64).astype(np.uint32)
@@ -113,17 +113,17 @@ def merge_sort(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[n
     Format 2 (2-4 record lists plus an executed-count ``vector<4xi16>`` out) is refused.
     """
     if len(ins) < 2 or ins[1].kind != "scalar" or len(outs) > 1:
-        raise ValueError(TMRGSORT_FORMAT2)
+        raise OperandError(TMRGSORT_FORMAT2)
     src, dst = ins[0], outs[0]
     _record_dtypes(src, dst, "tmrgsort")
     block_len = int(ins[1].value)
     r, c = src.vrow, src.vcol
     if block_len <= 0 or block_len % 64:
-        raise ValueError(f"tmrgsort: blockLen must be a positive multiple of 64, got {block_len}")
+        raise OperandError(f"tmrgsort: blockLen must be a positive multiple of 64, got {block_len}")
     if c != 4 * block_len:
-        raise ValueError(f"tmrgsort: src valid cols {c} != 4 * blockLen ({4 * block_len})")
+        raise OperandError(f"tmrgsort: src valid cols {c} != 4 * blockLen ({4 * block_len})")
     if dst.cols < c:
-        raise ValueError(f"tmrgsort: dst has {dst.cols} columns, the merge writes {c}")
+        raise OperandError(f"tmrgsort: dst has {dst.cols} columns, the merge writes {c}")
     es = src.dtype.itemsize
     cells = RECORD_BYTES // es
     raw = _to_bytes(region(src, r, c)).reshape(r, c // cells, RECORD_BYTES)
@@ -162,9 +162,9 @@ def histogram(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np
     elements whose high byte equals ``idx[i,0]``. d's columns from 256 on are not written."""
     src, idx, dst = ins[0], ins[1], outs[0]
     if src.dtype.itemsize != 2:
-        raise ValueError(f"thistogram: src must be a 16-bit type, got {src.dtype_name}")
+        raise OperandError(f"thistogram: src must be a 16-bit type, got {src.dtype_name}")
     if dst.cols < 256:
-        raise ValueError(f"thistogram: dst needs >= 256 columns, has {dst.cols}")
+        raise OperandError(f"thistogram: dst needs >= 256 columns, has {dst.cols}")
     r, c = src.vrow, src.vcol
     x = region(src, r, c).view(np.uint16).astype(np.int64)
     high, low = x >> 8, x & 0xFF
@@ -212,10 +212,10 @@ def random_fill(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[
     words = [int(a.value) & 0xFFFFFFFF for a in ins[:6]]
     rounds = int_attr(attrs, "rounds", 10)
     if rounds not in (7, 10):
-        raise ValueError(f"trandom: rounds must be 7 or 10, got {rounds}")
+        raise OperandError(f"trandom: rounds must be 7 or 10, got {rounds}")
     dst = outs[0]
     if dst.dtype.itemsize != 4:
-        raise ValueError(f"trandom fills 32-bit words (i32/ui32), not {dst.dtype_name}")
+        raise OperandError(f"trandom fills 32-bit words (i32/ui32), not {dst.dtype_name}")
     r, c = dst.vrow, dst.vcol
     n = r * c
     nblocks = -(-n // 4)
@@ -289,7 +289,7 @@ def pack(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np.ndar
     src, dst = ins[0], outs[0]
     se, de = src.dtype.itemsize, dst.dtype.itemsize
     if (se, de) not in ((4, 2), (4, 1), (2, 1)):
-        raise ValueError(f"tpack narrows 4->2, 4->1 or 2->1 bytes, not {src.dtype_name} ({se}) -> "
+        raise OperandError(f"tpack narrows 4->2, 4->1 or 2->1 bytes, not {src.dtype_name} ({se}) -> "
                          f"{dst.dtype_name} ({de})")
     block = np.ascontiguousarray(region(src, src.vrow, src.vcol))
     bits = block.view(np.dtype(f"u{se}")).astype(np.uint64) & np.uint64((1 << (8 * de)) - 1)
@@ -315,7 +315,7 @@ def gather_gm(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np
     ids = region(idx, dst.vrow, dst.vcol).astype(np.int64)
     mode = enum_value(attrs, "gatherOob", "undefined")
     if mode not in GATHER_OOB:
-        raise ValueError(f"mgather: unknown gatherOob '{mode}' (known: {', '.join(GATHER_OOB)})")
+        raise OperandError(f"mgather: unknown gatherOob '{mode}' (known: {', '.join(GATHER_OOB)})")
     oob = (ids < 0) | (ids >= n)
     if mode == "clamp":
         ids = np.clip(ids, 0, n - 1)
@@ -348,9 +348,9 @@ def scatter_gm(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[n
     mode = enum_value(attrs, "scatterOob", "undefined")
     op = enum_value(attrs, "scatterAtomicOp", "none")
     if mode not in SCATTER_OOB:
-        raise ValueError(f"mscatter: unknown scatterOob '{mode}' (known: {', '.join(SCATTER_OOB)})")
+        raise OperandError(f"mscatter: unknown scatterOob '{mode}' (known: {', '.join(SCATTER_OOB)})")
     if op not in SCATTER_OPS:
-        raise ValueError(f"mscatter: unknown scatterAtomicOp '{op}' (known: {', '.join(SCATTER_OPS)})")
+        raise OperandError(f"mscatter: unknown scatterAtomicOp '{op}' (known: {', '.join(SCATTER_OPS)})")
     oob = (ids < 0) | (ids >= n)
     if mode == "skip":
         ids, vals = ids[~oob], vals[~oob]

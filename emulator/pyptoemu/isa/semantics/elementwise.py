@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ptoisa.dtypes import is_float
+from pyptoemu.errors import OperandError
 from pyptoemu.isa.arg import Arg
 from pyptoemu.isa.semantics.common import compute_dtype, finish, region, scalar_as, split_tile_scalar
 from pyptoemu.isa.semantics.registry import semantics
@@ -205,7 +206,7 @@ def ternary_subc(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list
 def _scalar_between(ins: list[Arg]) -> tuple[Arg, Arg, Arg]:
     a, s, b = ins[0], ins[1], ins[2]
     if s.kind != "scalar":
-        raise ValueError("expected ins (tile, scalar, tile)")
+        raise OperandError("expected ins (tile, scalar, tile)")
     return a, s, b
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ptoisa.dtypes import is_float
+from pyptoemu.errors import OperandError
 from pyptoemu.isa.arg import Arg
 from pyptoemu.isa.semantics.common import (
     F32,
@@ -71,7 +72,7 @@ CMP = {
 def _cmp(attrs: dict[str, Any]) -> Any:
     mode = (enum_value(attrs, "cmpMode", "eq") or "eq").lower()
     if mode not in CMP:
-        raise ValueError(f"unknown compare mode '{mode}' (known: {', '.join(CMP)})")
+        raise OperandError(f"unknown compare mode '{mode}' (known: {', '.join(CMP)})")
     return CMP[mode]
 
 
@@ -83,7 +84,7 @@ def pack_mask(pred: np.ndarray, mask: Arg) -> np.ndarray:
     packed = np.packbits(pred.astype(np.uint8), axis=1, bitorder="little")
     width_bytes = mask.cols * mask.dtype.itemsize
     if packed.shape[1] > width_bytes:
-        raise ValueError(f"mask tile with {mask.cols} {mask.dtype_name} columns holds "
+        raise OperandError(f"mask tile with {mask.cols} {mask.dtype_name} columns holds "
                          f"{width_bytes * 8} predicates per row, need {pred.shape[1]}")
     out = np.zeros((rows, width_bytes), np.uint8)
     out[:, : packed.shape[1]] = packed
@@ -95,7 +96,7 @@ def unpack_mask(mask: Arg, rows: int, cols: int) -> np.ndarray:
     raw = np.ascontiguousarray(np.asarray(mask.value)[:rows].astype(mask.dtype.newbyteorder("<")))
     bits = np.unpackbits(raw.view(np.uint8), axis=1, bitorder="little")
     if bits.shape[1] < cols:
-        raise ValueError(f"mask tile has {bits.shape[1]} predicate bits per row, need {cols}")
+        raise OperandError(f"mask tile has {bits.shape[1]} predicate bits per row, need {cols}")
     return bits[:, :cols].astype(bool)
 
 
@@ -162,7 +163,7 @@ def gather(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np.nd
         kept = region(src, src.vrow, src.vcol)[:, phase::step].reshape(-1)
         flat = np.array(np.asarray(d.value).reshape(-1), dtype=d.dtype, copy=True)
         if kept.size > flat.size:
-            raise ValueError(f"tgather: {kept.size} kept elements do not fit the {d.rows}x{d.cols} dst")
+            raise OperandError(f"tgather: {kept.size} kept elements do not fit the {d.rows}x{d.cols} dst")
         flat[: kept.size] = kept.astype(d.dtype)
         nrows = -(-kept.size // d.cols)
         return [flat.reshape(d.rows, d.cols)[:nrows]]
@@ -187,7 +188,7 @@ def _gather_compare(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> l
     for i in range(src.vrow):
         hits = np.nonzero(pred[i])[0] + offset
         if hits.size > d.cols:
-            raise ValueError(f"tgather: row {i} has {hits.size} matches, dst has {d.cols} columns")
+            raise OperandError(f"tgather: row {i} has {hits.size} matches, dst has {d.cols} columns")
         out[i, : hits.size] = hits.astype(d.dtype)
         counts[i, 0] = hits.size
     result: list[np.ndarray | None] = [out]

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ptoisa.dtypes import is_float, pad_value
-from pyptoemu.errors import BoundsError
+from pyptoemu.errors import BoundsError, OperandError
 from pyptoemu.isa.arg import Accumulate, Arg
 from pyptoemu.isa.semantics.common import compute_dtype, convert, enum_value, finish, region, reinterpret
 from pyptoemu.isa.semantics.registry import semantics
@@ -88,7 +88,7 @@ def move(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np.ndar
 def _index_args(ins: list[Arg], first: int) -> tuple[int, int]:
     idx = [a for a in ins[first:] if a.kind == "scalar"]
     if len(idx) < 2:
-        raise ValueError("expected a row and a column index operand")
+        raise OperandError("expected a row and a column index operand")
     return int(idx[0].value), int(idx[1].value)
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from pyptoemu.errors import OperandError
 from pyptoemu.isa.arg import Arg
 from pyptoemu.isa.semantics.common import compute_dtype, finish, region
 from pyptoemu.isa.semantics.registry import semantics
@@ -90,7 +91,7 @@ def _row_operand(x: Arg, rows: int, cols: int, ct: np.dtype) -> np.ndarray:
     if x.vcol == period:
         block = region(x, rows, period, ct)
         return block[:, np.arange(cols) % period]
-    raise ValueError(f"row-broadcast operand must have v_col 1 (Rx1) or {period} (32 bytes), got {x.vcol}")
+    raise OperandError(f"row-broadcast operand must have v_col 1 (Rx1) or {period} (32 bytes), got {x.vcol}")
 
 
 def _col_operand(x: Arg, rows: int, cols: int, ct: np.dtype) -> np.ndarray:
