@@ -10,6 +10,7 @@ own costs are in ``Machine.costs`` (keys :data:`COST_KEYS`).
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field, replace
 from functools import cache
@@ -128,6 +129,16 @@ _TOP_OPTIONAL = frozenset({"description", "alternatives", "chip"})
 CORE_KINDS = ("aic", "aiv", "combined")
 
 
+def _check_rates(costs: dict, params: dict, what: str, costs_map, params_map) -> None:
+    """Every cost and parameter is a finite number >= 0; bandwidths (``bw_*``) are > 0 (a timing
+    formula divides by them)."""
+    for group, values, where in (("costs", costs, costs_map), ("params", params, params_map)):
+        for key, v in values.items():
+            if not math.isfinite(v) or v < 0 or (key.startswith("bw_") and v <= 0):
+                need = "a positive number" if key.startswith("bw_") else "a finite number >= 0"
+                raise SpecError(f"{what}: {group}.{key} must be {need}, got {v}", where.loc_of(key))
+
+
 def _parse(path: Path) -> Machine:
     file = str(path)
     doc = expect_map(load_yaml(path), "machine file", Loc(file, 1, 1))
@@ -177,6 +188,7 @@ def _parse(path: Path) -> Machine:
     check_keys(costs_map, f"{what}: costs", frozenset(COST_KEYS), set())
     costs = {k: number(v, f"{what}: costs.{k}", costs_map.loc_of(k)) for k, v in costs_map.items()}
     params = _numbers(doc["params"], f"{what}: params", doc.loc_of("params"))
+    _check_rates(costs, params, what, costs_map, doc["params"])
 
     alternatives: dict[str, dict[str, float]] = {}
     if "alternatives" in doc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import stat
 from collections.abc import Callable, Mapping
@@ -19,6 +20,7 @@ from ptoisa.tile.pipeline import is_tile_level, lower_tile_module
 from pyptoemu.check import autosync
 from pyptoemu.check import races as race_check
 from pyptoemu.check.chipraces import detect_chip
+from pyptoemu.core import arith
 from pyptoemu.core.chip import Chip
 from pyptoemu.core.memory import GMBuffer, PartitionView, Ptr
 from pyptoemu.core.placement import plan_launch
@@ -98,6 +100,25 @@ def _numpy_name(dtype: np.dtype) -> str:
     return dtype.name if hasattr(np, dtype.name) else f"dtype({dtype.name!r})"
 
 
+def _check_npy_header(path: str | os.PathLike) -> None:
+    """A `.npy` file holds the bytes its header promises (checked before NumPy allocates the array:
+    a header claiming 2^40 elements must not allocate terabytes). Raises ValueError."""
+    with open(path, "rb") as f:
+        try:
+            version = np.lib.format.read_magic(f)
+        except ValueError:
+            return  # not a .npy file: np.load says what it is (or is not)
+        if version == (1, 0):
+            shape, _, dtype = np.lib.format.read_array_header_1_0(f)
+        else:
+            shape, _, dtype = np.lib.format.read_array_header_2_0(f)
+        count = math.prod(shape)
+        have = os.fstat(f.fileno()).st_size - f.tell()
+        if dtype.hasobject or count * dtype.itemsize > have:
+            raise ValueError(f"the header claims {count} elements of {dtype} ({count * dtype.itemsize} bytes) "
+                             f"but the file holds {have} bytes of data")
+
+
 def _load_input(name: str, value: Any, dtype_name: str, loc: Loc) -> np.ndarray:
     if isinstance(value, (str, os.PathLike)):
         value = _load_npy(name, value, loc)
@@ -120,7 +141,10 @@ def _load_npy(name: str, path: str | os.PathLike, loc: Loc) -> np.ndarray:
         mode = os.stat(path).st_mode
         if not stat.S_ISREG(mode):
             raise InputError(f"cannot read input {name} from {path}: not a regular file", loc)
+        _check_npy_header(path)
         return np.load(path, allow_pickle=False)
+    except MemoryError:
+        raise InputError(f"cannot read input {name} from {path}: out of memory", loc) from None
     except (OSError, ValueError) as e:
         raise InputError(f"cannot read input {name} from {path}: {getattr(e, 'strerror', None) or e}",
                          loc) from None
@@ -143,8 +167,12 @@ def _scalar_arg(name: str, value: Any, tname: str, loc: Loc):
         return bool(value)
     if tname.startswith(("f", "bf")):
         return float(value)
-    if isinstance(value, float) and not value.is_integer():
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
         raise InputError(f"argument {name} is {tname} but got {value}", loc)
+    if not isinstance(value, (int, float)):
+        raise InputError(f"argument {name} is {tname} but got {value!r}", loc)
+    if not arith.fits(int(value), tname):
+        raise InputError(f"argument {name}: {int(value)} is out of range for {tname}", loc)
     return int(value)
 
 

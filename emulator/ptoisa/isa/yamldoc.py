@@ -38,7 +38,27 @@ def _loc(file: str, node: yaml.Node) -> Loc:
     return Loc(file, mark.line + 1, mark.column + 1)
 
 
-def _convert(node: yaml.Node, file: str, ctor: yaml.constructor.SafeConstructor) -> Any:
+# Aliases are expanded into copies (each copy keeps its own locations): a file whose aliases expand
+# to more nodes than this is an alias bomb, not a spec.
+MAX_NODES = 200_000
+
+
+class _Budget:
+    __slots__ = ("file", "left")
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.left = MAX_NODES
+
+    def take(self, node: yaml.Node) -> None:
+        self.left -= 1
+        if self.left < 0:
+            raise SpecError(f"the YAML expands to more than {MAX_NODES} nodes through its aliases "
+                            f"(an alias bomb?)", _loc(self.file, node))
+
+
+def _convert(node: yaml.Node, file: str, ctor: yaml.constructor.SafeConstructor, budget: _Budget) -> Any:
+    budget.take(node)
     if isinstance(node, yaml.MappingNode):
         out = YMap()
         out.loc = _loc(file, node)
@@ -59,11 +79,11 @@ def _convert(node: yaml.Node, file: str, ctor: yaml.constructor.SafeConstructor)
             if not isinstance(key, (str, int, float, bool)):
                 raise SpecError("mapping keys must be plain scalars", _loc(file, knode))
             key = str(key) if not isinstance(key, str) else key
-            out[key] = _convert(vnode, file, ctor)
+            out[key] = _convert(vnode, file, ctor, budget)
             out.key_locs[key] = _loc(file, knode)
         return out
     if isinstance(node, yaml.SequenceNode):
-        seq = YSeq(_convert(item, file, ctor) for item in node.value)
+        seq = YSeq(_convert(item, file, ctor, budget) for item in node.value)
         seq.loc = _loc(file, node)
         seq.item_locs = [_loc(file, item) for item in node.value]
         return seq
@@ -87,7 +107,10 @@ def load_yaml(path: Path | str, text: str | None = None) -> Any:
     if node is None:
         raise SpecError("empty spec file", Loc(file, 1, 1))
     ctor = yaml.SafeLoader("")
-    return _convert(node, file, ctor)
+    try:
+        return _convert(node, file, ctor, _Budget(file))
+    except RecursionError:
+        raise SpecError("the YAML is nested too deeply", Loc(file, 1, 1)) from None
 
 
 def expect_map(value: Any, what: str, loc: Loc) -> YMap:

@@ -40,6 +40,12 @@ _TOKEN_RE = re.compile(
 )
 
 
+# No type of the format needs more: a 128-bit integer has 39 digits, and the longest exact decimal
+# spelling of a double is under 800 characters. Longer literals are typos or abuse (Python's int()
+# refuses 4300+ digits with a ValueError).
+MAX_NUMBER_CHARS = 800
+
+
 class Token:
     """One token: ``kind`` (see module docstring), its source ``text`` and ``start`` offset."""
 
@@ -91,6 +97,10 @@ def tokenize(text: str, file: str = "<string>") -> list[Token]:
             ch = m.group()
             raise ParseError(f"unexpected character {ch!r}", SourceMap(text, file).loc(start))
         else:
-            append(Token(kind, m.group(), start))  # type: ignore[arg-type]
+            text_ = m.group()
+            if kind in ("int", "hex", "float", "shape") and len(text_) > MAX_NUMBER_CHARS:
+                raise ParseError(f"numeric literal of {len(text_)} characters is out of range for every type "
+                                 f"(at most {MAX_NUMBER_CHARS})", SourceMap(text, file).loc(start))
+            append(Token(kind, text_, start))  # type: ignore[arg-type]
     tokens.append(Token("eof", "", len(text)))
     return tokens

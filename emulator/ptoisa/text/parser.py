@@ -1461,8 +1461,13 @@ def _tile_level_handler(name: str) -> Callable[[Parser, Op], None]:
 # ---------------------------------------------------------------------------------------- public API
 
 
+# A resource limit of the emulator, not of the format: the largest real kernels are a few hundred KiB.
+MAX_SOURCE_BYTES = 16 * 2**20
+
+
 def parse_module(text: str, file: str = "<string>") -> Module:
     """Parse `.pto` text into a :class:`Module`; raises :class:`ParseError` with ``file:line:col``."""
+    text = text.removeprefix("\ufeff")  # a UTF-8 byte order mark
     parser = Parser(text, file)
     try:
         return parser.parse_module()
@@ -1474,9 +1479,22 @@ def parse_file(path: str | Path) -> Module:
     """Read and parse a `.pto` file; a missing or unreadable file is an :class:`InputError`."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        size = p.stat().st_size
+        if size > MAX_SOURCE_BYTES:
+            raise InputError(f"'{p}' is {size} bytes; the emulator reads `.pto` files of at most "
+                             f"{MAX_SOURCE_BYTES // 2**20} MiB", Loc(str(p), 1, 1))
+        data = p.read_bytes()
     except FileNotFoundError:
         raise InputError(f"cannot read '{p}': no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read '{p}': {exc}") from None
+    except OSError as exc:
+        raise InputError(f"cannot read '{p}': {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8-sig")  # a UTF-8 byte order mark is accepted
+    except UnicodeDecodeError as exc:
+        start = exc.start + (3 if data.startswith(b"\xef\xbb\xbf") else 0)
+        line_start = data.rfind(b"\n", 0, start) + 1
+        line = data.count(b"\n", 0, start) + 1
+        col = len(data[line_start:start].decode("utf-8", errors="replace")) + 1
+        raise ParseError(f"the file is not UTF-8: byte 0x{data[start]:02x} cannot be decoded",
+                         Loc(str(p), line, col)) from None
     return parse_module(text, str(p))

@@ -28,6 +28,7 @@ from pyptoemu.errors import DeadlockError, InputError, Loc, PtoError
 # A resource limit of the emulator itself (not of the modelled machine): a typo in a shape should
 # not make it try to allocate terabytes of random data.
 MAX_GENERATED_BYTES = 2**30
+MAX_GENERATED_TOTAL = 2 * 2**30  # over all arguments of one run
 
 
 class Memories:
@@ -67,6 +68,13 @@ class Memories:
                              f"({need * gm.dtype.itemsize / 2**30:.1f} GiB); the emulator generates at most "
                              f"{MAX_GENERATED_BYTES // 2**30} GiB of stand-in data per argument: pass the "
                              f"input (--input {gm.name}=FILE.npy) if this size is intended", loc)
+        generated = sum(b.data.nbytes for b in self.gm.values() if not b.given and b.data is not None)
+        total = generated + (need - have) * gm.dtype.itemsize
+        if total > MAX_GENERATED_TOTAL:
+            raise InputError(f"the view made here over {gm.name} brings the generated stand-in data of all "
+                             f"arguments to {total / 2**30:.1f} GiB; the emulator generates at most "
+                             f"{MAX_GENERATED_TOTAL // 2**30} GiB in all: pass the inputs (--input argN=FILE.npy) "
+                             f"if these sizes are intended", loc)
         extra = random_data(gm.dtype_name, gm.dtype, need - have,
                             np.random.default_rng([self.seed, gm.index, have]))
         gm.data = extra if gm.data is None else np.concatenate([gm.data, extra])

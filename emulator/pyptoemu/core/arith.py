@@ -29,6 +29,13 @@ def wrap(value: int, type_name: str) -> int:
     return v
 
 
+def fits(value: int, type_name: str) -> bool:
+    """Whether an integer literal is representable in ``type_name``: its signed or its unsigned
+    reading (``0xFFFFFFFF : i32`` is -1, as in MLIR); i1 takes 0, 1 and -1."""
+    bits = INT_BITS.get(type_name, 64)
+    return -(1 << (bits - 1)) <= value < (1 << bits) if bits > 1 else value in (-1, 0, 1)
+
+
 def unsigned(value: int, type_name: str) -> int:
     bits = INT_BITS.get(type_name, 64)
     return int(value) & ((1 << bits) - 1)

@@ -27,7 +27,15 @@ from pyptoemu.core.crosscore import CrossCore
 from pyptoemu.core.memsys import SharedMemory
 from pyptoemu.core.pipe import CommitQueue
 from pyptoemu.core.placement import Launch
-from pyptoemu.errors import DeadlockError, InputError
+from pyptoemu.errors import DeadlockError, InputError, InternalError, PtoError
+
+
+def _original(e: BaseException) -> BaseException:
+    """The exception a SimPy process raised, not the copies SimPy re-raises (they lose ``loc``)."""
+    while type(e.__cause__) is type(e) and e.__cause__.args == e.args:
+        e = e.__cause__
+    return e
+
 
 LABEL = {"aic": "AIC", "aiv": "AIV", "combined": "CORE"}
 
@@ -121,10 +129,8 @@ class Chip:
             try:
                 yield self.env.all_of(procs)
             except Exception as e:  # noqa: BLE001 - any fault: hand the original to run() (SimPy threw a copy without its loc)
-                while type(e.__cause__) is type(e) and e.__cause__.args == e.args:
-                    e = e.__cause__
                 if not done.triggered:
-                    done.fail(e)
+                    done.fail(_original(e))
                 return
             free.put(unit)
             remaining[0] -= 1
@@ -143,6 +149,8 @@ class Chip:
             if "No scheduled events left" not in str(e):
                 raise
             raise self._deadlock() from None
+        except (PtoError, InternalError) as e:  # a failed pipe process: SimPy raised a copy
+            raise _original(e) from None
         self.commits.flush(float("inf"))
         for c in self.cores:
             c.report_left_flags()

@@ -6,11 +6,13 @@ execution; structured control flow returns generators so nested regions can wait
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ptoisa.dtypes import is_float, is_known
 from ptoisa.text import ast as A
 from pyptoemu.core import arith
 from pyptoemu.core.coreops import lower_alloc_tile
@@ -36,16 +38,10 @@ def lower_constant(su: ScalarUnit, op: A.Op) -> Step:
     res = op.results[0]
     v = op.attrs.get("value")
     tname = scalar_type_name(op.result_types[0]) if op.result_types else "i1"
-    if isinstance(v, bool):
-        value: Any = int(v) if tname != "i1" else bool(v)
-    elif isinstance(v, int):
-        value = arith.to_float(v, tname) if tname.startswith(("f", "bf")) else arith.wrap(v, tname)
-        if tname == "i1":
-            value = bool(value)
-    elif isinstance(v, float):
-        value = arith.to_float(v, tname) if not arith.is_int_type(tname) else arith.wrap(int(v), tname)
-    elif isinstance(v, A.DenseAttr):
-        value = np.array(v.values)
+    if isinstance(v, A.DenseAttr):
+        value: Any = np.array(v.values)
+    elif isinstance(v, (bool, int, float)):
+        value = _constant_value(v, tname, op)
     else:
         return fail_step(VerifyError(f"arith.constant with unsupported value {v!r}", op.loc))
     cost = su.arith_cost
@@ -55,6 +51,27 @@ def lower_constant(su: ScalarUnit, op: A.Op) -> Step:
         su.charge(cost)
 
     return step
+
+
+def _constant_value(v: float, tname: str, op: A.Op) -> Any:
+    """The literal as a value of its type; a literal the type cannot hold is an error, never
+    silently rounded or wrapped (``1.5 : index``, ``-1e400 : index``, ``300 : i8``)."""
+    if not arith.is_int_type(tname) and not (is_known(tname) and is_float(tname)):
+        raise VerifyError(f"arith.constant of type {tname} is not supported (unknown or not a scalar type)",
+                          op.loc)
+    if isinstance(v, bool):
+        return int(v) if tname != "i1" else bool(v)
+    if is_float(tname):
+        value = arith.to_float(float(v), tname) if math.isfinite(float(v)) else math.inf
+        if not math.isfinite(value):
+            raise VerifyError(f"arith.constant {v} is out of range for {tname}", op.loc)
+        return value
+    if isinstance(v, float) and (not math.isfinite(v) or not v.is_integer()):
+        raise VerifyError(f"arith.constant {v} is not an integer, but its type is {tname}", op.loc)
+    if not arith.fits(int(v), tname):
+        raise VerifyError(f"arith.constant {int(v)} is out of range for {tname}", op.loc)
+    value = arith.wrap(int(v), tname)
+    return bool(value) if tname == "i1" else value
 
 
 @dataclass(frozen=True, slots=True)

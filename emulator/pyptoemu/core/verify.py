@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ptoisa.dtypes import is_known
 from ptoisa.machine import Machine
 from ptoisa.text import ast as A
 from pyptoemu.core.aicore import AICore
@@ -70,9 +71,15 @@ def verify_module(module: A.Module, entry: A.Function, isa, machine: Machine) ->
     errors: list[PtoError] = []
     errors.extend(_entry_errors(module, entry))
     for fn in module.functions:
+        errors.extend(_dtype_errors(fn.arg_types + fn.result_types, fn.loc, f"@{fn.name}"))
         types = _type_env(fn)
         for op in _walk(fn.body):
+            bad_types = _dtype_errors(_op_types(op), op.loc, op.name)
+            errors.extend(bad_types)
+            if bad_types:
+                continue  # binding would only trip over the same unknown type
             errors.extend(_scalar_operand_errors(op, types))
+            errors.extend(_yield_errors(op, types))
             errors.extend(_bind_and_check(su, op, types))
     if errors:
         errors.sort(key=lambda e: (e.loc is None, (e.loc.line, e.loc.col) if e.loc else (0, 0)))
@@ -100,6 +107,27 @@ def _bind_and_check(su: ScalarUnit, op: A.Op, types: dict) -> list[PtoError]:
             binding.check_static(lambda name: types.get(name))
         except InputError as e:
             return [_located(e, op)]
+    return []
+
+
+def _op_types(op: A.Op) -> list:
+    types = [*op.result_types, *op.operand_types, *op.in_types, *op.out_types]
+    for ts in op.group_types.values():
+        types.extend(ts)
+    return types
+
+
+def _dtype_errors(types: list, loc: Loc, what: str) -> list[PtoError]:
+    """An element or scalar type the format does not know (``f8``) is an error where it is written."""
+    for t in types:
+        if isinstance(t, A.ScalarType):
+            name = t.name
+        elif isinstance(t, A.TileBufType):
+            name = t.dtype
+        else:
+            name = getattr(t, "elem", None)
+        if isinstance(name, str) and name != "index" and not is_known(name):
+            return [VerifyError(f"{what}: unknown element type '{name}' in {t}", loc)]
     return []
 
 
@@ -136,6 +164,24 @@ def _scalar_operand_errors(op: A.Op, types: dict) -> list[PtoError]:
             return [VerifyError(f"{op.name}: {what} ({x}) must be a number (index or integer), but it is "
                                 f"a {t}", op.loc)]
     return []
+
+
+def _yield_errors(op: A.Op, types: dict) -> list[PtoError]:
+    """What an scf.for or scf.if yields is of the kind of its results (a number where a number is
+    carried, a tile where a tile is)."""
+    if op.name not in ("scf.for", "scf.if") or not op.result_types:
+        return []
+    errors: list[PtoError] = []
+    for region in op.regions:
+        end = region.ops[-1] if region.ops else None
+        if end is None or end.name != "scf.yield":
+            continue
+        for k, (x, want) in enumerate(zip(end.operands, op.result_types, strict=False)):
+            have = types.get(x) if isinstance(x, str) else None
+            if have is not None and isinstance(have, _NOT_SCALAR) != isinstance(want, _NOT_SCALAR):
+                errors.append(VerifyError(f"scf.yield: value {k} ({x}) is a {have} but {op.name} carries a "
+                                          f"{want} there", end.loc))
+    return errors
 
 
 def _located(e: PtoError, op: A.Op) -> PtoError:
