@@ -62,7 +62,8 @@ def _constant_value(v: float, tname: str, op: A.Op) -> Any:
     if isinstance(v, bool):
         return int(v) if tname != "i1" else bool(v)
     if is_float(tname):
-        value = arith.to_float(float(v), tname) if math.isfinite(float(v)) else math.inf
+        with np.errstate(over="ignore"):  # an overflow is the error said below, not a warning
+            value = arith.to_float(float(v), tname) if math.isfinite(float(v)) else math.inf
         if not math.isfinite(value):
             raise VerifyError(f"arith.constant {v} is out of range for {tname}", op.loc)
         return value
