@@ -16,6 +16,8 @@ from ptoisa.dtypes import is_known, np_dtype
 from ptoisa.machine import Machine, load_machine
 from ptoisa.suggest import did_you_mean
 from ptoisa.text import ast as A
+from ptoisa.text.parser import parse_file, parse_module
+from ptoisa.text.printer import print_module
 from ptoisa.tile.pipeline import is_tile_level, lower_tile_module
 from pyptoemu.check import autosync
 from pyptoemu.check import races as race_check
@@ -26,6 +28,7 @@ from pyptoemu.core.memory import GMBuffer, PartitionView, Ptr
 from pyptoemu.core.placement import plan_launch
 from pyptoemu.core.verify import target_machine, verify_module
 from pyptoemu.errors import FindingsError, InputError, KernelFault, Loc, PtoError
+from pyptoemu.isa.runnable import load_isa
 from pyptoemu.output import write_npy, write_text
 from pyptoemu.result import PIPE_ORDER, CoreStats, PipeStats, RunResult, bound_of
 from pyptoemu.trace.bottleneck import critical_path
@@ -33,8 +36,6 @@ from pyptoemu.trace.bottleneck import critical_path
 
 def load_kernel(kernel: str | os.PathLike | A.Module) -> A.Module:
     """A parsed module from a path, from `.pto` text, or as given."""
-    from ptoisa.text.parser import parse_file, parse_module
-
     if isinstance(kernel, A.Module):
         return kernel
     if isinstance(kernel, os.PathLike):
@@ -280,8 +281,6 @@ def run(
     value computed (no outputs); a kernel whose control flow reads data (``tgetval``,
     ``load_scalar``) stops with an :class:`InputError`.
     """
-    from pyptoemu.isa.runnable import load_isa
-
     if races not in ("error", "warn", "off"):
         raise InputError(f"races must be error, warn or off, not {races!r}")
     inputs = dict(inputs or {})
@@ -404,9 +403,6 @@ def lower(kernel: str | os.PathLike | A.Module, output: str | os.PathLike | None
           dump_passes: str | os.PathLike | None = None, software_pipeline: bool = False) -> tuple[str, list[str]]:
     """Lower a tile-level kernel to level-2 `.pto` text (written to ``output`` when given); returns
     the text and the pipeline's notes."""
-    from ptoisa.text.printer import print_module
-    from pyptoemu.isa.runnable import load_isa
-
     module = load_kernel(kernel)
     mach = machine if isinstance(machine, Machine) else load_machine(str(machine))
     if not is_tile_level(module):
