@@ -80,6 +80,7 @@ def verify_module(module: A.Module, entry: A.Function, isa, machine: Machine) ->
                 continue  # binding would only trip over the same unknown type
             errors.extend(_scalar_operand_errors(op, types))
             errors.extend(_yield_errors(op, types))
+            errors.extend(_call_errors(op, types, module))
             errors.extend(_bind_and_check(su, op, types))
     if errors:
         errors.sort(key=lambda e: (e.loc is None, (e.loc.line, e.loc.col) if e.loc else (0, 0)))
@@ -182,6 +183,22 @@ def _yield_errors(op: A.Op, types: dict) -> list[PtoError]:
                 errors.append(VerifyError(f"scf.yield: value {k} ({x}) is a {have} but {op.name} carries a "
                                           f"{want} there", end.loc))
     return errors
+
+
+def _call_errors(op: A.Op, types: dict, module: A.Module) -> list[PtoError]:
+    """A call passes a number where its callee takes a number, a pointer, tile or view where it
+    takes one (the count and the callee itself are checked with the entry rules)."""
+    if op.name != "func.call":
+        return []
+    callee = module.function(str(op.attrs.get("callee", "")).lstrip("@"))
+    if callee is None:
+        return []
+    for k, (x, want) in enumerate(zip(op.operands, callee.arg_types, strict=False)):
+        have = types.get(x) if isinstance(x, str) else None
+        if have is not None and isinstance(have, _NOT_SCALAR) != isinstance(want, _NOT_SCALAR):
+            return [VerifyError(f"func.call: argument {k} ({x}) is a {have} but @{callee.name} takes a {want}",
+                                op.loc)]
+    return []
 
 
 def _located(e: PtoError, op: A.Op) -> PtoError:

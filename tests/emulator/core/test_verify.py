@@ -153,3 +153,13 @@ def test_a_tile_of_4m_rows_is_rejected_before_anything_is_allocated():
     finally:
         tracemalloc.stop()
     assert peak < 64 * 2**20
+
+
+def test_a_call_passing_a_pointer_where_a_number_belongs_is_found_before_running():
+    text = RECURSIVE.replace("func.call @helper() : () -> ()\n    return\n  }\n  func.func private @helper() {",
+                             "func.call @helper(%arg0) : (!pto.ptr<f32>) -> ()\n    return\n  }\n"
+                             "  func.func private @helper(%n: index) {")
+    text = text.replace("    func.call @helper() : () -> ()\n    return\n  }\n}", "    return\n  }\n}")
+    with pytest.raises(VerifyError, match=r"<string>:3:\d+: func.call: argument 0 \(%arg0\) is a !pto.ptr<f32> but "
+                                          r"@helper takes a index"):
+        pyptoemu.run(text)
