@@ -20,7 +20,7 @@ import pytest
 import pyptoemu
 from ptoisa.text import ast as A
 from pyptoemu.api import choose_entry, load_kernel
-from pyptoemu.errors import InternalError, PtoError
+from pyptoemu.errors import FindingsError, InternalError, PtoError
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNELS = ["vadd_32x32.pto", "vadd_nosync.pto", "iter_args_accumulate.pto", "softmax_nosync.pto",
@@ -94,6 +94,8 @@ def _exit_code(path: Path) -> tuple[int, list[str]]:
     """What ``pyptoemu run`` would end with, and every error line it would print."""
     try:
         res = pyptoemu.run(path, args=_scalar_args(path), max_steps=20_000)
+    except FindingsError as e:  # the run completed with error findings: each is located
+        return e.exit_code, [str(f) for f in e.findings if f.severity == "error"]
     except PtoError as e:
         return e.exit_code, str(e).splitlines()[:1] if not hasattr(e, "errors") else str(e).splitlines()
     return (1 if res.errors() else 0), [str(f) for f in res.errors()]
