@@ -14,6 +14,7 @@ NAME_OF_DTYPE = {np_dtype(n): n for n in ("i8", "i16", "i32", "ui8", "ui16", "ui
 from ptoisa.text import ast as A
 from pyptoemu.core.crosscore import C2V, V2C, Entry, FreeRelease, SignalSet, SignalWait, SpaceGate
 from pyptoemu.core.memory import PartitionView, Ptr, Tile
+from pyptoemu.core.memsys import L2
 from pyptoemu.core.pipe import OP, XSET, XWAIT, Instr
 from pyptoemu.core.pipenames import EVENT_CLASS_PIPE, pipe_of
 from pyptoemu.core.scalar import ScalarUnit, Step, fail_step
@@ -236,6 +237,27 @@ def _dtype_name(dt: np.dtype) -> str:
     return NAME_OF_DTYPE[np.dtype(dt)]
 
 
+def _hand_off_cost(spec, core, snap: OperandSnap, src_loc, dst_loc, loc) -> tuple:
+    """(pipe, occupancy, latency, shared-memory transfer) of a FIFO hand-off (a push's store into
+    the slot, a pop's load of it) from the op's ISA record: on A2/A3 a DMA through a GM slot
+    (multicore.yaml ``fifo_push`` / ``fifo_pop``). The slots are a small GM workspace reused slot by
+    slot, so their traffic is served by L2."""
+    try:
+        pipe = spec.pipe.resolve(src_loc, dst_loc)
+        case = spec.timing.select(src_loc, dst_loc)
+    except ValueError as e:
+        raise VerifyError(f"{spec.mnemonic}: {e}", loc) from None
+    if pipe not in core.pipes:
+        raise VerifyError(f"pto.{spec.mnemonic} runs on pipe {pipe}, which {core.label} ({core.kind.name}) lacks",
+                          loc)
+    variables = _timing_vars(snap, [snap], [])
+    occ, lat = case.evaluate(variables)
+    transfer = case.transfer(variables)
+    if transfer is not None:
+        transfer = (*transfer, L2)
+    return pipe, int(occ), int(lat), transfer
+
+
 def lower_tpush(su: ScalarUnit, op: A.Op) -> Step:
     loc = op.loc
     mnemonic = op.name[4:]
@@ -265,22 +287,16 @@ def lower_tpush(su: ScalarUnit, op: A.Op) -> Step:
             core.findings.add("fifo-misuse", "error",
                               f"{op.name}: the tile is {unsplit} bytes but a {direction} slot holds "
                               f"{fifo.slot_size} (slot_size)", [loc])
-        try:
-            pipe = spec.pipe.resolve(tile.loc, None)
-            case = spec.timing.select(tile.loc, None)
-        except ValueError as e:
-            raise VerifyError(f"{op.name}: {e}", loc) from None
-        if pipe not in core.pipes:
-            raise VerifyError(f"{op.name} runs on pipe {pipe}, which {core.label} ({core.kind.name}) lacks", loc)
         snap = OperandSnap(TILE, tile, tile.vrow, tile.vcol, tile.type.dtype, tile.loc)
-        occ, lat = case.evaluate(_timing_vars(snap, [snap], []))
+        pipe, occ, lat, transfer = _hand_off_cost(spec, core, snap, tile.loc, None, loc)
         ticket: dict = {}
         gate = SpaceGate(fifo, lanes, ticket)
         su.issue(pipe, Instr(XWAIT, mnemonic, loc, pipe, 0, flag=gate))
         bound = _PushBinding(fifo, tile, split, lanes, ticket, core, loc)
         rng = ((tile.buffer.spec.name, tile.addr, tile.addr + tile.nbytes, None),)
-        su.issue(pipe, Instr(OP, mnemonic, loc, pipe, 0, int(occ), int(lat), bound=bound, reads=rng,
-                             operands=[snap], nbytes=nbytes))
+        instr = Instr(OP, mnemonic, loc, pipe, 0, occ, lat, bound=bound, reads=rng, operands=[snap], nbytes=nbytes)
+        instr.transfer = transfer
+        su.issue(pipe, instr)
 
     return step
 
@@ -336,6 +352,7 @@ def lower_tpop(su: ScalarUnit, op: A.Op) -> Step:
         return fail_step(VerifyError(f"{op.name} needs a -> !pto.tile_buf result and split 0, 1 or 2", loc))
     dyn = list(op.operands)
     dtype = np_dtype(t.dtype)
+    spec = su.isa.get(op.name)
 
     def step(frame):
         core = su.core
@@ -356,12 +373,11 @@ def lower_tpop(su: ScalarUnit, op: A.Op) -> Step:
         gate = _PopGate(fifo, lanes, who, base_lane)
         instr = Instr(XWAIT, mnemonic, loc, "S", 0, flag=gate)
         yield from _scalar_wait(su, instr, gate)
-        values = _unstage(fifo, gate.entries, split)
+        h, w = _popped_shape(gate.entries, split)
         slot = gate.entries[0].slot
         buf = core.memory.onchip.get(t.loc)
         if buf is None:
             raise VerifyError(f"{op.name}: {core.label} has no {t.loc} buffer", loc)
-        h, w = values.shape
         vr = int(su.value(frame, dyn[0], loc)) if dyn else (t.v_row if t.v_row is not None else h)
         vc = int(su.value(frame, dyn[1], loc)) if len(dyn) > 1 else (t.v_col if t.v_col is not None else w)
         if h > t.rows or w > t.cols or vr > t.rows or vc > t.cols:
@@ -370,12 +386,53 @@ def lower_tpop(su: ScalarUnit, op: A.Op) -> Step:
         tile = Tile(buf, 0, t, dtype, vr, vc, res)
         tile.addr = base + slot * fifo.slot_size
         buf.check_placement(tile.addr, tile.nbytes, res, loc)
-        tile.write(convert(values, _dtype_name(values.dtype), t.dtype))
-        rng = ((buf.spec.name, tile.addr, tile.addr + tile.nbytes, None),)
-        core.memory.note_writes(rng)
         frame[res] = tile
+        yield from _load_slot(su, spec, tile, _PopLoad(fifo, gate.entries, split, tile, core), mnemonic, loc)
 
     return step
+
+
+def _popped_shape(entries: list, split: int) -> tuple[int, int]:
+    """Rows and columns of the tile a pop returns (the halves joined again for the cube)."""
+    shapes = [e.values.shape for e in entries]
+    if len(shapes) == 1:
+        return shapes[0]
+    if split == 1:
+        return sum(r for r, _ in shapes), shapes[0][1]
+    return shapes[0][0], sum(c for _, c in shapes)
+
+
+class _PopLoad:
+    """What the consumer's MTE2 runs for a pop: read the slot (from the GM staging buffer, if the
+    kernel gave one) at start, write the tile into the consumer's slot at completion."""
+
+    def __init__(self, fifo, entries: list, split: int, tile: Tile, core) -> None:
+        self.fifo, self.entries, self.split, self.tile, self.core = fifo, entries, split, tile, core
+        self.names = [tile.name]
+
+    def start(self, instr: Instr) -> list:
+        return [_unstage(self.fifo, self.entries, self.split)]
+
+    def commit(self, instr: Instr, results: list) -> None:
+        values = results[0]
+        tile = self.tile
+        tile.write(convert(values, _dtype_name(values.dtype), tile.type.dtype))
+        self.core.memory.note_writes(((tile.buffer.spec.name, tile.addr, tile.addr + tile.nbytes, None),))
+
+
+def _load_slot(su: ScalarUnit, spec, tile: Tile, bound, mnemonic: str, loc):
+    """The consumer's DMA of a slot into ``tile`` (A2/A3: GM -> UB / L1 on MTE2), issued after the
+    pop's wait; the scalar unit then waits for it, as the library's TPOP does, so every later
+    instruction sees the tile."""
+    core = su.core
+    snap = OperandSnap(TILE, tile, tile.vrow, tile.vcol, tile.type.dtype, tile.loc)
+    pipe, occ, lat, transfer = _hand_off_cost(spec, core, snap, None, tile.loc, loc)
+    load = Instr(OP, mnemonic, loc, pipe, 0, occ, lat, bound=bound, operands=[snap],
+                 nbytes=tile.vrow * tile.vcol * tile.esize)
+    load.transfer = transfer
+    su.issue(pipe, load)
+    done = _AsyncDone(load, core.env)
+    yield from _scalar_wait(su, Instr(XWAIT, mnemonic, loc, "S", 0, flag=done), done)
 
 
 def _unstage(fifo, entries: list, split: int) -> np.ndarray:
@@ -601,6 +658,8 @@ def lower_async_copy(su: ScalarUnit, op: A.Op) -> Step:
     res = op.results[0] if op.results else None
     if len(names) < 2:
         return fail_step(VerifyError(f"{op.name} needs (dst, src, session)", loc))
+    spec = su.isa.get(op.name)
+    pipe, case = spec.pipe.resolve(None, None), spec.timing.select(None, None)
 
     def step(frame):
         dst, src = su.value(frame, names[0], loc), su.value(frame, names[1], loc)
@@ -611,10 +670,12 @@ def lower_async_copy(su: ScalarUnit, op: A.Op) -> Step:
         nbytes = src.rows * src.cols * src.gm.dtype.itemsize
         reads = ((src.gm.name, *src.byte_range(), (src.base, src.sizes, src.strides)),)
         writes = ((dst.gm.name, *dst.byte_range(), (dst.base, dst.sizes, dst.strides)),)
-        instr = Instr(OP, op.name[4:], loc, "MTE2", 0, 0, 0, bound=_AsyncCopy(dst, src), reads=reads,
+        occ, lat = case.evaluate({"bytes": nbytes})
+        instr = Instr(OP, op.name[4:], loc, pipe, 0, occ, lat, bound=_AsyncCopy(dst, src), reads=reads,
                       writes=writes, nbytes=nbytes)
+        instr.transfer = case.transfer({"bytes": nbytes})
         dst.gm.writable()
-        su.issue("MTE2", instr)
+        su.issue(pipe, instr)
         if res is not None:
             frame[res] = _AsyncEvent(instr)
 

@@ -152,10 +152,11 @@ class SharedMemory:
         transfer = ins.transfer
         if not self.enabled or not transfer or transfer[0] <= 0:
             return
-        traffic, peak = transfer
+        traffic, peak = transfer[0], transfer[1]
         if not self.started:
             self.start(getattr(getattr(core, "memory", None), "gm", {}))
-        medium = self.medium(ins)
+        # a third element names the medium outright (FIFO slots: a small GM workspace kept in L2)
+        medium = transfer[2] if len(transfer) > 2 else self.medium(ins)
         stream = traffic / peak
         begin = start + max(0.0, ins.occupancy - stream)  # the fixed part moves no data
         end = begin + stream
