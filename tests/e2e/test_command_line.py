@@ -22,6 +22,14 @@ def test_compile_subcommand_writes_pto_and_cpp(tmp_path):
     assert (out / "kernels" / "aiv" / "softmax_rows.cpp").exists()
 
 
+def test_python_dash_m_pyptoemu_is_the_installed_command_with_compile(tmp_path):
+    """``python -m pyptoemu`` runs the installed ``pyptoemu`` script (README: the same command line)."""
+    out = tmp_path / "softmax"
+    r = _python("-m", "pyptoemu", "compile", str(ROOT / "examples" / "row_softmax.py"), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert (out / "kernels" / "aiv" / "softmax_rows.pto").read_text().startswith("module")
+
+
 def test_emulator_subcommands_still_answer_through_the_joined_command():
     r = _python("-m", "pyptocli", "isa", "show", "TADD")
     assert r.returncode == 0, r.stderr

@@ -128,3 +128,5 @@ def test_installed_script_runs_an_example_from_another_directory(installed, tmp_
     np.testing.assert_array_equal(np.load(tmp_path / "out" / "arg2.npy"), a + b)
     version = _run([str(installed / "python"), "-m", "pyptoemu", "--version"], cwd=tmp_path)
     assert version.returncode == 0 and version.stdout.startswith("pyptoemu "), version
+    compile_help = _run([str(installed / "python"), "-m", "pyptoemu", "compile", "--help"], cwd=tmp_path)
+    assert compile_help.returncode == 0 and "usage: pyptoemu compile" in compile_help.stdout, compile_help
