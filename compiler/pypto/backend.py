@@ -1,7 +1,7 @@
 """``pypto.backend``: the process-wide target backend (spec pypto-jit §10.5).
 
-The emulator models the A2/A3 chip (Ascend910B); Ascend950 is accepted as a setting so programs that
-configure it import and compile, and is rejected when a program runs on a platform of the a5 family.
+The emulator models the A2/A3 chip (Ascend910B) and an A5 (Ascend950) core; the compiler's passes
+target A2/A3 either way (its synchronisation is also correct on A5, whose vector pipe is in order).
 """
 
 from __future__ import annotations

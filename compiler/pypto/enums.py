@@ -139,6 +139,13 @@ class TilePad(enum.IntEnum):
     min = 3
 
 
+class AtomicType(enum.IntEnum):
+    """How a store into a tensor lands (``pl.AtomicType``): overwrite, or add to what is there."""
+
+    None_ = 0
+    Add = 1
+
+
 class CmpType(enum.IntEnum):
     EQ = 0
     NE = 1

@@ -7,7 +7,7 @@ from typing import Any
 
 from pypto.codegen.common import core_kind, kernels, tile_dims, valid_dims
 from pypto.dtype import DataType
-from pypto.enums import ROUND_MODES, CmpType, MemorySpace, PipeType, TileLayout, TilePad
+from pypto.enums import ROUND_MODES, AtomicType, CmpType, MemorySpace, PipeType, TileLayout, TilePad
 from pypto.errors import CompileError
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
@@ -46,6 +46,11 @@ static __aicore__ inline int64_t compute_stride(__gm__ TensorData* t, int dim)
 
 def ctype(dtype: DataType) -> str:
     return dtype.cpp
+
+
+# Block and lane ids: the kernel-side calls of the Ascend C runtime.
+_BLOCK_IDS = {"block.get_block_idx": "GET_BLOCK_IDX({axis})", "block.get_block_num": "get_block_num()",
+              "block.get_subblock_idx": "get_subblockid()"}
 
 
 class _CppGen:
@@ -321,8 +326,9 @@ class _CppGen:
             self.store(c, result)
         elif name in ("block.create_tile", "tensor.dim"):
             self.dim(c, a, result)
-        elif name == "block.get_block_idx":
-            self.emit(f"int64_t {result.name} = GET_BLOCK_IDX({c.kwargs.get('axis', 0)});")
+        elif name in _BLOCK_IDS:
+            call = _BLOCK_IDS[name].format(axis=c.kwargs.get("axis", 0))
+            self.emit(f"int64_t {result.name} = {call};")
             self.names[result] = result.name
         elif name in ("block.full", "block.expands"):
             self.emit(f"{isa.cpp_name(name)}({dst}, {a[-1]});")
@@ -369,7 +375,9 @@ class _CppGen:
     def store(self, c: E.Call, result: Any) -> None:
         glob = self.global_for(c.args[2], c)
         self.bind_global(glob, c.args[2], c.args[1], c.args[0].type)
-        self.emit(f"TSTORE({glob}, {self.expr(c.args[0])});")
+        # pto-isa's TSTORE takes the atomic mode as a template argument (AtomicType::AtomicAdd)
+        atomic = "<AtomicType::AtomicAdd>" if c.kwargs.get("atomic") is AtomicType.Add else ""
+        self.emit(f"TSTORE{atomic}({glob}, {self.expr(c.args[0])});")
         if result is not None:
             self.emit(f"auto {result.name} = {glob};")
             self.names[result] = result.name

@@ -18,7 +18,7 @@ from ptoisa.text import ast as A
 from ptoisa.text.printer import PrintStyle, print_module
 from pypto.codegen.common import core_kind, kernels, tile_dims, valid_dims
 from pypto.dtype import DataType
-from pypto.enums import ROUND_MODES, CmpType, MemorySpace, PipeType, TileLayout
+from pypto.enums import ROUND_MODES, AtomicType, CmpType, MemorySpace, PipeType, TileLayout
 from pypto.errors import CompileError
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
@@ -507,10 +507,13 @@ class _FunctionGen:
             t = call.args[0].type
             self.values[result] = self.value(t.shape[static_int(call.args[1]) % len(t.shape)])
 
-    def block_idx(self, call: E.Call, result: Any, s: Any) -> None:
-        raw = self.new()
-        self.emit(_op("pto.get_block_idx", results=[raw]))
-        self.values[result] = raw
+    def block_id(self, call: E.Call, result: Any, s: Any) -> None:
+        """get_block_idx / get_block_num / get_subblock_idx: the instruction's i64, as an index."""
+        raw, name = self.new(), self.new()
+        self.emit(_op("pto." + call.op.name.split(".", 1)[1], results=[raw]))
+        self.emit(_op("arith.index_cast", results=[name], result_types=[INDEX], operands=[raw],
+                      operand_types=[A.ScalarType("i64")]))
+        self.values[result] = name
 
     def lowered(self, call: E.Call, result: Any, s: Any) -> None:
         """An op whose instruction takes some of its arguments, in the lowering's order."""
@@ -626,7 +629,11 @@ class _FunctionGen:
         sizes = [1] * (rank - len(vs)) + vs
         p, pty = self.partition(out, call.args[1], sizes)
         src, sty = self.buf(tile)
-        self.emit(_op("pto.tstore", ins=[src], in_types=[sty], outs=[p], out_types=[pty], is_dps=True))
+        attrs = {}
+        if call.kwargs.get("atomic") is AtomicType.Add:
+            attrs["atomicType"] = A.EnumAttr("atomic_type", "atomic_add")
+        self.emit(_op("pto.tstore", ins=[src], in_types=[sty], outs=[p], out_types=[pty], is_dps=True,
+                      attrs=attrs))
 
 
 def _nothing(gen: _FunctionGen, call: E.Call, result: Any, s: Any) -> None:
@@ -639,7 +646,9 @@ _SPECIAL = {
     "block.store": _FunctionGen.store,
     "block.create_tile": _nothing,
     "tensor.dim": _FunctionGen.tensor_dim,
-    "block.get_block_idx": _FunctionGen.block_idx,
+    "block.get_block_idx": _FunctionGen.block_id,
+    "block.get_block_num": _FunctionGen.block_id,
+    "block.get_subblock_idx": _FunctionGen.block_id,
     "block.full": _FunctionGen.lowered,
     "block.expands": _FunctionGen.lowered,
     "block.col_expand": _FunctionGen.lowered,

@@ -36,10 +36,12 @@ class CompiledProgram:
 
 
 def compile_program(program: Program, strategy: Any = OptimizationStrategy.Default, dump_dir: str | None = None,
-                    with_cpp: bool = True) -> CompiledProgram:
+                    with_cpp: bool = True, target_arch: str = "a2a3") -> CompiledProgram:
+    """Run the strategy's passes and generate each kernel's .pto (its ``pto.target_arch`` is
+    ``target_arch``: the emulator runs a module on that arch's machine) and C++."""
     strat = as_strategy(strategy)
     out = PassManager.get_strategy(strat).run_passes(program, dump_ir=dump_dir is not None, output_dir=dump_dir)
-    result = CompiledProgram(out, strat, PTOCodegen().generate(out))
+    result = CompiledProgram(out, strat, PTOCodegen(target_arch).generate(out))
     if with_cpp:
         result.cpp = CppCodegen().generate(out)
     result.core = {f.name: ("aic" if core_kind(f) == "cube" else "aiv") for f in kernels(out)}

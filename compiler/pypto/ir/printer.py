@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from pypto.dtype import DataType
-from pypto.enums import ROUND_MODES, FunctionType, MemorySpace, ParamDirection, PipeType
+from pypto.enums import ROUND_MODES, AtomicType, FunctionType, MemorySpace, ParamDirection, PipeType
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.types import MemRef, ScalarType, TensorType, TileType, TupleType, UnknownType
@@ -102,6 +103,8 @@ class Printer:
             return f"{p}.{v.name}"
         if isinstance(v, MemorySpace):
             return f"{p}.MemorySpace.{v.name}"
+        if isinstance(v, AtomicType):
+            return f"{p}.AtomicType.{v.name}"
         if key in ("set_pipe", "wait_pipe"):
             return f"{p}.PipeType.{PipeType(v).name}"
         if key == "mode" and isinstance(v, int):
@@ -159,6 +162,13 @@ class Printer:
         return n + 1
 
     def stmt(self, s: Any, indent: int, yield_names: tuple = ()) -> None:
+        launched = s.value if isinstance(s, St.AssignStmt) else s.expr if isinstance(s, St.EvalStmt) else None
+        if isinstance(launched, E.Call) and "blocks" in launched.kwargs:
+            # a kernel launched as SPMD blocks re-parses as the dispatch form of pl.spmd
+            self.emit(indent, f"with {self.p}.spmd({launched.kwargs['blocks']}):")
+            call = replace(launched, kwargs={k: v for k, v in launched.kwargs.items() if k != "blocks"})
+            self.stmt(replace(s, value=call) if isinstance(s, St.AssignStmt) else replace(s, expr=call), indent + 1)
+            return
         if isinstance(s, St.AssignStmt):
             self.emit(indent, f"{s.var.name}: {self.type(s.var.type)} = {self.expr(s.value)}")
         elif isinstance(s, St.EvalStmt):
@@ -193,7 +203,13 @@ class Printer:
                 self.emit(indent, "else:")
                 self.body(s.else_body, indent + 1, s.return_vars)
         elif isinstance(s, St.ScopeStmt):
-            self.emit(indent, f"with {self.p}.{'incore' if s.scope_kind == 0 else 'auto_incore'}():")
+            if s.blocks is not None:
+                self.emit(indent, f"with {self.p}.spmd({s.blocks}):")
+                indent += 1
+            if s.name_hint:
+                self.emit(indent, f"with {self.p}.at(level={self.p}.Level.CORE_GROUP, name_hint={s.name_hint!r}):")
+            else:
+                self.emit(indent, f"with {self.p}.{'incore' if s.scope_kind == 0 else 'auto_incore'}():")
             self.body(s.body, indent + 1)
         elif isinstance(s, (St.SeqStmts, St.OpStmts)):
             self.body(s, indent, yield_names)

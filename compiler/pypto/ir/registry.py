@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pypto.dtype import DataType
-from pypto.enums import MemorySpace, PipeType
+from pypto.enums import AtomicType, MemorySpace, PipeType
 from pypto.errors import UNKNOWN_SPAN, CompileError, PyptoTypeError, Span
 from pypto.ir.expr import Call, Op
 
@@ -41,7 +41,7 @@ class OpDef:
 
 _REGISTRY: dict[str, OpDef] = {}
 _OP_OBJECTS: dict[str, Op] = {}
-ATTR_TYPES = (bool, int, str, float, DataType, MemorySpace)
+ATTR_TYPES = (bool, int, str, float, DataType, MemorySpace, AtomicType)
 
 
 def register_op(
@@ -93,7 +93,7 @@ def all_ops() -> dict[str, OpDef]:
 def _coerce_kwarg(op: str, key: str, value: Any, want: type, span: Span) -> Any:
     """Check one keyword against the op's schema; enum codes become enum members, and a code with no
     member is reported at the call (not as a bare ValueError from the enum constructor)."""
-    if want in (DataType, MemorySpace) and isinstance(value, int) and not isinstance(value, bool):
+    if want in (DataType, MemorySpace, AtomicType) and isinstance(value, int) and not isinstance(value, bool):
         try:
             return want(value)
         except ValueError:

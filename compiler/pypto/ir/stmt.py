@@ -87,9 +87,15 @@ class WhileStmt(Stmt):
 
 @dataclass(frozen=True, slots=True, eq=False)
 class ScopeStmt(Stmt):
+    """A region of a function. An InCore scope becomes a kernel (OutlineIncoreScopes): named
+    ``name_hint`` when given (``pl.at(..., name_hint=...)``), and launched as ``blocks`` SPMD blocks
+    when given (``pl.spmd(n)``; None = one ordinary task)."""
+
     scope_kind: ScopeKind
     body: Stmt
     span: Span = UNKNOWN_SPAN
+    name_hint: str = ""
+    blocks: int | None = None
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -2,6 +2,7 @@
 
 from pypto.dtype import DataType
 from pypto.enums import (
+    AtomicType,
     CmpType,
     ForKind,
     FunctionType,
@@ -13,10 +14,21 @@ from pypto.enums import (
     TilePad,
 )
 from pypto.language.decorators import InlineFunction, function, inline, program
-from pypto.language.helpers import auto_incore, cond, const, incore, parallel, range, unroll, while_, yield_
+from pypto.language.helpers import (
+    auto_incore,
+    cond,
+    const,
+    incore,
+    parallel,
+    pipeline,
+    range,
+    unroll,
+    while_,
+    yield_,
+)
 from pypto.language.namespace import Namespace as _Namespace
 from pypto.language.namespace import OpStub as _OpStub
-from pypto.language.placement import Level, Role, at
+from pypto.language.placement import Level, Role, at, cluster, spmd
 from pypto.language.text import loads, loads_program, parse, parse_program
 from pypto.language.typing import DynVar, InOut, Out, Scalar, Tensor, Tile, dynamic
 from pypto.language.typing import MemRef_ as MemRef
@@ -36,12 +48,13 @@ INDEX = DataType.INDEX
 _UNIFIED = ["add", "sub", "mul", "div", "maximum", "exp", "cast", "reshape", "transpose", "view", "matmul", "row_max", "row_sum"]
 _BLOCK = ["create_tile", "load", "store", "move", "neg", "sqrt", "rsqrt", "recip", "log", "abs", "relu", "matmul_acc", "matmul_bias", "gemv", "gemv_acc", "gemv_bias", "minimum", "min", "sum", "max", "cmp", "cmps", "row_min", "row_expand", "row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand_div", "col_expand", "col_expand_mul", "col_expand_div", "col_expand_sub", "expands", "rem", "rems", "and_", "ands", "or_", "ors", "xor", "xors", "shl", "shls", "shr", "shrs", "maxs", "mins", "prelu", "not_", "addc", "subc", "addsc", "subsc", "lrelu", "sel", "sels"]
 _TENSOR = ["create_tensor", "assemble", "dim"]
-for _name in _UNIFIED + _BLOCK + _TENSOR:
+_IDS = ["get_block_idx", "get_block_num", "get_subblock_idx"]
+for _name in _UNIFIED + _BLOCK + _TENSOR + _IDS:
     globals()[_name] = _OpStub("", _name)
 
 block = _Namespace(
     "block",
-    tuple(_BLOCK) + tuple(_UNIFIED) + ("full", "fillpad", "get_block_idx", "adds", "subs", "muls", "divs", "create"),
+    tuple(_BLOCK) + tuple(_UNIFIED) + tuple(_IDS) + ("full", "fillpad", "adds", "subs", "muls", "divs", "create"),
 )
 tile = block
 tensor = _Namespace(
@@ -57,6 +70,7 @@ __all__ = [
     "DN",
     "ND",
     "NZ",
+    "AtomicType",
     "CmpType",
     "DataType",
     "DynVar",
@@ -82,6 +96,7 @@ __all__ = [
     "at",
     "auto_incore",
     "block",
+    "cluster",
     "cond",
     "const",
     "dynamic",
@@ -94,8 +109,10 @@ __all__ = [
     "parallel",
     "parse",
     "parse_program",
+    "pipeline",
     "program",
     "range",
+    "spmd",
     "system",
     "tensor",
     "tile",

@@ -26,11 +26,12 @@ BLOCK_ONLY = {
     "gemv", "gemv_acc", "gemv_bias", "minimum", "cmp", "cmps", "adds", "subs", "muls", "divs", "sum", "row_min",
     "row_expand", "row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand_div", "col_expand",
     "col_expand_mul", "col_expand_div", "col_expand_sub", "expands", "create_tile", "full", "fillpad",
-    "get_block_idx", "rem", "rems", "and_", "ands", "or_", "ors", "xor", "xors", "shl", "shls", "shr", "shrs",
+    "get_block_idx", "get_block_num", "get_subblock_idx", "rem", "rems", "and_", "ands", "or_", "ors", "xor", "xors", "shl", "shls", "shr", "shrs",
     "maxs", "mins", "prelu", "not_", "addc", "subc", "addsc", "subsc", "lrelu", "sel", "sels", "create",
 }
 SCALAR_OF = {"add": "adds", "sub": "subs", "mul": "muls", "div": "divs", "maximum": "maxs", "minimum": "mins"}
-HELPERS_ONLY_IN_STATEMENTS = {"range", "parallel", "unroll", "while_", "yield_", "cond", "incore", "auto_incore", "at"}
+HELPERS_ONLY_IN_STATEMENTS = {"range", "parallel", "pipeline", "unroll", "while_", "yield_", "cond", "incore",
+                              "auto_incore", "at", "spmd", "cluster"}
 
 
 def _dotted(node: ast.AST) -> list[str] | None:
@@ -120,7 +121,8 @@ def _kind(v: Any) -> str:
 def pl_call(p: Any, node: ast.Call, name: str, pl: Any) -> Any:
     """``pl.<name>(...)``; ``pl`` is the ``pypto.language`` module the user's code refers to."""
     if name in HELPERS_ONLY_IN_STATEMENTS:
-        where = "as a for-loop iterator" if name in ("range", "parallel", "unroll", "while_") else "as a statement"
+        loops = ("range", "parallel", "pipeline", "unroll", "while_")
+        where = "as a for-loop iterator" if name in loops else "as a statement"
         raise p.error(f"pl.{name} can only be used {where}", node)
     args, kwargs = _args(p, node)
     if name == "const":

@@ -17,6 +17,11 @@ def range(*args: Any, init_values: Any = None, chunk: Any = None, chunk_policy: 
 parallel = range
 
 
+def pipeline(*args: Any, stage: int, init_values: Any = None) -> Any:
+    """``pl.pipeline(start, stop[, step], stage=F)``: a ``pl.range`` whose body is interleaved F times."""
+    return range(*args, init_values=init_values)
+
+
 def unroll(*args: Any) -> Any:
     return builtins.range(*args)
 

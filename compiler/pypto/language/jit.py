@@ -96,7 +96,7 @@ class JITFunction(InlineFunction):
         key, tensors, consts = self._classify(bound)
         key = (key, config.cache_key())
         if key not in self._cache:
-            self._cache[key] = CompiledJit(self._specialize(tensors, consts), config.strategy)
+            self._cache[key] = CompiledJit(self._specialize(tensors, consts), config.strategy, config.machine)
         return self._cache[key]
 
     def lower(self, *args: Any, config: RunConfig | None = None, **kwargs: Any) -> St.Program:
@@ -104,7 +104,8 @@ class JITFunction(InlineFunction):
         self._refuse()
         bound = self._bind(args, kwargs)
         _, tensors, consts = self._classify(bound)
-        return CompiledJit(self._specialize(tensors, consts), (config or RunConfig()).strategy).compiled.program
+        config = config or RunConfig()
+        return CompiledJit(self._specialize(tensors, consts), config.strategy, config.machine).compiled.program
 
     def __call__(self, *args: Any, config: RunConfig | None = None, **kwargs: Any) -> None:
         """Run on the given arrays in place (torch CPU tensors or NumPy arrays); returns None."""

@@ -9,7 +9,7 @@ scope captured at decoration time.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pypto.dtype import DataType
@@ -18,12 +18,15 @@ from pypto.errors import CompileError, ParseError, PyptoError, PyptoTypeError, S
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.types import ScalarType, TensorType, TileType, TupleType, UnknownType, static_int, type_str
+from pypto.ir.visitor import walk
 from pypto.language import dispatch, slicing
-from pypto.language.placement import check_at
+from pypto.language.placement import at_name_hint, check_at, check_cluster, check_spmd
 from pypto.language.source import Namespace, SourceInfo, is_pl_module
 from pypto.language.typing import AnnotationError, DirectionAnnotation, DynVar, to_ir_type
+from pypto.ops import block as B
 
-LOOP_HELPERS = {"range": ForKind.Sequential, "parallel": ForKind.Parallel, "unroll": ForKind.Unroll}
+LOOP_HELPERS = {"range": ForKind.Sequential, "parallel": ForKind.Parallel, "unroll": ForKind.Unroll,
+                "pipeline": ForKind.Sequential}
 
 
 @dataclass
@@ -356,14 +359,121 @@ class FunctionParser:
                 return
         if self._is_helper_call(ctx, "at"):
             check_at(self, ctx)  # pl.at(level=CORE_GROUP): one InCore region, outlined as pl.incore is
-            saved, self.in_incore = self.in_incore, True
-            try:
-                body = self.block(node.body)
-            finally:
-                self.in_incore = saved
-            self.emit(St.ScopeStmt(ScopeKind.InCore, body, self.span(node)))
+            body = self.incore_block(node.body)
+            self.emit(St.ScopeStmt(ScopeKind.InCore, body, self.span(node), at_name_hint(self, ctx)))
             return
-        raise self.error("only 'with pl.incore()' and 'with pl.auto_incore()' are supported", node)
+        if self._is_helper_call(ctx, "spmd"):
+            self.spmd_with(node, ctx)
+            return
+        if self._is_helper_call(ctx, "cluster"):
+            check_cluster(self, ctx)  # co-scheduling on one core group: no functional effect
+            for s in node.body:
+                self.guarded(s, self.stmt, s)
+            return
+        raise self.error("only 'with pl.incore()', 'with pl.auto_incore()', 'with pl.at(...)', 'with pl.spmd(...)' "
+                         "and 'with pl.cluster()' are supported", node)
+
+    def incore_block(self, stmts: list, prologue: tuple = ()) -> St.SeqStmts:
+        """``stmts`` parsed as InCore code (tensor subscripts load and store), after ``prologue``."""
+        saved, self.in_incore = self.in_incore, True
+        try:
+            self.blocks.append(list(prologue))
+            for s in stmts:
+                self.guarded(s, self.stmt, s)
+            out = self.blocks.pop()
+        finally:
+            self.in_incore = saved
+        return St.SeqStmts(tuple(out), self.span(stmts[0]) if stmts else self.span())
+
+    # ------------------------------------------------------------------ SPMD launches (spec pypto-jit §4.3)
+    def _single_at(self, stmts: list) -> ast.Call | None:
+        """The ``pl.at(...)`` call when ``stmts`` is exactly one ``with pl.at(...)`` statement."""
+        if len(stmts) == 1 and isinstance(stmts[0], ast.With) and len(stmts[0].items) == 1:
+            ctx = stmts[0].items[0].context_expr
+            if self._is_helper_call(ctx, "at"):
+                return ctx
+        return None
+
+    def spmd_loop(self, node: ast.For) -> None:
+        """``for i in pl.spmd(n):``: the body is a kernel launched as n blocks, ``i`` its block index.
+        A body that is one ``with pl.at(...)`` region is that region (its name_hint names the kernel)."""
+        n, hint = check_spmd(self, node.iter)
+        if node.orelse:
+            raise self.error("for ... else is not supported", node)
+        name = self._target_name(node.target)
+        idx = E.Var(name, ScalarType(DataType.INDEX), self.span(node.target))
+        stmts = node.body
+        at = self._single_at(stmts)
+        if at is not None:
+            check_at(self, at)
+            hint = at_name_hint(self, at) or hint
+            stmts = stmts[0].body
+        saved = self.env.get(name)
+        self.env[name] = idx
+        try:
+            prologue = (St.AssignStmt(idx, B.get_block_idx(span=self.span(node.target)), self.span(node.target)),)
+            body = self.incore_block(stmts, prologue)
+        finally:
+            if saved is None:
+                self.env.pop(name, None)
+            else:
+                self.env[name] = saved
+        self.emit(St.ScopeStmt(ScopeKind.InCore, body, self.span(node), hint, n))
+
+    def spmd_with(self, node: ast.With, call: ast.Call) -> None:
+        """``with pl.spmd(n):`` around one kernel call (dispatch form), one ``pl.at`` region, or InCore
+        code that reads ``pl.get_block_idx()`` itself (inline form)."""
+        n, hint = check_spmd(self, call)
+        if node.items[0].optional_vars is not None:
+            raise self.error("'with pl.spmd(...) as tid' captures a task id for task graphs, which are not "
+                             "supported yet", node.items[0].optional_vars)
+        if not self._dispatches(node.body):
+            body = self.incore_block(node.body)
+            if not any(isinstance(x, E.Call) and x.op.name == "block.get_block_idx" for x in walk(body)):
+                raise self.error("the body of pl.spmd neither calls a kernel nor reads pl.get_block_idx(), so "
+                                 "every block would do identical work", node)
+            self.emit(St.ScopeStmt(ScopeKind.InCore, body, self.span(node), hint, n))
+            return
+        body = self.block(node.body)
+        scopes = [i for i, x in enumerate(body.stmts) if isinstance(x, St.ScopeStmt)]
+        calls = [i for i, x in enumerate(body.stmts) if isinstance(_stmt_call(x), E.Call)
+                 and isinstance(_stmt_call(x).op, E.GlobalVar)]
+        if len(scopes) + len(calls) != 1:
+            raise self.error(f"the body of pl.spmd dispatches {len(scopes) + len(calls)} kernels; it must dispatch "
+                             "exactly one (one kernel call or one pl.at region)", node)
+        stmts = list(body.stmts)
+        if scopes:
+            sc = stmts[scopes[0]]
+            stmts[scopes[0]] = replace(sc, name_hint=sc.name_hint or hint, blocks=n)
+        else:
+            st = stmts[calls[0]]
+            c = _stmt_call(st)
+            callee = self._callee(c.op.name)
+            if callee is not None and callee.type is not FunctionType.InCore:
+                raise self.error(f"pl.spmd launches InCore kernels; '{c.op.name}' is a {callee.type.name} "
+                                 "function", node)
+            c = replace(c, kwargs={**c.kwargs, "blocks": n})
+            stmts[calls[0]] = replace(st, value=c) if isinstance(st, St.AssignStmt) else replace(st, expr=c)
+        for x in stmts:
+            self.emit(x)
+
+    def _callee(self, name: str) -> St.Function | None:
+        ext = self.program.externals.get(name) if self.program is not None else None
+        return ext[1] if ext is not None else None
+
+    def _dispatches(self, stmts: list) -> bool:
+        """Whether ``stmts`` holds a ``pl.at`` region or a call of a kernel (else it is inline SPMD code)."""
+        for n in (x for s in stmts for x in ast.walk(s)):
+            if isinstance(n, ast.With) and any(self._is_helper_call(i.context_expr, "at") for i in n.items):
+                return True
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
+                    and n.func.value.id == "self" and "self" not in self.env:
+                return True
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id not in self.env:
+                found, obj = self.ns.lookup(n.func.id)
+                if found and (isinstance(obj, St.Function) or getattr(obj, "kind", None) in ("incore", "opaque")):
+                    return True
+        return False
 
     # ------------------------------------------------------------------ control flow
     def stmt_If(self, node: ast.If) -> None:
@@ -423,13 +533,20 @@ class FunctionParser:
         if helper == "while_":
             self.while_loop(node)
             return
+        if helper == "spmd":
+            self.spmd_loop(node)
+            return
         if helper not in LOOP_HELPERS:
-            raise self.error("a for loop must iterate over pl.range, pl.parallel, pl.unroll or pl.while_", it)
+            raise self.error("a for loop must iterate over pl.range, pl.parallel, pl.pipeline, pl.unroll, pl.spmd or "
+                             "pl.while_", it)
         kind = LOOP_HELPERS[helper]
         kw = {k.arg: k.value for k in it.keywords}
         for k in kw:
-            if k not in ("init_values", "chunk", "chunk_policy"):
+            if k not in ("init_values", "chunk", "chunk_policy") and not (helper == "pipeline" and k == "stage"):
                 raise self.error(f"pl.{helper}: unknown keyword '{k}'", it)
+        if helper == "pipeline":
+            self._pipeline_stage(it, kw)
+            kw.pop("stage")
         start, stop, step = self._loop_bounds(helper, it)
         inits, chunk = self._loop_options(kind, it, kw)
         loop_name, names = self._loop_targets(node.target, inits)
@@ -460,6 +577,15 @@ class FunctionParser:
         if return_vars:
             for name, rv in zip(ys[-1][0] or [ia.name for ia in iter_args], return_vars, strict=False):
                 self.env[name] = rv
+
+    def _pipeline_stage(self, it: ast.Call, kw: dict) -> None:
+        """``pl.pipeline(..., stage=F)``: F copies of the body for ping-pong buffering, a performance
+        choice; the loop means what ``pl.range`` means. ``stage`` is required, a positive int."""
+        if "stage" not in kw:
+            raise self.error("pl.pipeline needs stage=F (how many copies of the body to interleave)", it)
+        stage = self.expr(kw["stage"])
+        if isinstance(stage, bool) or not isinstance(stage, int) or stage <= 0:
+            raise self.error(f"pl.pipeline: stage must be a positive int, got {stage!r}", kw["stage"])
 
     def _loop_bounds(self, helper: str, it: ast.Call) -> tuple:
         """(start, stop, step) of ``pl.range(stop)`` / ``(start, stop)`` / ``(start, stop, step)``."""
@@ -756,6 +882,15 @@ class FunctionParser:
         if not isinstance(t, ScalarType) or not (t.dtype.is_int() or t.dtype is DataType.INDEX):
             raise self.error(f"expected an integer, got {type_str(t)}", node, PyptoTypeError)
         return e
+
+
+def _stmt_call(s: Any) -> Any:
+    """The call an assignment or expression statement makes (None for other statements)."""
+    if isinstance(s, St.AssignStmt):
+        return s.value
+    if isinstance(s, St.EvalStmt):
+        return s.expr
+    return None
 
 
 def _static_binop(op: str, a: Any, b: Any) -> Any:

@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import Any
 
 from pypto.dtype import DataType, promote
-from pypto.enums import ROUND_MODES, CmpType, MemorySpace, PipeType, TilePad
+from pypto.enums import ROUND_MODES, AtomicType, CmpType, MemorySpace, PipeType, TilePad
 from pypto.errors import PyptoTypeError, Span
 from pypto.ir.expr import Call, ConstFloat, ConstInt, Expr, as_expr, static_int
 from pypto.ir.registry import create_op_call, register_op
@@ -531,7 +531,12 @@ def _load(args: list, kw: dict, span: Span) -> TileType:
     return TileType(shapes, t.dtype, tile_view=view)
 
 
-@register_op("block.store", BLOCK, ("tile", "offsets", "output_tensor"))
+# Element types an atomic add to GM accepts (pypto-jit.md §6.4: fp32, bf16 on A2/A3, fp16, int32,
+# int16, int8).
+ATOMIC_ADD_DTYPES = (DataType.FP32, DataType.BF16, DataType.FP16, DataType.INT32, DataType.INT16, DataType.INT8)
+
+
+@register_op("block.store", BLOCK, ("tile", "offsets", "output_tensor"), attrs={"atomic": AtomicType})
 def _store(args: list, kw: dict, span: Span) -> TensorType:
     names = ("tile", "offsets", "output_tensor")
     t = tile("block.store", args, 0, names, span)
@@ -554,6 +559,10 @@ def _store(args: list, kw: dict, span: Span) -> TensorType:
         raise PyptoTypeError(
             f"block.store: tile dtype {t.dtype.name} differs from output tensor dtype {out.dtype.name}", span
         )
+    if kw.get("atomic", AtomicType.None_) is AtomicType.Add and out.dtype not in ATOMIC_ADD_DTYPES:
+        allowed = ", ".join(d.name for d in ATOMIC_ADD_DTYPES)
+        raise PyptoTypeError(f"block.store: an atomic add into {out.dtype.name} is not supported (atomic adds "
+                             f"take {allowed})", span)
     return out
 
 
@@ -602,7 +611,20 @@ def _full(args: list, kw: dict, span: Span) -> TileType:
 
 @register_op("block.get_block_idx", BLOCK, (), attrs={"axis": int})
 def _get_block_idx(args: list, kw: dict, span: Span) -> ScalarType:
-    return ScalarType(DataType.UINT64)
+    """This block's index in ``[0, get_block_num())`` (an INDEX scalar, as upstream returns it)."""
+    return ScalarType(DataType.INDEX)
+
+
+@register_op("block.get_block_num", BLOCK, ())
+def _get_block_num(args: list, kw: dict, span: Span) -> ScalarType:
+    """How many blocks the kernel was launched as (``pl.spmd(n)``: n; an ordinary task: 1)."""
+    return ScalarType(DataType.INDEX)
+
+
+@register_op("block.get_subblock_idx", BLOCK, ())
+def _get_subblock_idx(args: list, kw: dict, span: Span) -> ScalarType:
+    """The vector lane (AIV 0 or 1) of the core group; 0 on the cube side."""
+    return ScalarType(DataType.INDEX)
 
 
 @register_op("block.reshape", BLOCK, ("tile", "shape"), attrs={"dtype": DataType}, pipe=PipeType.V)
@@ -669,8 +691,11 @@ def store(
     shapes_or_output: Any = None,
     output_tensor: Any = None,
     shapes: Any = None,
+    atomic: Any = None,
     span: Span | None = None,
 ) -> Call:
+    """``tile``'s valid region into ``output_tensor`` at ``offsets``; ``atomic=AtomicType.Add`` adds
+    it to what the tensor holds (blocks of one launch accumulating into one output)."""
     if isinstance(getattr(shapes_or_output, "type", None), TensorType):
         if output_tensor is not None:
             raise PyptoTypeError("block.store: output tensor given twice", span)
@@ -679,7 +704,10 @@ def store(
         shapes = shapes_or_output
     if output_tensor is None:
         raise PyptoTypeError("block.store: missing the output tensor", span)
-    call = create_op_call("block.store", [tile, to_tuple(offsets, span, "offsets"), output_tensor], {}, span)
+    if atomic is not None and not isinstance(atomic, AtomicType):
+        raise PyptoTypeError(f"block.store: atomic= takes a pl.AtomicType, got {atomic!r}", span)
+    kw = {"atomic": AtomicType.Add} if atomic is AtomicType.Add else {}
+    call = create_op_call("block.store", [tile, to_tuple(offsets, span, "offsets"), output_tensor], kw, span)
     if shapes is not None:
         given = to_tuple(shapes, span, "shapes").elements
         have = _padded(tile.type.valid_shape, len(given))
@@ -718,6 +746,14 @@ def full(shape: Any, dtype: DataType, value: Any, span: Span | None = None) -> C
 
 def get_block_idx(axis: int | None = None, span: Span | None = None) -> Call:
     return create_op_call("block.get_block_idx", [], {"axis": axis}, span)
+
+
+def get_block_num(span: Span | None = None) -> Call:
+    return create_op_call("block.get_block_num", [], {}, span)
+
+
+def get_subblock_idx(span: Span | None = None) -> Call:
+    return create_op_call("block.get_subblock_idx", [], {}, span)
 
 
 def _binary_builder(op: str):

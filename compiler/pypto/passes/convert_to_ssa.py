@@ -95,7 +95,7 @@ class _SSA:
         if isinstance(s, St.IfStmt):
             return [self.if_stmt(s)]
         if isinstance(s, St.ScopeStmt):
-            return [St.ScopeStmt(s.scope_kind, self.block(s.body), s.span)]
+            return [replace(s, body=self.block(s.body))]
         if isinstance(s, (St.SeqStmts, St.OpStmts)):
             return list(self.block(s).stmts)
         return [s]

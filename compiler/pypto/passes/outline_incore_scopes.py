@@ -1,5 +1,7 @@
 """OutlineIncoreScopes: each ``with pl.incore():`` region of an Opaque/Orchestration function becomes an
-InCore function ``<parent>_incore_<k>`` plus a call to it where the region was (spec §3.4, seed 003 §4).
+InCore function ``<parent>_incore_<k>`` (or the scope's ``name_hint``, made unique) plus a call to it
+where the region was (spec §3.4, seed 003 §4). A scope launched as SPMD blocks (``pl.spmd(n)``) keeps
+its block count on the call as ``kwargs["blocks"]``, which the runtime passes to the chip.
 
 The scope is a boundary the user moves freely, so the kernel's signature is derived from how
 variables cross it (seed 003 §4.2), on SSA form where each variable object has one definition:
@@ -129,7 +131,7 @@ class _Outliner:
         return [s]
 
     def outline(self, scope: St.ScopeStmt) -> list:
-        name = self.taken.fresh(f"{self.func.name}_incore_{self.count}")
+        name = self.taken.fresh(scope.name_hint or f"{self.func.name}_incore_{self.count}")
         self.count += 1
         inside = set(definitions(scope.body))
         dims = {d for p in self.func.params for d in type_vars(p.type)}
@@ -167,7 +169,8 @@ class _Outliner:
 
         rtype = results[0].type if len(results) == 1 else TupleType(tuple(r.type for r in results)) if results \
             else UnknownType()
-        call = E.Call(E.GlobalVar(name), tuple(free), {}, rtype, scope.span)
+        launch = {"blocks": scope.blocks} if scope.blocks is not None else {}
+        call = E.Call(E.GlobalVar(name), tuple(free), launch, rtype, scope.span)
         if not results:
             return [St.EvalStmt(call, scope.span)]
         if len(results) == 1:

@@ -91,11 +91,12 @@ def run(
         outputs = Interpreter(prog, launcher).call(func, args)
     except KernelFault as fault:
         faulted = not isinstance(fault, FindingsError)  # a race or double set: the launch completed
-        raise attach_result(fault, _result(func, stats, machine, (), named, faulted=faulted)) from None
-    return _result(func, stats, machine, tuple(outputs), named, faulted=False)
+        raise attach_result(fault, program_result(func, stats, machine, (), named, faulted=faulted)) from None
+    return program_result(func, stats, machine, tuple(outputs), named, faulted=False)
 
 
-def _result(func: Function, stats: Any, machine: str, outputs: tuple, named: dict, faulted: bool) -> RunResult:
+def program_result(func: Function, stats: Any, machine: str, outputs: tuple, named: dict, faulted: bool) -> RunResult:
+    """The one result of a program run: its launches' cycles, pipes, cores and findings summed."""
     mach = load_machine(machine)
     pipes = {k: PipeStats(b, n) for k, (b, n) in stats.pipes.items()}
     errors = any(f.severity == "error" for f in stats.findings)
@@ -109,4 +110,4 @@ def _result(func: Function, stats: Any, machine: str, outputs: tuple, named: dic
     )
 
 
-__all__ = ["PipeStats", "RunConfig", "RunResult", "default_entry", "run"]
+__all__ = ["PipeStats", "RunConfig", "RunResult", "default_entry", "program_result", "run"]

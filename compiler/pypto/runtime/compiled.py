@@ -11,18 +11,20 @@ from pypto.ir.compiler import compile_program
 from pypto.ir.stmt import Program
 from pypto.ir.types import TensorType, static_shape
 from pypto.passes.manager import OptimizationStrategy, as_strategy
-from pypto.runtime import PipeStats, RunResult, default_entry
+from pypto.runtime import RunResult, default_entry, program_result
 from pypto.runtime.interpreter import Interpreter
 from pypto.runtime.launch import Launcher, LaunchStats
+from pyptoemu.api import attach_result
+from pyptoemu.errors import FindingsError, KernelFault
 
 
 class CompiledJit:
     """``program`` after the pass pipeline and codegen; :meth:`execute` runs it in place."""
 
-    def __init__(self, program: Program, strategy: Any = OptimizationStrategy.Default):
+    def __init__(self, program: Program, strategy: Any = OptimizationStrategy.Default, machine: str = "a2a3"):
         self.source_program = program
         self.strategy = as_strategy(strategy)
-        self.compiled = compile_program(program, self.strategy, with_cpp=False)
+        self.compiled = compile_program(program, self.strategy, with_cpp=False, target_arch=machine)
         self.program = self.compiled.program
         self.entry = default_entry(self.program)
         self.tensor_params = [p.name for p in self.entry.params if isinstance(p.type, TensorType)]
@@ -41,9 +43,12 @@ class CompiledJit:
         stats = LaunchStats()
         sync = "auto" if self.strategy is OptimizationStrategy.PTOAS else "asis"
         launcher = Launcher(self.compiled.pto, sync, config.machine, config.trace_path(), stats)
-        outputs = Interpreter(self.program, launcher).call(self.entry, list(arrays))
-        pipes = {k: PipeStats(b, n) for k, (b, n) in stats.pipes.items()}
         named = {p.name: a for p, a in zip(self.entry.params, arrays, strict=False)}
-        self.last_result = RunResult(tuple(outputs), stats.cycles, pipes, stats.findings,
-                                     stats.traces[0] if stats.traces else None, named, stats.launches)
+        try:
+            outputs = Interpreter(self.program, launcher).call(self.entry, list(arrays))
+        except KernelFault as fault:
+            faulted = not isinstance(fault, FindingsError)  # a race or double set: the launch completed
+            self.last_result = program_result(self.entry, stats, config.machine, (), named, faulted)
+            raise attach_result(fault, self.last_result) from None
+        self.last_result = program_result(self.entry, stats, config.machine, tuple(outputs), named, False)
         return self.last_result

@@ -1,8 +1,9 @@
 """``pypto.runtime.RunConfig``: the run options of the current PyPTO surface (spec pypto-jit §10.1).
 
 Only ``platform`` means something to the emulator: it selects the machine model (``a2a3``/``a2a3sim``
-run on the A2/A3 model; ``a5``/``a5sim`` have no model yet and are rejected when a program runs) and
-is part of a jit function's cache key, as are ``strategy``. ``trace`` (an emulator extension) names a
+run on the A2/A3 chip, ``isa_specs/machines/a2a3.yaml``; ``a5``/``a5sim`` on the A5 (950) model,
+``a5.yaml``: one combined core with A2/A3 timing, so SPMD blocks run one after another there) and is
+part of a jit function's cache key, as is ``strategy``. ``trace`` (an emulator extension) names a
 Chrome trace file; ``enable_chip_swimlane`` without ``trace`` writes ``swimlane.json`` into
 ``save_kernels_dir`` (or the working directory). Every other field is accepted for source
 compatibility with hardware programs and has no effect here: ``device_id``, ``rtol``/``atol`` (harness
@@ -25,7 +26,8 @@ from pypto.backend import backend_of_platform
 from pypto.passes.manager import OptimizationStrategy
 
 PLATFORMS = ("a2a3sim", "a2a3", "a5sim", "a5")
-_MACHINE_OF_PLATFORM = {"a2a3sim": "a2a3", "a2a3": "a2a3"}
+# The emulator's machine model of each platform (isa_specs/machines/<name>.yaml).
+_MACHINE_OF_PLATFORM = {"a2a3sim": "a2a3", "a2a3": "a2a3", "a5sim": "a5", "a5": "a5"}
 
 
 def _check_ring(name: str, value: Any, ok: Any, what: str) -> None:
@@ -96,11 +98,7 @@ class RunConfig:
 
     @property
     def machine(self) -> str:
-        """The emulator's machine model for this platform (NotImplementedError for the a5 family)."""
-        if self.platform not in _MACHINE_OF_PLATFORM:
-            raise NotImplementedError(
-                f"platform {self.platform!r} (Ascend950) has no machine model in the emulator yet; use 'a2a3' or 'a2a3sim'"
-            )
+        """The emulator's machine model for this platform: ``a2a3`` (the A2/A3 chip) or ``a5``."""
         return _MACHINE_OF_PLATFORM[self.platform]
 
     def trace_path(self) -> str | None:

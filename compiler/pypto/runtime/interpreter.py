@@ -35,9 +35,10 @@ class Interpreter:
         self.program = program
         self.launch = launch
 
-    def call(self, func: St.Function, args: list) -> tuple:
+    def call(self, func: St.Function, args: list, blocks: int = 1) -> tuple:
+        """Run ``func``: an Orchestration on the host, a kernel on the chip as ``blocks`` SPMD blocks."""
         if func.type is not FunctionType.Orchestration:
-            return self.launch(func, args)
+            return self.launch(func, args, blocks)
         env = dict(zip(func.params, args, strict=False))
         try:
             self.block(func.body, env)
@@ -120,7 +121,7 @@ class Interpreter:
             callee = self.program.get_function(c.op.name)
             if callee is None:
                 raise RuntimeFault(f"unknown function '{c.op.name}'", c.span)
-            out = self.call(callee, args)
+            out = self.call(callee, args, int(c.kwargs.get("blocks", 1)))
             return out[0] if len(out) == 1 else (tuple(out) if out else None)
         return self.host_op(c, args)
 

@@ -87,7 +87,9 @@ class Launcher:
         if r.trace:
             self.stats.traces.append(r.trace)
 
-    def __call__(self, func: St.Function, args: list) -> tuple:
+    def __call__(self, func: St.Function, args: list, blocks: int = 1) -> tuple:
+        """Run kernel ``func`` on the chip as ``blocks`` blocks (each sees its get_block_idx) and copy
+        what it wrote back into the caller's arrays."""
         if len(args) != len(func.params):
             raise RuntimeFault(f"{func.name} takes {len(func.params)} arguments, got {len(args)}", func.span)
         inputs, scalars, arrays = {}, {}, {}
@@ -109,7 +111,7 @@ class Launcher:
         try:
             r = pyptoemu.run(
                 self.pto[func.name], inputs=inputs, args=scalars, entry=func.name, machine=self.machine,
-                trace=trace, sync=sync, races=self.races,
+                trace=trace, sync=sync, races=self.races, blocks=blocks,
             )
         except pyptoemu.KernelFault as fault:
             if fault.result is not None:

@@ -65,8 +65,10 @@ def test_run_config_platforms():
     with pytest.raises(ValueError, match="ring_heap"):
         RunConfig(ring_heap=1000)
     x = np.ones((16, 32), np.float32)
-    with pytest.raises(NotImplementedError, match="Ascend950"):
-        scale_rows(x, np.zeros_like(x), 1.0, config=RunConfig(platform="a5sim"))
+    y5 = np.zeros_like(x)
+    scale_rows(x, y5, 7.0, config=RunConfig(platform="a5sim"))  # isa_specs/machines/a5.yaml
+    np.testing.assert_array_equal(y5, 7.0)
+    assert scale_rows.last_result.machine == "a5"
     cfg = RunConfig(platform="a2a3", device_id=3, enable_pmu=1, save_kernels=True)
     y = np.zeros_like(x)
     scale_rows(x, y, 5.0, config=cfg)

@@ -1,0 +1,183 @@
+"""Placement on the chip from @pl.jit code: pl.spmd blocks, block and lane ids, atomic stores,
+pl.pipeline / pl.cluster, name_hint as the kernel name (spec pypto-jit §4, §5, §6.4)."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import pypto.language as pl
+from pypto.errors import PyptoError
+from pyptoemu import KernelFault
+
+ROWS = 16
+
+
+@pl.jit
+def add_rows_spmd(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    rows, cols = a.shape
+    for i in pl.spmd(rows // ROWS, name_hint="add_rows"):
+        r = i * ROWS
+        t = pl.add(pl.load(a, [r, 0], [ROWS, cols]), pl.load(b, [r, 0], [ROWS, cols]))
+        pl.store(t, [r, 0], c)
+
+
+def test_spmd_loop_runs_one_block_per_core_concurrently():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((64, 32)).astype(np.float32)
+    b = rng.standard_normal((64, 32)).astype(np.float32)
+    c = np.full_like(a, np.nan)
+    add_rows_spmd(a, b, c)
+    np.testing.assert_array_equal(c, a + b)  # each block wrote its own 16 rows
+    r = add_rows_spmd.last_result
+    assert r.launches == 1
+    assert sorted(b for core in r.cores for b in core.blocks) == [0, 1, 2, 3]
+    assert len({core.id for core in r.cores}) == 4  # four AIVs at once, not one core four times
+    assert r.cycles < 2 * max(core.cycles for core in r.cores)
+    assert list(add_rows_spmd.compile(a, b, c).pto) == ["add_rows"]  # name_hint names the kernel
+
+
+@pl.jit
+def block_ids(out: pl.Out[pl.Tensor]):
+    with pl.spmd(out.shape[0] // 8):
+        i = pl.get_block_idx()
+        n = pl.get_block_num()
+        lane = pl.get_subblock_idx()
+        row = pl.full([8, 16], dtype=pl.FP32, value=0.0)
+        t = pl.adds(pl.adds(row, pl.cast(i * 100 + n, pl.FP32)), pl.cast(lane * 1000, pl.FP32))
+        pl.store(t, [i * 8, 0], out)
+
+
+def test_inline_spmd_body_reads_block_index_count_and_lane():
+    out = np.full((40, 16), -1.0, np.float32)
+    block_ids(out)
+    # block i of 5 wrote i*100 + 5 into its 8 rows; a vector-only kernel runs on one AIV: lane 0
+    want = np.repeat(np.arange(5) * 100 + 5, 8)[:, None] * np.ones((1, 16))
+    np.testing.assert_array_equal(out, want)
+
+
+@pl.jit.incore
+def scale_block(x: pl.Tensor, y: pl.Out[pl.Tensor], factor: pl.Scalar[pl.FP32]):
+    i = pl.get_block_idx()
+    t = pl.load(x, [i * ROWS, 0], [ROWS, x.shape[1]])
+    y = pl.store(pl.muls(t, factor), [i * ROWS, 0], y)
+    return y
+
+
+@pl.jit
+def scale_dispatch(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    with pl.cluster():
+        with pl.spmd(x.shape[0] // ROWS):
+            y = scale_block(x, y, 2.5)
+    return y
+
+
+@pl.jit
+def scale_at(x: pl.Tensor, y: pl.Out[pl.Tensor], blocks: int):
+    with pl.spmd(blocks, name_hint="unused_when_at_names_it"):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="scale_region"):
+            i = pl.get_block_idx()
+            t = pl.load(x, [i * ROWS, 0], [ROWS, x.shape[1]])
+            pl.store(pl.muls(t, -1.0), [i * ROWS, 0], y)
+
+
+def test_spmd_dispatches_one_kernel_call_or_one_at_region():
+    x = np.random.default_rng(1).standard_normal((48, 32)).astype(np.float32)
+    y = np.zeros_like(x)
+    scale_dispatch(x, y)
+    np.testing.assert_allclose(y, x * 2.5, rtol=1e-6)
+    assert len(scale_dispatch.last_result.cores) == 3
+    y2 = np.zeros_like(x)
+    scale_at(x, y2, 2)  # two blocks: the last 16 rows stay untouched
+    np.testing.assert_array_equal(y2[:32], -x[:32])
+    assert not y2[32:].any()
+    assert list(scale_at.compile(x, y2, 2).pto) == ["scale_region"]
+
+
+@pl.jit
+def splitk_sum(x: pl.Tensor, out: pl.Out[pl.Tensor], atomic: bool):
+    """out = sum of the row blocks of x, one block per SPMD block, added atomically."""
+    rows, cols = x.shape
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="zero_out"):
+        pl.store(pl.full([ROWS, cols], dtype=x.dtype, value=0), [0, 0], out)
+    for i in pl.spmd(rows // ROWS):
+        t = pl.load(x, [i * ROWS, 0], [ROWS, cols])
+        if atomic:
+            pl.store(t, [0, 0], out, atomic=pl.AtomicType.Add)
+        else:
+            pl.store(t, [0, 0], out)
+
+
+@pytest.mark.parametrize("dtype, rtol", [(np.float32, 1e-6), (np.float16, 2e-3), (ml_dtypes.bfloat16, 1.6e-2),
+                                         (np.int32, 0)])
+def test_atomic_stores_accumulate_across_blocks(dtype, rtol):
+    rng = np.random.default_rng(2)
+    raw = rng.integers(-20, 20, (6 * ROWS, 32)) if dtype is np.int32 else rng.standard_normal((6 * ROWS, 32))
+    x = raw.astype(dtype)
+    out = np.full((ROWS, 32), 7, dtype)  # zeroed by the first kernel, then six adds
+    splitk_sum(x, out, True)
+    want = x.astype(np.float64).reshape(6, ROWS, 32).sum(axis=0)
+    np.testing.assert_allclose(out.astype(np.float64), want, rtol=rtol, atol=rtol * 4)
+
+
+def test_plain_stores_of_several_blocks_to_one_window_are_a_race():
+    x = np.ones((4 * ROWS, 32), np.float32)
+    with pytest.raises(KernelFault, match="race"):
+        splitk_sum(x, np.zeros((ROWS, 32), np.float32), False)
+
+
+@pl.jit
+def atomic_u8(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    for i in pl.spmd(2):
+        pl.store(pl.load(x, [0, 0], [ROWS, 32]), [0, 0], out, atomic=pl.AtomicType.Add)
+
+
+def test_atomic_add_of_an_unsupported_dtype_is_refused():
+    x = np.ones((ROWS, 32), np.uint8)
+    with pytest.raises(PyptoError, match="atomic add into UINT8 is not supported"):
+        atomic_u8(x, np.zeros_like(x))
+
+
+@pl.jit
+def pipelined(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    for r in pl.pipeline(0, x.shape[0], ROWS, stage=2):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="neg_rows"):
+            pl.store(pl.neg(pl.load(x, [r, 0], [ROWS, 32])), [r, 0], y)
+
+
+def test_pipeline_loop_means_range():
+    x = np.random.default_rng(3).standard_normal((48, 32)).astype(np.float32)
+    y = np.zeros_like(x)
+    pipelined(x, y)
+    np.testing.assert_array_equal(y, -x)
+
+
+def _kernel_error(src: str, tmp_path, match: str) -> None:
+    path = tmp_path / "bad_spmd.py"
+    path.write_text("import numpy as np\nimport pypto.language as pl\n\n\n" + src)
+    scope: dict = {}
+    exec(compile(path.read_text(), str(path), "exec"), scope)
+    x = np.ones((32, 32), np.float32)
+    with pytest.raises(PyptoError, match=match) as e:
+        scope["k"](x, np.zeros_like(x))
+    assert f"{path}:" in str(e.value)  # located at the user's line
+
+
+LOAD = "t = pl.load(x, [0, 0], [16, 32])\n"
+
+
+@pytest.mark.parametrize("body, match", [
+    ("    with pl.spmd(2):\n        with pl.at(level=pl.Level.CORE_GROUP):\n            " + LOAD +
+     "        with pl.at(level=pl.Level.CORE_GROUP):\n            " + LOAD, "dispatches 2 kernels"),
+    ("    with pl.spmd(2):\n        t = pl.load(x, [0, 0], [16, 32])\n        pl.store(t, [0, 0], y)\n",
+     "every block would do identical work"),
+    ("    with pl.at(level=pl.Level.CORE_GROUP):\n        for i in pl.spmd(2):\n            " + LOAD,
+     "cannot sit inside an InCore region"),
+    ("    for i in pl.spmd(0):\n        " + LOAD, "must be positive"),
+    ("    for i in pl.spmd(2, deps=[x]):\n        " + LOAD, "task graphs"),
+    ("    for r in pl.pipeline(0, 32, 16):\n        " + LOAD, "needs stage="),
+    ("    n = pl.tensor.dim(x, 0)\n    for i in pl.spmd(n):\n        " + LOAD, "known when the program is specialized"),
+])
+def test_spmd_misuse_is_reported_at_the_users_line(body, match, tmp_path):
+    _kernel_error("@pl.jit\ndef k(x: pl.Tensor, y: pl.Out[pl.Tensor]):\n" + body, tmp_path, match)
