@@ -161,13 +161,19 @@ class Printer:
         self.emit(indent, f"{', '.join(r.var.name for r in rest)} = {self.expr(s.value)}")
         return n + 1
 
-    def stmt(self, s: Any, indent: int, yield_names: tuple = ()) -> None:
+    def spmd_launch(self, s: Any, indent: int) -> bool:
+        """Print a kernel call launched as SPMD blocks as the dispatch form of ``pl.spmd`` (which
+        re-parses to the same call); False when ``s`` is no such call."""
         launched = s.value if isinstance(s, St.AssignStmt) else s.expr if isinstance(s, St.EvalStmt) else None
-        if isinstance(launched, E.Call) and "blocks" in launched.kwargs:
-            # a kernel launched as SPMD blocks re-parses as the dispatch form of pl.spmd
-            self.emit(indent, f"with {self.p}.spmd({launched.kwargs['blocks']}):")
-            call = replace(launched, kwargs={k: v for k, v in launched.kwargs.items() if k != "blocks"})
-            self.stmt(replace(s, value=call) if isinstance(s, St.AssignStmt) else replace(s, expr=call), indent + 1)
+        if not (isinstance(launched, E.Call) and "blocks" in launched.kwargs):
+            return False
+        self.emit(indent, f"with {self.p}.spmd({launched.kwargs['blocks']}):")
+        call = replace(launched, kwargs={k: v for k, v in launched.kwargs.items() if k != "blocks"})
+        self.stmt(replace(s, value=call) if isinstance(s, St.AssignStmt) else replace(s, expr=call), indent + 1)
+        return True
+
+    def stmt(self, s: Any, indent: int, yield_names: tuple = ()) -> None:
+        if self.spmd_launch(s, indent):
             return
         if isinstance(s, St.AssignStmt):
             self.emit(indent, f"{s.var.name}: {self.type(s.var.type)} = {self.expr(s.value)}")
@@ -203,18 +209,22 @@ class Printer:
                 self.emit(indent, "else:")
                 self.body(s.else_body, indent + 1, s.return_vars)
         elif isinstance(s, St.ScopeStmt):
-            if s.blocks is not None:
-                self.emit(indent, f"with {self.p}.spmd({s.blocks}):")
-                indent += 1
-            if s.name_hint:
-                self.emit(indent, f"with {self.p}.at(level={self.p}.Level.CORE_GROUP, name_hint={s.name_hint!r}):")
-            else:
-                self.emit(indent, f"with {self.p}.{'incore' if s.scope_kind == 0 else 'auto_incore'}():")
-            self.body(s.body, indent + 1)
+            self.scope_stmt(s, indent)
         elif isinstance(s, (St.SeqStmts, St.OpStmts)):
             self.body(s, indent, yield_names)
         else:
             self.emit(indent, f"# <{type(s).__name__}>")
+
+    def scope_stmt(self, s: St.ScopeStmt, indent: int) -> None:
+        """``with pl.incore():``; a named region as ``pl.at(..., name_hint=)``, SPMD blocks inside ``pl.spmd``."""
+        if s.blocks is not None:
+            self.emit(indent, f"with {self.p}.spmd({s.blocks}):")
+            indent += 1
+        if s.name_hint:
+            self.emit(indent, f"with {self.p}.at(level={self.p}.Level.CORE_GROUP, name_hint={s.name_hint!r}):")
+        else:
+            self.emit(indent, f"with {self.p}.{'incore' if s.scope_kind == 0 else 'auto_incore'}():")
+        self.body(s.body, indent + 1)
 
     def for_stmt(self, s: St.ForStmt, indent: int) -> None:
         start, stop, step = self.expr(s.start), self.expr(s.stop), self.expr(s.step)

@@ -347,8 +347,10 @@ class FunctionParser:
         self.emit(St.ReturnStmt(tuple(values), self.span(node)))
 
     def stmt_With(self, node: ast.With) -> None:
-        if len(node.items) != 1:
-            raise self.error("only one context manager per 'with' is supported", node)
+        if len(node.items) > 1:  # `with a, b:` is `with a:` around `with b:`
+            inner = ast.copy_location(ast.With(items=node.items[1:], body=node.body), node.items[1].context_expr)
+            ast.fix_missing_locations(inner)
+            node = ast.copy_location(ast.With(items=node.items[:1], body=[inner]), node)
         ctx = node.items[0].context_expr
         for name, kind in (("incore", ScopeKind.InCore), ("auto_incore", ScopeKind.AutoInCore)):
             if self._is_helper_call(ctx, name):

@@ -3,6 +3,8 @@ pl.pipeline / pl.cluster, name_hint as the kernel name (spec pypto-jit §4, §5,
 
 from __future__ import annotations
 
+import importlib.util
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -67,15 +69,14 @@ def scale_block(x: pl.Tensor, y: pl.Out[pl.Tensor], factor: pl.Scalar[pl.FP32]):
 
 @pl.jit
 def scale_dispatch(x: pl.Tensor, y: pl.Out[pl.Tensor]):
-    with pl.cluster():
-        with pl.spmd(x.shape[0] // ROWS):
-            y = scale_block(x, y, 2.5)
+    with pl.cluster(), pl.spmd(x.shape[0] // ROWS):  # one with, two contexts: nested
+        y = scale_block(x, y, 2.5)
     return y
 
 
 @pl.jit
 def scale_at(x: pl.Tensor, y: pl.Out[pl.Tensor], blocks: int):
-    with pl.spmd(blocks, name_hint="unused_when_at_names_it"):
+    with pl.spmd(blocks, name_hint="unused_when_at_names_it"):  # noqa: SIM117  (the form upstream writes)
         with pl.at(level=pl.Level.CORE_GROUP, name_hint="scale_region"):
             i = pl.get_block_idx()
             t = pl.load(x, [i * ROWS, 0], [ROWS, x.shape[1]])
@@ -129,7 +130,7 @@ def test_plain_stores_of_several_blocks_to_one_window_are_a_race():
 
 @pl.jit
 def atomic_u8(x: pl.Tensor, out: pl.Out[pl.Tensor]):
-    for i in pl.spmd(2):
+    for _ in pl.spmd(2):
         pl.store(pl.load(x, [0, 0], [ROWS, 32]), [0, 0], out, atomic=pl.AtomicType.Add)
 
 
@@ -156,11 +157,12 @@ def test_pipeline_loop_means_range():
 def _kernel_error(src: str, tmp_path, match: str) -> None:
     path = tmp_path / "bad_spmd.py"
     path.write_text("import numpy as np\nimport pypto.language as pl\n\n\n" + src)
-    scope: dict = {}
-    exec(compile(path.read_text(), str(path), "exec"), scope)
+    spec = importlib.util.spec_from_file_location("bad_spmd", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
     x = np.ones((32, 32), np.float32)
     with pytest.raises(PyptoError, match=match) as e:
-        scope["k"](x, np.zeros_like(x))
+        mod.k(x, np.zeros_like(x))
     assert f"{path}:" in str(e.value)  # located at the user's line
 
 
