@@ -318,7 +318,8 @@ class _FunctionGen:
         seen: dict = {}
         reshaped = {
             s.var for s in walk_stmts(self.func.body)
-            if isinstance(s, St.AssignStmt) and isinstance(s.value, E.Call) and s.value.op.name == "block.reshape"
+            if isinstance(s, St.AssignStmt) and isinstance(s.value, E.Call)
+            and s.value.op.name in ("block.reshape", "block.transpose_view")
         }
         for v in defined_vars(self.func):
             m = memref_of(v)
@@ -636,6 +637,60 @@ class _FunctionGen:
                       attrs=attrs))
 
 
+    # ------------------------------------------------------------------ jit-era data ops (ops.tile_data)
+    def getval(self, call: E.Call, result: Any, s: Any) -> None:
+        """``%v = pto.tgetval ins(%t, %off : TB, index) outs : T``."""
+        (t, tty), off = self.buf(call.args[0]), self.index_value(call.args[1])
+        name = self.new()
+        self.emit(_op("pto.tgetval", results=[name], result_types=[scalar_type(result.type.dtype)], ins=[t, off],
+                      in_types=[tty, INDEX], is_dps=True))
+        self.values[result] = name
+
+    def setval(self, call: E.Call, result: Any, s: Any) -> None:
+        """``pto.tsetval ins(%off, %v : index, T) outs(%t : TB)``: the result is the same buffer."""
+        off, (v, vty) = self.index_value(call.args[1]), self.operand(call.args[2])
+        dst, dty = self.buf(result)
+        self.emit(_op("pto.tsetval", ins=[off, v], in_types=[INDEX, vty], outs=[dst], out_types=[dty], is_dps=True))
+
+    def pointer(self, tensor: Any) -> tuple[str, A.PtrType]:
+        """The ``!pto.ptr`` argument behind a kernel tensor (a parameter or a name of its buffer)."""
+        m = memref_of(tensor)
+        for p in self.func.params:
+            if isinstance(p.type, TensorType) and memref_of(p) is m:
+                return self.values[p], A.PtrType(p.type.dtype.mlir)
+        raise CompileError("a scalar GM access needs a tensor parameter of the kernel", getattr(tensor, "span", None))
+
+    def read_gm(self, call: E.Call, result: Any, s: Any) -> None:
+        ptr, pty = self.pointer(call.args[0])
+        name = self.new()
+        self.emit(_op("pto.load_scalar", results=[name], result_types=[scalar_type(result.type.dtype)],
+                      operands=[ptr, self.index_value(call.args[1])], operand_types=[pty]))
+        self.values[result] = name
+
+    def write_gm(self, call: E.Call, result: Any, s: Any) -> None:
+        ptr, pty = self.pointer(call.args[1])
+        v, vty = self.operand(call.args[0])
+        self.emit(_op("pto.store_scalar", operands=[v, ptr, self.index_value(call.args[2])],
+                      operand_types=[pty, vty]))
+
+    def gather_mask(self, call: E.Call, result: Any, s: Any) -> None:
+        """``tgather`` mask form; an ``output_dtype`` of another type gathers into a same-width alias."""
+        src, sty = self.buf(call.args[0])
+        dtype = call.args[0].type.dtype
+        dst, dty = self.buf(result) if result.type.dtype is dtype else self.alias(result, dtype)
+        attrs = {"maskPattern": A.EnumAttr("mask_pattern", call.kwargs["pattern"])}
+        self.emit(_op("pto.tgather", ins=[src], in_types=[sty], outs=[dst], out_types=[dty], attrs=attrs,
+                      is_dps=True))
+
+    def arange(self, call: E.Call, result: Any, s: Any) -> None:
+        """``tci``; a UINT32 row is written through an INT32 alias of its buffer (tci is signed only)."""
+        dtype = isa.RETYPED["block.arange"].get(result.type.dtype, result.type.dtype)
+        start, sty = self.operand(call.args[0])
+        dst, dty = self.buf(result) if dtype is result.type.dtype else self.alias(result, dtype)
+        attrs = {"descending": True} if call.kwargs.get("descending") else {}
+        self.emit(_op("pto.tci", ins=[start], in_types=[sty], outs=[dst], out_types=[dty], attrs=attrs, is_dps=True))
+
+
 def _nothing(gen: _FunctionGen, call: E.Call, result: Any, s: Any) -> None:
     """Ops that emit no instruction (their result is only a name for memory or a value)."""
 
@@ -664,6 +719,14 @@ _SPECIAL = {
     "block.max": _FunctionGen.column_reduce,
     "block.min": _FunctionGen.column_reduce,
     "block.reshape": _FunctionGen.reshape,
+    "block.getval": _FunctionGen.getval,
+    "block.setval": _FunctionGen.setval,
+    "block.read_gm": _FunctionGen.read_gm,
+    "block.write_gm": _FunctionGen.write_gm,
+    "block.extract": _FunctionGen.lowered,
+    "block.transpose_view": _FunctionGen.reshape,
+    "block.gather_mask": _FunctionGen.gather_mask,
+    "block.arange": _FunctionGen.arange,
 }
 
 

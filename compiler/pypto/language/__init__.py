@@ -33,6 +33,7 @@ from pypto.language.text import loads, loads_program, parse, parse_program
 from pypto.language.typing import DynVar, InOut, Out, Scalar, Tensor, Tile, dynamic
 from pypto.language.typing import MemRef_ as MemRef
 
+Mem = MemorySpace  # jit-era spelling (spec pypto-jit §11)
 ND, DN, NZ = TensorLayout.ND, TensorLayout.DN, TensorLayout.NZ
 IntLike = int
 
@@ -54,17 +55,25 @@ for _name in _UNIFIED + _BLOCK + _TENSOR + _IDS:
 
 block = _Namespace(
     "block",
-    tuple(_BLOCK) + tuple(_UNIFIED) + tuple(_IDS) + ("full", "fillpad", "adds", "subs", "muls", "divs", "create"),
+    tuple(_BLOCK) + tuple(_UNIFIED) + tuple(_IDS) + ("full", "fillpad", "adds", "subs", "muls", "divs", "create",
+                                                     "read", "write", "slice", "concat", "transpose_view", "sort32",
+                                                     "mrgsort", "gather", "arange"),
 )
 tile = block
 tensor = _Namespace(
     "tensor",
-    ("create", "dim", "read", "view", "assemble", "add", "sub", "mul", "div", "maximum", "exp", "cast", "matmul",
+    ("create", "dim", "read", "write", "slice", "view", "assemble", "add", "sub", "mul", "div", "maximum", "exp", "cast", "matmul",
      "row_max", "row_sum", "add_scalar", "sub_scalar", "mul_scalar", "div_scalar", "reshape", "transpose"),
 )
 system = _Namespace("system", ("sync_src", "sync_dst", "bar_v", "bar_m", "bar_all"))
 
 from pypto.language.jit import JITFunction, jit
+from pypto.language.surface import MaskPattern, PadValue
+
+tile.MaskPattern = MaskPattern  # pl.tile.MaskPattern.P0101 (spec pypto-jit §8)
+for _name in ("read", "write", "slice", "concat", "transpose_view", "sort32", "mrgsort", "gather", "arange",
+              "fillpad"):
+    globals().setdefault(_name, _OpStub("", _name))
 
 __all__ = [
     "DN",
@@ -81,9 +90,12 @@ __all__ = [
     "IntLike",
     "JITFunction",
     "Level",
+    "MaskPattern",
+    "Mem",
     "MemRef",
     "MemorySpace",
     "Out",
+    "PadValue",
     "ParamDirection",
     "PipeType",
     "Role",

@@ -12,7 +12,7 @@ from pypto.errors import PyptoTypeError
 from pypto.ir import expr as E
 from pypto.ir.stmt import Function
 from pypto.ir.types import ScalarType, TensorType, TileType, TupleType, UnknownType, type_str
-from pypto.language import slicing
+from pypto.language import surface
 from pypto.language.source import InlineFunction, Namespace, SourceInfo, is_pl_module
 from pypto.language.typing import dynamic
 from pypto.ops import block as B
@@ -52,6 +52,13 @@ def call(p: Any, node: ast.Call) -> Any:
     path = _dotted(f)
     if path and len(path) >= 2 and path[0] not in p.env:
         found, root = p.ns.lookup(path[0])
+        if found and is_pl_module(root) and surface.claims(path):
+            ns = path[1] if len(path) == 3 else ""
+            args, kwargs = _args(p, node)
+            handle = surface.handler(ns, path[-1], args, kwargs)
+            if handle is not None:
+                return handle(p, node, args, kwargs)
+            return _pl_or_namespace(p, node, path, root, args, kwargs)
         if found and is_pl_module(root):
             if len(path) == 2:
                 return pl_call(p, node, path[1], root)
@@ -71,6 +78,12 @@ def call(p: Any, node: ast.Call) -> Any:
     if callable(callee) and not any(isinstance(v, E.Expr) for v in [*args, *kwargs.values()]):
         return callee(*args, **kwargs)
     raise p.error(f"'{ast.unparse(f)}' is not a PyPTO op or function", f)
+
+
+def _pl_or_namespace(p: Any, node: ast.Call, path: list, root: Any, args: list, kwargs: dict) -> Any:
+    if len(path) == 2:
+        return pl_call(p, node, path[1], root, args, kwargs)
+    return namespace_call(p, node, "block" if path[1] == "tile" else path[1], path[2], args, kwargs)
 
 
 def _args(p: Any, node: ast.Call) -> tuple[list, dict]:
@@ -118,21 +131,20 @@ def _kind(v: Any) -> str:
     return "other"
 
 
-def pl_call(p: Any, node: ast.Call, name: str, pl: Any) -> Any:
+def pl_call(p: Any, node: ast.Call, name: str, pl: Any, args: list | None = None, kwargs: dict | None = None) -> Any:
     """``pl.<name>(...)``; ``pl`` is the ``pypto.language`` module the user's code refers to."""
     if name in HELPERS_ONLY_IN_STATEMENTS:
         loops = ("range", "parallel", "pipeline", "unroll", "while_")
         where = "as a for-loop iterator" if name in loops else "as a statement"
         raise p.error(f"pl.{name} can only be used {where}", node)
-    args, kwargs = _args(p, node)
+    if args is None:
+        args, kwargs = _args(p, node)
+    kwargs = kwargs if kwargs is not None else {}
     if name == "const":
         return const(p, node, args, kwargs)
     if name == "dynamic":
         return dynamic(*args)
     first = _kind(args[0]) if args else "other"
-    if name == "slice" and first == "tensor":  # jit-era pl.slice(x, shape, offset): a window load in InCore code
-        dims, offset, x = slicing.slice_call(p, node, args, kwargs)
-        return namespace_call(p, node, "block", "load", [x, offset, dims], {})
     if name in ("cast", "min", "max") and first == "scalar":
         if name == "cast":
             if kwargs.get("mode", "round") not in ("round", 2):

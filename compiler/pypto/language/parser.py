@@ -206,6 +206,8 @@ class FunctionParser:
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return
         value = self.expr(node.value, top=True)
+        if value is None and isinstance(node.value, ast.Call):
+            return  # a statement op that emitted its own IR (pl.write)
         if not isinstance(value, E.Call):
             raise self.error("an expression statement must be an op call", node)
         self.emit(St.EvalStmt(value, self.span(node)))
@@ -736,6 +738,13 @@ class FunctionParser:
             self.emit(St.AssignStmt(tmp, value, self.span(node)))
             return tmp
         return value
+
+    def temp(self, value: E.Call, node: ast.AST) -> E.Var:
+        """``value`` bound to a fresh temporary (an intermediate of a multi-op lowering)."""
+        self.tmp_counter += 1
+        tmp = E.Var(f"_t{self.tmp_counter - 1}", value.type, self.span(node))
+        self.emit(St.AssignStmt(tmp, value, self.span(node)))
+        return tmp
 
     def expr_Constant(self, node: ast.Constant) -> Any:
         return node.value

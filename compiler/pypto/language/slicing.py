@@ -76,24 +76,3 @@ def is_tensor(value: Any) -> bool:
 
 def is_tile(value: Any) -> bool:
     return isinstance(value, E.Expr) and isinstance(value.type, TileType)
-
-
-def slice_call(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
-    """``pl.slice(x, shape, offset)`` on a tensor in InCore code: the window loaded as a tile (§6.2)."""
-    from_kw = [kwargs.pop(k, None) for k in ("shape", "offset")]
-    params = list(args) + [v for v in from_kw if v is not None]
-    if len(params) != 3:
-        raise p.error("pl.slice(x, shape, offset) takes a tensor, a shape list and an offset list", node)
-    for k in ("valid_shape", "drop_dims", "pad_value", "clamp"):
-        if kwargs.pop(k, None) not in (None, False):
-            raise p.error(f"pl.slice({k}=...) is not supported yet", node)
-    if kwargs:
-        raise p.error(f"pl.slice() got an unexpected keyword argument '{next(iter(kwargs))}'", node)
-    x, shape, offset = params
-    if not p.in_incore:
-        raise p.error("pl.slice on a tensor outside an InCore region (a view) is not supported yet; "
-                      "slice inside `with pl.at(level=pl.Level.CORE_GROUP)`", node)
-    dims = [_static(d) for d in shape]
-    if any(d is None or d <= 0 for d in dims):
-        raise p.error("pl.slice: a tile window needs positive constant shape entries", node)
-    return dims, list(offset), x

@@ -487,7 +487,7 @@ def _sels(args: list, kw: dict, span: Span) -> TileType:
     "block.load",
     BLOCK,
     ("tensor", "offsets", "shapes", "valid_shapes"),
-    attrs={"target_memory": MemorySpace},
+    attrs={"target_memory": MemorySpace, "pad": int},
     pipe=PipeType.MTE2,
     min_args=3,
 )
@@ -528,6 +528,8 @@ def _load(args: list, kw: dict, span: Span) -> TileType:
         # a partial cube operand: its tail is zero-filled on the way in, so whole fractal boxes can go
         # to the cube without the box padding ever adding to a product
         view = replace(view, pad=TilePad.zero)
+    if "pad" in kw:  # tload writes the pad value outside the valid region (jit pl.slice(pad_value=...))
+        view = replace(view, pad=TilePad(kw["pad"]))
     return TileType(shapes, t.dtype, tile_view=view)
 
 
@@ -675,6 +677,7 @@ def load(
     shapes: Any,
     valid_shapes: Any = None,
     target_memory: MemorySpace | None = None,
+    pad: TilePad | None = None,
     span: Span | None = None,
 ) -> Call:
     if isinstance(valid_shapes, MemorySpace):
@@ -682,6 +685,8 @@ def load(
     args = [tensor, to_tuple(offsets, span, "offsets"), to_tuple(shapes, span, "shapes")]
     args.append(to_tuple(valid_shapes, span, "valid_shapes") if valid_shapes is not None else args[2])
     kw = {"target_memory": target_memory if target_memory is not None else MemorySpace.Vec}
+    if pad is not None:
+        kw["pad"] = int(pad)
     return create_op_call("block.load", args, kw, span)
 
 

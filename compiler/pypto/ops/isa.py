@@ -68,12 +68,27 @@ LOWERINGS: dict[str, Lowering] = {
     "block.sum": Lowering("tcolsum", (0,)),
     "block.max": Lowering("tcolmax", (0,)),
     "block.min": Lowering("tcolmin", (0,)),
+    # jit-era tile data ops (pypto.ops.tile_data)
+    "block.getval": Lowering("tgetval"),
+    "block.setval": Lowering("tsetval", (1, 2)),  # (tile, offset, value) -> ins(offset, value) outs(tile)
+    "block.read_gm": Lowering("load_scalar"),
+    "block.write_gm": Lowering("store_scalar"),
+    "block.extract": Lowering("textract", (0, 1, 2)),  # (tile, row, col, shape[, valid]) -> ins(src, row, col)
+    "block.concat": Lowering("tconcat"),
+    "block.transpose_view": Lowering("treshape"),
+    "block.sort32": Lowering("tsort32"),
+    "block.mrgsort": Lowering("tmrgsort"),
+    "block.gather_mask": Lowering("tgather", (0,)),
+    "block.arange": Lowering("tci", (0,)),
 }
 
 TARGET_MACHINE = "a2a3"  # the machine the compiler targets (pto.target_arch of the modules it writes)
 
 # Dtypes the compiler makes legal beyond the instruction's own: the op runs on a same-width view.
-RETYPED: dict[str, dict[DataType, DataType]] = {"block.not": {DataType.UINT16: DataType.INT16}}
+RETYPED: dict[str, dict[DataType, DataType]] = {
+    "block.not": {DataType.UINT16: DataType.INT16},
+    "block.arange": {DataType.UINT32: DataType.INT32},  # pypto-lib's top-k index row is UINT32
+}
 
 _BY_SPELLING: dict[str, DataType] = {}
 for _d in DataType:

@@ -42,6 +42,21 @@ def _read(args: list, kw: dict, span: Span) -> ScalarType:
     return ScalarType(t.dtype)
 
 
+@register_op("tensor.write", TENSOR, ("tensor", "indices", "value"))
+def _write(args: list, kw: dict, span: Span) -> TensorType:
+    """A host store of one element (orchestration ``pl.write``); the result is the tensor."""
+    names = ("tensor", "indices", "value")
+    t = tensor("tensor.write", args, 0, names, span)
+    idx = int_list("tensor.write", args[1], "indices", span)
+    v = scalar("tensor.write", args, 2, names, span)
+    if len(idx) != len(t.shape):
+        raise PyptoTypeError(f"tensor.write: needs {len(t.shape)} indices, got {len(idx)}", span)
+    if v.dtype is not t.dtype:
+        raise PyptoTypeError(f"write: the value is {v.dtype.name} but the tensor is {t.dtype.name}; "
+                             "convert it with pl.cast", span)
+    return t
+
+
 @register_op("tensor.view", TENSOR, ("tensor", "shape", "offset"))
 def _view(args: list, kw: dict, span: Span) -> TensorType:
     t = tensor("tensor.view", args, 0, ("tensor", "shape", "offset"), span)
@@ -208,6 +223,10 @@ def dim(tensor: Expr, axis: int, span: Span | None = None) -> Call:
 
 def read(tensor: Expr, indices: Any, span: Span | None = None) -> Call:
     return create_op_call("tensor.read", [tensor, to_tuple(indices, span, "indices")], {}, span)
+
+
+def write(tensor: Expr, indices: Any, value: Expr, span: Span | None = None) -> Call:
+    return create_op_call("tensor.write", [tensor, to_tuple(indices, span, "indices"), value], {}, span)
 
 
 def view(tensor: Expr, shape: Any, offset: Any, span: Span | None = None) -> Call:

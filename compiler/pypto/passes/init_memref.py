@@ -107,13 +107,17 @@ def _sharing_groups(func: St.Function) -> tuple[_UnionFind, dict]:
     return uf, space
 
 
+# Ops whose result is the same buffer as one argument (by position): stores and scalar writes update it,
+# reshape and transpose_view read its bytes another way.
+_IN_PLACE = {"block.store": 2, "block.write_gm": 1, "block.reshape": 0, "block.setval": 0,
+             "block.transpose_view": 0}
+
+
 def _union_assign(uf: _UnionFind, space: dict, s: St.AssignStmt) -> None:
     """A store's result shares its output tensor, a reshape its input, an alias its value."""
     value = s.value
-    if isinstance(value, E.Call) and value.op.name in ("block.store",) and _shaped(value.args[2]):
-        uf.union(value.args[2], s.var)
-    elif isinstance(value, E.Call) and value.op.name == "block.reshape":
-        uf.union(value.args[0], s.var)
+    if isinstance(value, E.Call) and value.op.name in _IN_PLACE and _shaped(value.args[_IN_PLACE[value.op.name]]):
+        uf.union(value.args[_IN_PLACE[value.op.name]], s.var)
     elif isinstance(value, E.Var) and _shaped(value):
         uf.union(value, s.var)
     sp = space_of_def(value)

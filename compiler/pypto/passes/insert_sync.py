@@ -35,6 +35,8 @@ from pypto.passes.analysis import effects, op_call, pipe_of
 from pypto.passes.base import Pass, is_kernel
 
 TARGET_MACHINE = "a2a3"
+# Tile ops that run on the scalar unit and touch buffers (element access): they take flags like any pipe.
+SCALAR_ACCESSES = frozenset({"block.getval", "block.setval", "block.read_gm", "block.write_gm"})
 BARRIERS = {"V": system.bar_v, "M": system.bar_m}  # other pipes complete in order: a full barrier
 
 
@@ -103,9 +105,8 @@ class KernelModel(SyncModel):
             return self._user_sync(node, call)
         pipe = pipe_of(call, getattr(s, "var", None))
         reads, writes = effects(s)
-        if pipe is PipeType.S or not (reads or writes):
-            # scalar-unit statements are declarations and index arithmetic (no tile op of the
-            # language runs on the scalar unit): they order nothing and need no flag
+        if not (reads or writes) or (pipe is PipeType.S and call.op.name not in SCALAR_ACCESSES):
+            # other scalar-unit statements are declarations and index arithmetic: they order nothing
             return OpInfo("meta")
         self.rw[id(node)] = (reads, writes)
         return OpInfo("access", pipe.name)

@@ -42,6 +42,10 @@ def _last_yield(body: Any) -> St.YieldStmt | None:
     return stmts[-1] if stmts and isinstance(stmts[-1], St.YieldStmt) else None
 
 
+# Ops that write a tensor, and which argument is the tensor (its result names the same buffer).
+TENSOR_WRITES = {"block.store": 2, "block.write_gm": 1}
+
+
 def _buffer_roots(body: Any) -> dict:
     """Tensor variable defined in ``body`` -> the variable whose buffer it names.
 
@@ -51,8 +55,8 @@ def _buffer_roots(body: Any) -> dict:
     """
     link: dict = {}
     for s in walk_stmts(body):
-        if isinstance(s, St.AssignStmt) and isinstance(s.value, E.Call) and s.value.op.name == "block.store":
-            link[s.var] = s.value.args[2]
+        if isinstance(s, St.AssignStmt) and isinstance(s.value, E.Call) and s.value.op.name in TENSOR_WRITES:
+            link[s.var] = s.value.args[TENSOR_WRITES[s.value.op.name]]
         elif isinstance(s, (St.ForStmt, St.WhileStmt)):
             for ia, rv in zip(s.iter_args, s.return_vars, strict=False):
                 if isinstance(ia.type, TensorType):
@@ -78,8 +82,8 @@ def _written_and_read(body: Any) -> tuple[set, set]:
     link = _buffer_roots(body)
     written, read = set(), set()
     for s in walk_stmts(body):
-        if isinstance(s, St.AssignStmt) and isinstance(s.value, E.Call) and s.value.op.name == "block.store":
-            written.add(_root(s.value.args[2], link))
+        if isinstance(s, St.AssignStmt) and isinstance(s.value, E.Call) and s.value.op.name in TENSOR_WRITES:
+            written.add(_root(s.value.args[TENSOR_WRITES[s.value.op.name]], link))
     # every reference that is not a store target or an alias link reads the buffer it names
     for s in walk_stmts(body):
         for e in _read_exprs(s):
@@ -92,8 +96,9 @@ def _read_exprs(s: Any) -> list:
     """The expressions of statement ``s`` whose variables it reads."""
     if isinstance(s, St.AssignStmt):
         v = s.value
-        if isinstance(v, E.Call) and v.op.name == "block.store":
-            return [v.args[0], v.args[1]]
+        if isinstance(v, E.Call) and v.op.name in TENSOR_WRITES:
+            target = TENSOR_WRITES[v.op.name]
+            return [a for i, a in enumerate(v.args) if i != target]
         return [] if isinstance(v, E.Var) else [v]
     if isinstance(s, St.EvalStmt):
         return [s.expr]

@@ -147,6 +147,9 @@ class Interpreter:
             return np.swapaxes(args[0], int(args[1]), int(args[2]))
         if name == "tensor.read":
             return args[0][tuple(int(i) for i in args[1])].item()
+        if name == "tensor.write":
+            args[0][tuple(int(i) for i in args[1])] = args[2]
+            return args[0]
         return self.host_compute(c, args)
 
     def host_compute(self, c: E.Call, args: list) -> Any:

@@ -1,0 +1,346 @@
+"""The jit-era language surface beyond slicing (spec pypto-jit §6.2-§8): element access, tile windows,
+joins, transposed views, valid shapes and pads, sort and top-k.
+
+``pl.<op>``, ``pl.tile.<op>`` and ``pl.tensor.<op>`` calls whose name is in :data:`OPS` come here from
+the parser's call dispatch. Each handler reads the spec's keyword names, decides by where it is written
+(orchestration or InCore) and by its operand (tensor or tile), and builds the ops of
+:mod:`pypto.ops.tile_data` (or the existing load/fillpad/reshape/read ops). What the emulator cannot do
+is refused by name at the user's line.
+"""
+
+from __future__ import annotations
+
+import ast
+import enum
+import math
+from typing import Any
+
+from pypto.dtype import DataType
+from pypto.enums import MemorySpace, TilePad
+from pypto.errors import PyptoTypeError
+from pypto.ir import expr as E
+from pypto.ir import stmt as St
+from pypto.ir.types import ScalarType, TensorType, TileType, static_int
+from pypto.ops import block as B
+from pypto.ops import tensor as T
+from pypto.ops import tile_data as D
+from pypto.ops.common import scalar_arg
+
+PadValue = TilePad
+
+
+class MaskPattern(enum.IntEnum):
+    """``pl.tile.MaskPattern``: which columns a mask gather keeps (spec §8)."""
+
+    P0101 = 1
+    P1010 = 2
+    P0001 = 3
+    P0010 = 4
+    P0100 = 5
+    P1000 = 6
+    P1111 = 7
+
+
+def _kind(v: Any) -> str:
+    t = getattr(v, "type", None)
+    return "tile" if isinstance(t, TileType) else "tensor" if isinstance(t, TensorType) else "other"
+
+
+def _bind_args(p: Any, node: ast.Call, what: str, names: tuple, args: list, kwargs: dict, required: int) -> list:
+    """Positional and keyword arguments in ``names`` order (None for missing optional ones)."""
+    if len(args) > len(names):
+        raise p.error(f"{what} takes at most {len(names)} arguments ({', '.join(names)}), got {len(args)}", node,
+                      PyptoTypeError)
+    out = list(args) + [None] * (len(names) - len(args))
+    for k, v in kwargs.items():
+        if k not in names:
+            raise p.error(f"{what} got an unexpected keyword argument '{k}'", node, PyptoTypeError)
+        i = names.index(k)
+        if i < len(args):
+            raise p.error(f"{what} got multiple values for argument '{k}'", node, PyptoTypeError)
+        out[i] = v
+    missing = [n for n, v in zip(names[:required], out[:required], strict=True) if v is None]
+    if missing:
+        raise p.error(f"{what} is missing argument '{missing[0]}'", node, PyptoTypeError)
+    return out
+
+
+def _static_dims(p: Any, node: ast.AST, t: Any, what: str) -> list[int]:
+    dims = [static_int(d) for d in t.type.shape]
+    if None in dims:
+        raise p.error(f"{what}: needs a static shape, got a dynamic one", node)
+    return dims
+
+
+def _flat_offset(p: Any, node: ast.AST, x: Any, offset: Any, what: str) -> Any:
+    """The row-major element offset of ``offset`` (one index per dim, or one flat integer) in ``x``."""
+    dims = _static_dims(p, node, x, what)
+    if not isinstance(offset, (list, tuple)):
+        return offset
+    if len(offset) != len(dims):
+        raise p.error(f"{what}: {len(offset)} indices for a rank-{len(dims)} value", node, PyptoTypeError)
+    flat: Any = 0
+    for i, (idx, d) in enumerate(zip(offset, dims, strict=True)):
+        s = static_int(idx) if isinstance(idx, E.Expr) else idx if isinstance(idx, int) else None
+        if s is not None and not 0 <= s < d:
+            raise p.error(f"{what}: index {s} is outside axis {i} of extent {d}", node)
+        flat = flat * d + idx if i else idx
+    return flat
+
+
+def _indices(p: Any, node: ast.AST, x: Any, offset: Any, what: str) -> list:
+    """One index per dim of ``x``: a flat integer offset is unravelled row-major."""
+    if isinstance(offset, (list, tuple)):
+        if len(offset) != len(x.type.shape):
+            raise p.error(f"{what}: {len(offset)} indices for a rank-{len(x.type.shape)} tensor", node, PyptoTypeError)
+        return list(offset)
+    dims = _static_dims(p, node, x, what)
+    out, stride = [], 1
+    for d in reversed(dims):
+        out.insert(0, (offset // stride) % d if len(dims) > 1 else offset)
+        stride *= d
+    return out
+
+
+def _element(p: Any, node: ast.AST, value: Any, dtype: DataType) -> Any:
+    """A written scalar: literals take the destination's dtype, expressions must already have it."""
+    v = scalar_arg(value, dtype, p.span(node))
+    if not isinstance(getattr(v, "type", None), ScalarType):
+        raise p.error("pl.write: the value must be a scalar", node, PyptoTypeError)
+    return v
+
+
+# ----------------------------------------------------------------------------- element access
+
+
+def read(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
+    src, offset = _bind_args(p, node, "pl.read", ("src", "offset"), args, kwargs, 2)
+    span = p.span(node)
+    if _kind(src) == "tile":
+        return D.getval(src, _flat_offset(p, node, src, offset, "pl.read"), span=span)
+    if _kind(src) != "tensor":
+        raise p.error("pl.read reads an element of a tensor or a tile", node, PyptoTypeError)
+    if p.in_incore:
+        return D.read_gm(src, _flat_offset(p, node, src, offset, "pl.read"), span=span)
+    return T.read(src, _indices(p, node, src, offset, "pl.read"), span=span)
+
+
+def write(p: Any, node: ast.Call, args: list, kwargs: dict) -> None:
+    """``pl.write(dst, offset, value)``: a statement; a tile or InCore tensor target is rebound to the
+    written value (the same buffer), so later uses are ordered after the write."""
+    dst, offset, value = _bind_args(p, node, "pl.write", ("dst", "offset", "value"), args, kwargs, 3)
+    span = p.span(node)
+    kind = _kind(dst)
+    if kind == "other":
+        raise p.error("pl.write writes an element of a tensor or a tile", node, PyptoTypeError)
+    v = _element(p, node, value, dst.type.dtype)
+    if kind == "tensor" and not p.in_incore:
+        p.emit(St.EvalStmt(T.write(dst, _indices(p, node, dst, offset, "pl.write"), v, span=span), span))
+        return
+    target = node.args[0] if node.args else next(k.value for k in node.keywords if k.arg == "dst")
+    if not isinstance(target, ast.Name):
+        raise p.error("pl.write: the destination must be a name (it is rebound to the written value)", target)
+    flat = _flat_offset(p, node, dst, offset, "pl.write")
+    call = D.setval(dst, flat, v, span=span) if kind == "tile" else D.write_gm(v, dst, flat, span=span)
+    p.bind(target.id, call, node)
+    return
+
+
+# ----------------------------------------------------------------------------- windows, joins, views
+
+
+def _pad(p: Any, node: ast.AST, value: Any) -> TilePad | None:
+    """``pad_value``: a ``pl.PadValue``, or 0 / math.inf / -math.inf (spec §7)."""
+    if value is None or isinstance(value, TilePad):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if value == 0:
+            return TilePad.zero
+        if value == math.inf:
+            return TilePad.max
+        if value == -math.inf:
+            return TilePad.min
+    raise p.error(f"pad_value must be a pl.PadValue, 0, math.inf or -math.inf, got {value!r}", node, PyptoTypeError)
+
+
+def tile_slice(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
+    """``pl.tile.slice(tile, shape, offset, valid_shape=None, drop_dims=None, pad_value=None)``."""
+    names = ("tile", "shape", "offset", "valid_shape", "drop_dims", "pad_value")
+    t, shape, offset, valid, drop, pad = _bind_args(p, node, "pl.tile.slice", names, args, kwargs, 3)
+    if _kind(t) != "tile":
+        raise p.error("pl.tile.slice takes a tile (slice a tensor with pl.slice or a subscript)", node, PyptoTypeError)
+    if drop:
+        raise p.error("pl.tile.slice(drop_dims=...) is not supported (tiles stay 2-D)", node)
+    if len(shape) != 2 or len(offset) != 2:
+        raise p.error("pl.tile.slice: shape and offset need one entry per axis of a 2-D tile", node, PyptoTypeError)
+    return D.extract(t, offset[0], offset[1], shape, valid, _pad(p, node, pad), span=p.span(node))
+
+
+def tensor_slice(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
+    """``pl.slice(tensor, shape, offset, valid_shape=, pad_value=, clamp=)`` in InCore code: a window load."""
+    names = ("x", "shape", "offset", "valid_shape", "drop_dims", "pad_value", "clamp")
+    x, shape, offset, valid, drop, pad, clamp = _bind_args(p, node, "pl.slice", names, args, kwargs, 3)
+    if not p.in_incore:
+        raise p.error("pl.slice on a tensor outside an InCore region (a view) is not supported yet; "
+                      "slice inside `with pl.at(level=pl.Level.CORE_GROUP)`", node)
+    if drop:
+        raise p.error("pl.slice(drop_dims=...) is not supported (tiles stay 2-D)", node)
+    dims = [static_int(d) if isinstance(d, E.Expr) else d for d in shape]
+    if any(not isinstance(d, int) or isinstance(d, bool) or d <= 0 for d in dims):
+        raise p.error("pl.slice: a tile window needs positive constant shape entries", node)
+    return load_window(p, node, x, list(offset), dims, valid, clamp, _pad(p, node, pad), None)
+
+
+def _static(v: Any) -> int | None:
+    if isinstance(v, bool):
+        return None
+    return v if isinstance(v, int) else static_int(v) if isinstance(v, E.Expr) else None
+
+
+def load_window(p: Any, node: ast.AST, x: Any, offset: list, shape: list, valid: Any, clamp: Any,
+                pad: TilePad | None, memory: Any) -> Any:
+    """A tile load of ``x[offset : offset + shape]`` with the spec's valid-shape rules (§7): ``valid``
+    narrows the window (never widens it); ``clamp`` cuts it at the tensor's end instead of refusing."""
+    vs = list(valid) if valid is not None else list(shape)
+    if len(vs) != len(shape):
+        raise p.error(f"valid_shape has {len(vs)} entries for a {len(shape)}-D window", node, PyptoTypeError)
+    for i, (v, n) in enumerate(zip(vs, shape, strict=True)):
+        sv = _static(v)
+        if sv is not None and not 0 < sv <= n:
+            raise p.error(f"valid_shape[{i}] = {sv} must be in [1, {n}]: a valid shape narrows the window, it "
+                          "never widens it", node, PyptoTypeError)
+    if clamp:
+        for i, (o, d) in enumerate(zip(offset, x.type.shape, strict=True)):
+            so, sd, sv = _static(o), static_int(d), _static(vs[i])
+            if so is not None and sd is not None:
+                if so >= sd:
+                    raise p.error(f"pl.slice(clamp=True): axis {i} starts at {so}, at or past its end ({sd})", node)
+                vs[i] = min(sv, sd - so) if sv is not None else E.min_(p.to_ir(vs[i], node), sd - so)
+            else:
+                vs[i] = E.min_(p.to_ir(vs[i], node), p.to_ir(d, node) - p.to_ir(o, node))
+    narrowed = valid is not None or bool(clamp)
+    return B.load(x, offset, shape, vs if narrowed else None, memory, pad=pad, span=p.span(node))
+
+
+def load(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
+    """``pl.load(tensor, offsets, shapes, valid_shape=None, target_memory=Vec, clamp=False)``."""
+    names = ("tensor", "offsets", "shapes", "valid_shape", "target_memory", "clamp", "valid_shapes")
+    x, offsets, shapes, valid, memory, clamp, valid_old = _bind_args(p, node, "pl.load", names, args, kwargs, 3)
+    if isinstance(valid, MemorySpace):  # pl.load(t, offsets, shapes, pl.Mem.Mat)
+        valid, memory = memory, valid
+    if not isinstance(offsets, (list, tuple)) or not isinstance(shapes, (list, tuple)):
+        raise p.error("pl.load(tensor, offsets, shapes): offsets and shapes are lists", node, PyptoTypeError)
+    return load_window(p, node, x, list(offsets), list(shapes), valid if valid is not None else valid_old, clamp,
+                       None, memory)
+
+
+def fillpad(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
+    """``pl.fillpad(tile, pad_value=PadValue.zero)`` (``pad=`` is the older spelling)."""
+    t, pad_value, pad = _bind_args(p, node, "pl.fillpad", ("tile", "pad_value", "pad"), args, kwargs, 1)
+    value = pad_value if pad_value is not None else pad
+    if isinstance(value, str):
+        return B.fillpad(t, value, span=p.span(node))
+    chosen = _pad(p, node, value) if value is not None else TilePad.zero
+    if chosen is TilePad.null:
+        raise p.error("pl.fillpad: PadValue.null defines nothing; use zero, max or min", node, PyptoTypeError)
+    return B.fillpad(t, chosen, span=p.span(node))
+
+
+def concat(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
+    a, b = _bind_args(p, node, "pl.concat", ("a", "b"), args, kwargs, 2)
+    if _kind(a) != "tile" or _kind(b) != "tile":
+        raise p.error("pl.concat joins two tiles (load tensor windows first in InCore code)", node, PyptoTypeError)
+    return D.concat(a, b, span=p.span(node))
+
+
+def transpose_view(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
+    (t,) = _bind_args(p, node, "pl.tile.transpose_view", ("tile",), args, kwargs, 1)
+    if _kind(t) != "tile":
+        raise p.error("pl.tile.transpose_view takes a tile", node, PyptoTypeError)
+    return D.transpose_view(t, span=p.span(node))
+
+
+# ----------------------------------------------------------------------------- sort and top-k
+
+
+def sort32(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
+    src, idx = _bind_args(p, node, "pl.sort32", ("src", "idx"), args, kwargs, 2)
+    return D.sort32(src, idx, span=p.span(node))
+
+
+def mrgsort(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
+    """Format 1, ``pl.mrgsort(s, block_len=L)``: every group of 4 sorted runs of L cells becomes one run.
+
+    One ``tmrgsort`` merges the 4 runs of a row that is exactly 4L cells; a longer ``[1, N]`` row is
+    viewed as ``[N / 4L, 4L]`` (the same bytes), merged row by row, and viewed back.
+    """
+    if len(args) > 1 or "exhausted" in kwargs:
+        raise p.error("pl.mrgsort(s0, s1, ...) (format 2, merging separate lists) is not supported by the emulator "
+                      "yet; use pl.mrgsort(s, block_len=L)", node)
+    (s, block_len) = _bind_args(p, node, "pl.mrgsort", ("s", "block_len"), args, kwargs, 2)
+    if _kind(s) != "tile":
+        raise p.error("pl.mrgsort takes a tile of sorted records", node, PyptoTypeError)
+    rows, cols = _static_dims(p, node, s, "pl.mrgsort")
+    span = p.span(node)
+    if not isinstance(block_len, int) or block_len <= 0 or block_len % 64:
+        raise p.error(f"pl.mrgsort: block_len must be a positive multiple of 64, got {block_len!r}", node)
+    group = 4 * block_len
+    if cols == group:
+        return D.mrgsort(s, block_len, span=span)
+    if rows != 1 or cols % group:
+        raise p.error(f"pl.mrgsort: a [{rows}, {cols}] tile is not whole groups of 4 runs of {block_len} cells "
+                      f"(need [1, k * {group}] or [r, {group}])", node)
+    grouped = p.temp(B.reshape(s, [cols // group, group], span=span), node)
+    merged = p.temp(D.mrgsort(grouped, block_len, span=span), node)
+    return B.reshape(merged, [1, cols], span=span)
+
+
+def gather(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
+    """The mask form ``pl.gather(x, mask_pattern=P, output_dtype=None)`` on a tile."""
+    if "mask_pattern" not in kwargs:
+        raise p.error("pl.gather: only the mask form pl.gather(x, mask_pattern=..., output_dtype=...) is supported "
+                      "by the emulator yet (the index and compare forms are not)", node)
+    x, pattern, out = _bind_args(p, node, "pl.gather", ("x", "mask_pattern", "output_dtype"), args, kwargs, 2)
+    if _kind(x) != "tile":
+        raise p.error("pl.gather(mask_pattern=...) takes a tile", node, PyptoTypeError)
+    name = MaskPattern(pattern).name if isinstance(pattern, int) else str(pattern)
+    return D.gather_mask(x, name, out, span=p.span(node))
+
+
+def arange(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
+    start, shape, dtype, descending = _bind_args(p, node, "pl.arange", ("start", "shape", "dtype", "descending"),
+                                                 args, kwargs, 2)
+    if not p.in_incore:
+        raise p.error("Misplaced tensor op: pl.arange builds a tile; write it inside an InCore region", node)
+    return D.arange(start, shape, dtype or DataType.INT32, bool(descending), span=p.span(node))
+
+
+# name -> (handler, operand kinds it takes over: "tile", "tensor" or "any")
+OPS: dict[str, tuple[Any, str]] = {
+    "read": (read, "any"), "write": (write, "any"), "concat": (concat, "any"),
+    "transpose_view": (transpose_view, "any"), "sort32": (sort32, "any"), "mrgsort": (mrgsort, "any"),
+    "gather": (gather, "any"), "arange": (arange, "any"), "fillpad": (fillpad, "any"), "load": (load, "any"),
+}
+
+
+def claims(path: list[str]) -> bool:
+    """Whether ``pl.<name>`` / ``pl.tile.<name>`` / ``pl.tensor.<name>`` may be one of these ops."""
+    if len(path) == 3 and path[1] not in ("tile", "tensor"):
+        return False
+    return len(path) in (2, 3) and (path[-1] in OPS or path[-1] == "slice")
+
+
+def handler(ns: str, name: str, args: list, kwargs: dict) -> Any:
+    """The handler of ``pl[.ns].name(...)``, or None when the call is not part of this surface (a
+    ``pl.load`` or ``pl.fillpad`` without the jit-era keywords keeps the older surface's handling)."""
+    first = args[0] if args else next(iter(kwargs.values()), None)
+    if name == "load" and not {"valid_shape", "clamp"} & set(kwargs):
+        return None
+    if name == "fillpad" and "pad_value" not in kwargs and not (len(args) > 1 and not isinstance(args[1], str)):
+        return None
+    if name == "slice":
+        if ns == "tile" or _kind(first) == "tile":
+            return tile_slice
+        return tensor_slice if _kind(first) == "tensor" else None
+    found = OPS.get(name)
+    return found[0] if found is not None else None
