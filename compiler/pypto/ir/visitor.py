@@ -101,6 +101,13 @@ class VarSubstituter(IRMutator):
     def mutate_var(self, var: Var) -> Any:
         if var in self.mapping:
             return self.mapping[var]
+        retyped = self._valid_shape_type(var.type)
+        if retyped is not var.type:  # a run-time valid extent names a substituted scalar
+            init = self.visit(var.init_value) if isinstance(var, IterArg) and var.init_value is not None else None
+            new = IterArg(var.name, retyped, var.span, init) if isinstance(var, IterArg) else Var(var.name, retyped,
+                                                                                                  var.span)
+            self.mapping[var] = new
+            return new
 
         if isinstance(var, IterArg) and var.init_value is not None:
             init = self.visit(var.init_value)
@@ -109,6 +116,17 @@ class VarSubstituter(IRMutator):
                 self.mapping[var] = new
                 return new
         return var
+
+
+    def _valid_shape_type(self, t: Any) -> Any:
+        """``t`` with the scalars in a tile's valid shape substituted (the same object when none is)."""
+        view = getattr(t, "tile_view", None)
+        if view is None or not view.valid_shape:
+            return t
+        dims = tuple(self.visit(d) if isinstance(d, _NODE) else d for d in view.valid_shape)
+        if all(a is b for a, b in zip(dims, view.valid_shape, strict=True)):
+            return t
+        return dataclasses.replace(t, tile_view=dataclasses.replace(view, valid_shape=dims))
 
 
 def substitute(node: Any, mapping: dict) -> Any:

@@ -65,20 +65,22 @@ tensor = _Namespace(
     ("create", "dim", "read", "write", "slice", "view", "assemble", "add", "sub", "mul", "div", "maximum", "exp", "cast", "matmul",
      "row_max", "row_sum", "add_scalar", "sub_scalar", "mul_scalar", "div_scalar", "reshape", "transpose"),
 )
-system = _Namespace("system", ("sync_src", "sync_dst", "bar_v", "bar_m", "bar_all"))
+system = _Namespace("system", ("sync_src", "sync_dst", "bar_v", "bar_m", "bar_all", "task_dummy"))
 
 from pypto.language.jit import JITFunction, jit
 from pypto.language.surface import MaskPattern, PadValue
+from pypto.language.tasks import TASK_ID, ScopeMode, TaskId, array, manual_scope, scope
 
 tile.MaskPattern = MaskPattern  # pl.tile.MaskPattern.P0101 (spec pypto-jit §8)
 for _name in ("read", "write", "slice", "concat", "transpose_view", "sort32", "mrgsort", "gather", "arange",
-              "fillpad"):
+              "fillpad", "submit", "no_dep"):
     globals().setdefault(_name, _OpStub("", _name))
 
 __all__ = [
     "DN",
     "ND",
     "NZ",
+    "TASK_ID",
     "AtomicType",
     "CmpType",
     "DataType",
@@ -100,11 +102,14 @@ __all__ = [
     "PipeType",
     "Role",
     "Scalar",
+    "ScopeMode",
+    "TaskId",
     "Tensor",
     "TensorLayout",
     "Tile",
     "TileLayout",
     "TilePad",
+    "array",
     "at",
     "auto_incore",
     "block",
@@ -118,12 +123,14 @@ __all__ = [
     "jit",
     "loads",
     "loads_program",
+    "manual_scope",
     "parallel",
     "parse",
     "parse_program",
     "pipeline",
     "program",
     "range",
+    "scope",
     "spmd",
     "system",
     "tensor",

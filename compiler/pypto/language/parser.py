@@ -19,7 +19,7 @@ from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.types import ScalarType, TensorType, TileType, TupleType, UnknownType, static_int, type_str
 from pypto.ir.visitor import walk
-from pypto.language import dispatch, slicing
+from pypto.language import dispatch, slicing, tasks
 from pypto.language.placement import at_name_hint, check_at, check_cluster, check_spmd
 from pypto.language.source import Namespace, SourceInfo, is_pl_module
 from pypto.language.typing import AnnotationError, DirectionAnnotation, DynVar, to_ir_type
@@ -236,7 +236,8 @@ class FunctionParser:
 
     def assign(self, target: ast.AST, value_node: ast.AST, ann: ast.AST | None, node: ast.AST) -> None:
         if isinstance(target, ast.Subscript):
-            self._slice_store(target, value_node, node)
+            if not tasks.bind_task_array_slot(self, target, value_node, node):
+                self._slice_store(target, value_node, node)
             return
         if self._is_helper_call(value_node, "yield_"):
             self.yield_stmt(target, value_node, ann, node)
@@ -362,9 +363,12 @@ class FunctionParser:
                 self.emit(St.ScopeStmt(kind, body, self.span(node)))
                 return
         if self._is_helper_call(ctx, "at"):
-            check_at(self, ctx)  # pl.at(level=CORE_GROUP): one InCore region, outlined as pl.incore is
-            body = self.incore_block(node.body)
-            self.emit(St.ScopeStmt(ScopeKind.InCore, body, self.span(node), at_name_hint(self, ctx)))
+            self._at_region(node, ctx)
+            return
+        if self._is_helper_call(ctx, "manual_scope") or self._is_helper_call(ctx, "scope"):
+            if node.items[0].optional_vars is not None:
+                raise self.error("a runtime scope has no value to bind with 'as'", node.items[0].optional_vars)
+            tasks.open_scope(self, node, tasks.scope_mode(self, ctx))
             return
         if self._is_helper_call(ctx, "spmd"):
             self.spmd_with(node, ctx)
@@ -478,6 +482,20 @@ class FunctionParser:
                 if found and (isinstance(obj, St.Function) or getattr(obj, "kind", None) in ("incore", "opaque")):
                     return True
         return False
+
+    def _at_region(self, node: ast.With, ctx: ast.Call) -> None:
+        """``with pl.at(level=CORE_GROUP, deps=[...]) as tid``: one InCore task, outlined as pl.incore is;
+        ``tid`` names it for later ``deps=`` (spec §9)."""
+        check_at(self, ctx)
+        kw = {k.arg: k.value for k in ctx.keywords}
+        deps = tasks.dependencies(self, self.expr(kw["deps"]), kw["deps"]) if "deps" in kw else set()
+        body = self.incore_block(node.body)
+        hint = at_name_hint(self, ctx)
+        self.emit(St.ScopeStmt(ScopeKind.InCore, body, self.span(node), hint))
+        task = tasks.at_task(self, node, hint, deps, body)
+        target = node.items[0].optional_vars
+        if target is not None:
+            self.env[self._target_name(target)] = task
 
     # ------------------------------------------------------------------ control flow
     def stmt_If(self, node: ast.If) -> None:

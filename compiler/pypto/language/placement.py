@@ -91,11 +91,6 @@ def check_at(p: Any, call: ast.Call) -> None:
         hint = p.expr(kwargs["name_hint"])
         if not isinstance(hint, str) or (hint and not hint.isidentifier()):
             raise p.error(f"pl.at(name_hint=...) must be an identifier, got {hint!r}", kwargs["name_hint"])
-    for k in _TASK_GRAPH:
-        if k in kwargs:
-            raise p.error(f"pl.at({k}=...) declares task-graph edges, which are not supported yet", kwargs[k])
-
-
 _SPMD_HINTS = ("sync_start", "name_hint", "optimizations", "allow_early_resolve")
 _SPMD_TASK_GRAPH = ("deps", "predicate")
 

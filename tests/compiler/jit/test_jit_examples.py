@@ -86,3 +86,35 @@ def test_placement_examples_main_print_ok(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert [line for line in lines if line == "OK"] == ["OK", "OK"]
     assert lines[-1] == "OK" and "cycles" in lines[0]  # each prints its simulated time first
+
+
+def test_flash_attention_matches_numpy_and_prints_ok(capsys):
+    mod = example("jit/flash_attention")
+    rng = np.random.default_rng(8)
+    q = rng.standard_normal((mod.BQ, mod.D)).astype(np.float16)
+    k = (rng.standard_normal((2 * mod.BK, mod.D)) * 2).astype(np.float16)  # sharper rows: the max moves
+    v = rng.standard_normal((2 * mod.BK, mod.D)).astype(np.float16)
+    o = np.zeros((mod.BQ, mod.D), np.float32)
+    mod.flash_attention(q, k, v, o)
+    np.testing.assert_allclose(o, mod.reference(q, k, v), rtol=2e-3, atol=2e-3)
+    mod.main()
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-1] == "OK" and "cycles" in lines[0]
+
+
+def test_paged_attention_decode_uses_only_the_context(capsys):
+    mod = example("jit/paged_attention_decode")
+    rng = np.random.default_rng(9)
+    q = rng.standard_normal((mod.HEADS, mod.D)).astype(np.float16)
+    k_cache = rng.standard_normal((6 * mod.PAGE, mod.D)).astype(np.float16)
+    v_cache = rng.standard_normal((6 * mod.PAGE, mod.D)).astype(np.float16)
+    table = np.array([4, 1, 5, 0, 2, 3], np.int32)
+    o = np.zeros((mod.HEADS, mod.D), np.float32)
+    mod.paged_attention_decode(q, k_cache, v_cache, table, o, 70)  # 3 pages, the last holds 6 keys
+    want = mod.reference(q, k_cache, v_cache, table, 70)
+    np.testing.assert_allclose(o, want, rtol=2e-3, atol=2e-3)
+    # the padded keys of the last page would have changed the result
+    assert np.abs(want - mod.reference(q, k_cache, v_cache, table, 96)).max() > 1e-2
+    mod.main()
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-1] == "OK" and "cycles" in lines[0]
