@@ -40,6 +40,9 @@ class Memories:
         specs = [spec for loc, spec in machine.buffers.items() if locs is None or loc in locs]
         self.onchip = {spec.loc: OnChipBuffer(spec) for spec in specs}
         self.written = {buf.spec.name: buf for buf in self.onchip.values()}  # their "ever written" masks
+        # On-chip byte ranges known to be written in full: the masks only ever gain bytes, so a
+        # range found (or made) fully written stays so; a repeated tile access skips the mask.
+        self.known_written: set[tuple] = set()
         self.gm: dict[int, GMBuffer] = {} if gm is None else gm  # shared by the cores of a chip
         self.seed = rng_seed
         self.uninit_hook = None  # set by the core: called with (instr, buffer name, lo, hi)
@@ -83,19 +86,31 @@ class Memories:
     def note_reads(self, reads: tuple, instr: Instr) -> None:
         if self.uninit_hook is None:
             return
-        written = self.written
-        for name, lo, hi, _ in reads:
+        written, known = self.written, self.known_written
+        for r in reads:
+            if r in known:
+                continue
+            name, lo, hi, _ = r
             buf = written.get(name)
-            if buf is not None and (hi > buf.written.size or not buf.written[lo:hi].all()):
+            if buf is None:
+                continue
+            if hi > buf.written.size or not buf.written[lo:hi].all():
                 self.uninit_hook(instr, name, lo, hi)
+            else:
+                known.add(r)
 
     def note_writes(self, writes: tuple) -> None:
-        written = self.written
-        for name, lo, hi, _ in writes:
+        written, known = self.written, self.known_written
+        for w in writes:
+            if w in known:
+                continue
+            name, lo, hi, _ = w
             buf = written.get(name)
             if buf is not None:
                 buf.cover(hi)
                 buf.written[lo:hi] = True
+                if hi <= buf.written.size:
+                    known.add(w)
 
 
 def random_data(dtype_name: str, dtype: np.dtype, n: int, rng: np.random.Generator) -> np.ndarray:

@@ -52,9 +52,10 @@ def lower_partition_view(su: ScalarUnit, op: A.Op) -> Step:
     size_n = op.groups.get("sizes", [])
     res = op.results[0]
     loc = op.loc
+    value = su.value
 
     def step(frame):
-        tv = su.value(frame, tv_name, loc)
+        tv = value(frame, tv_name, loc)
         if isinstance(tv, PartitionView):  # a window of a window
             parent_strides, base0, parent_shape = tv.strides, tv.base, tv.sizes
             gm = tv.gm
@@ -63,17 +64,19 @@ def lower_partition_view(su: ScalarUnit, op: A.Op) -> Step:
             gm = tv.ptr.gm
         else:
             raise VerifyError(f"partition_view needs a tensor view, got {tv_name}", loc)
-        offs = [int(su.value(frame, n, loc)) for n in off_n]
-        sizes = [int(su.value(frame, n, loc)) for n in size_n]
+        offs = [int(value(frame, n, loc)) for n in off_n]
+        sizes = tuple([int(value(frame, n, loc)) for n in size_n])
         if len(offs) != len(parent_shape) or len(sizes) != len(parent_shape):
             raise VerifyError(f"partition_view: view has rank {len(parent_shape)} but "
                               f"{len(offs)} offsets and {len(sizes)} sizes were given", loc)
-        for d, (o, z, n) in enumerate(zip(offs, sizes, parent_shape, strict=False)):
+        base = base0
+        for d, o in enumerate(offs):
+            z, n = sizes[d], parent_shape[d]
             if o < 0 or z < 0 or o + z > n:
                 raise BoundsError(f"partition_view: dim {d} window [{o}, {o + z}) is outside the "
                                   f"view's size {n}", loc)
-        base = base0 + sum(o * s for o, s in zip(offs, parent_strides, strict=False))
-        pv = PartitionView(gm, base, tuple(sizes), tuple(parent_strides))
+            base += o * parent_strides[d]
+        pv = PartitionView(gm, base, sizes, tuple(parent_strides))
         pv.check_bounds(loc)
         frame[res] = pv
         su.charge(su.arith_cost)

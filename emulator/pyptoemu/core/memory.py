@@ -282,7 +282,7 @@ class PartitionView:
 
     def check_bounds(self, loc: Loc) -> None:
         n = self.gm.size
-        if any(z == 0 for z in self.sizes):
+        if 0 in self.sizes:
             return
         if self.lo < 0 or self.hi >= n:
             raise BoundsError(

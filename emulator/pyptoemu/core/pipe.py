@@ -200,6 +200,7 @@ class Pipe:
         self.barrier_cost = int(costs["barrier_v"] if name == "V" else costs["barrier"])
         # On a chip, DMA pipes ask the shared memory system for bandwidth (pyptoemu.core.memsys).
         self.memsys = None
+        self.commits: CommitQueue = core.commits
         self.process = self.env.process(self.run())
 
     def push(self, instr: Instr) -> None:
@@ -220,27 +221,43 @@ class Pipe:
         return ev
 
     def run(self):
-        """The pipe's process: take the head of the queue and run it by its kind, forever."""
+        """The pipe's process: take the head of the queue and run it by its kind, forever.
+
+        Tile instructions, sets and waits (nearly everything) run here through plain methods
+        around the loop's own yields: no sub-generator per instruction, and one SimPy event at
+        most per instruction (a tile instruction's occupancy needs none: see :meth:`_start_op`)."""
         env = self.env
+        queue = self.queue
+        flags = self.core.flags
         while True:
-            if not self.queue:
-                self.current = None
-                if self.idle_waiters:
-                    for ev in self.idle_waiters:
-                        ev.succeed()
-                    self.idle_waiters = []
-                self.wake = env.event()
-                yield self.wake
+            if not queue:
+                yield from self._idle()
                 continue
-            ins = self.queue.popleft()
+            ins = queue.popleft()
             self.current = ins
             kind = ins.kind
-            if kind == OP:
-                yield from self._run_op(ins)
+            if kind == OP or kind == WAIT:
+                now = env.now
+                start = max(now, ins.issue, self.ready_at)
+                if start > now:
+                    yield env.timeout(start - now)
+                if kind == OP:
+                    self._start_op(ins, start)
+                    continue
+                ins.wait_start = start
+                setter = flags.try_consume(ins.flag)
+                if setter is None:
+                    yield flags.wait_event(ins.flag)
+                    setter = flags.try_consume(ins.flag)
+                self._end_wait(ins, setter)
             elif kind == SET:
-                yield from self._run_set(ins)
-            elif kind == WAIT:
-                yield from self._run_wait(ins)
+                end = self._set_end(ins)
+                now = env.now
+                if end > now:  # one event for the drain and the set itself
+                    yield env.timeout(end - now)
+                self.busy += self.set_cost
+                flags.set(ins.flag, ins)
+                self.core.record(ins)
             elif kind == XWAIT:
                 yield from self._run_xwait(ins)
             elif kind == XSET:
@@ -248,66 +265,64 @@ class Pipe:
             else:
                 self._run_barrier(ins)
 
-    def _run_op(self, ins: Instr):
-        """A tile instruction: start (reads) once issued and the pipe is free, hold the pipe for its
-        occupancy; its writes are queued to land at completion."""
-        env = self.env
-        commits = self.core.commits
-        now = env.now
-        start = max(now, ins.issue, self.ready_at)
-        if start > now:
-            yield env.timeout(start - now)
-        commits.flush(start)
-        if self.in_order and self.own_pending:
-            for entry in self.own_pending:
+    def _idle(self):
+        """The queue is empty: release whoever waits for this pipe to drain, sleep until a push."""
+        self.current = None
+        if self.idle_waiters:
+            for ev in self.idle_waiters:
+                ev.succeed()
+            self.idle_waiters = []
+        self.wake = self.env.event()
+        yield self.wake
+
+    def _start_op(self, ins: Instr, start: int) -> None:
+        """A tile instruction starts: its reads happen now (after every write landed by now), its
+        writes are queued to land at completion, and it holds the pipe for its occupancy. The
+        hold costs no event: ``ready_at`` makes whatever comes next start no earlier (a drain of
+        the pipe waits for ``ready_at`` as for ``last_done``)."""
+        commits = self.commits
+        heap = commits.heap
+        if heap and heap[0][0] <= start:
+            commits.flush(start)
+        in_order = self.in_order
+        own_pending = self.own_pending
+        if in_order and own_pending:
+            for entry in own_pending:
                 commits.take(entry)
-            self.own_pending.clear()
+            own_pending.clear()
         results = ins.bound.start(ins)
         if self.memsys is not None:
             self.memsys.admit(self.core, ins, start)
         done = start + ins.latency
-        if self.in_order and done < self.last_done:
-            done = self.last_done
-        self.last_done = max(self.last_done, done)
-        ins.start, ins.end, ins.done = start, start + ins.occupancy, done
+        last_done = self.last_done
+        if done > last_done:
+            self.last_done = done
+        elif in_order:
+            done = last_done
+        occupancy = ins.occupancy
+        ins.start, ins.end, ins.done = start, start + occupancy, done
         entry = commits.push(done, ins, results)
-        if self.in_order:
-            self.own_pending.append(entry)
-        self.busy += ins.occupancy
+        if in_order:
+            own_pending.append(entry)
+        self.busy += occupancy
         self.count += 1
         self.core.record(ins)
-        if ins.occupancy:
-            yield env.timeout(ins.occupancy)
+        self.ready_at = start + occupancy
 
-    def _run_set(self, ins: Instr):
-        """set_flag: fires once every earlier instruction of this pipe has completed."""
-        now = self.env.now
-        start = max(now, ins.issue, self.last_done, self.ready_at)
+    def _set_end(self, ins: Instr) -> int:
+        """set_flag: fires once every earlier instruction of this pipe has completed; the cycle it
+        fires (its start and end are set)."""
+        start = max(self.env.now, ins.issue, self.last_done, self.ready_at)
         ins.start = start
         ins.end = ins.done = start + self.set_cost
-        if ins.end > now:  # one event for the drain and the set itself
-            yield self.env.timeout(ins.end - now)
-        self.busy += self.set_cost
-        self.core.flags.set(ins.flag, ins)
-        self.core.record(ins)
+        return ins.end
 
-    def _run_wait(self, ins: Instr):
-        """wait_flag: blocks the pipe until the flag is set, then consumes it."""
-        env = self.env
-        flags = self.core.flags
-        now = env.now
-        start = max(now, ins.issue, self.ready_at)
-        if start > now:
-            yield env.timeout(start - now)
-        ins.wait_start = start
-        setter = flags.try_consume(ins.flag)
-        if setter is None:
-            yield flags.wait_event(ins.flag)
-            setter = flags.try_consume(ins.flag)
+    def _end_wait(self, ins: Instr, setter: Instr | None) -> None:
+        """wait_flag: its flag was set (by ``setter``) and consumed now."""
         ins.released_by = setter
-        ins.start = env.now
+        start = ins.start = self.env.now
         # the wait's own cost delays the next instruction: folded into ready_at, no event
-        ins.end = ins.done = self.ready_at = ins.start + self.wait_cost
+        ins.end = ins.done = self.ready_at = start + self.wait_cost
         self.busy += self.wait_cost
         self.last_done = max(self.last_done, ins.done)
         self.core.record(ins)

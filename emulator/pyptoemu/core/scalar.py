@@ -106,7 +106,7 @@ class ScalarUnit:
         pipes = self.core.pipes.values()
         while not all(p.is_idle() for p in pipes):
             yield env.all_of([p.idle_event() for p in pipes])
-        last = max([p.last_done for p in pipes] + [int(env.now)])
+        last = max([p.last_done for p in pipes] + [p.ready_at for p in pipes] + [int(env.now)])
         if last > env.now:
             yield env.timeout(last - env.now)
         self.core.commits.flush(env.now)
@@ -164,11 +164,15 @@ class ScalarUnit:
             self.flag_balance[flag] = (balance - 1, last)
 
     def issue(self, pipe: str, instr: Instr) -> None:
-        self.charge(self.issue_cost)
+        cost = self.issue_cost
+        self.vclock += cost
+        self.busy += cost
+        self.count += 1
         instr.issue = self.vclock
-        n = self.issued.get(pipe, 0)
+        issued = self.issued
+        n = issued.get(pipe, 0)
         instr.pidx = n
-        self.issued[pipe] = n + 1
+        issued[pipe] = n + 1
         instr.sepoch = len(self.epochs)
         self.issued_total += 1
         instr.iseq = self.issued_total

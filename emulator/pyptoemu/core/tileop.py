@@ -127,33 +127,76 @@ class TileOpBinding:
     names: tuple[str, ...]  # ins + outs, for the trace
     pipe_cache: dict[tuple, tuple] = field(default_factory=dict)
     timing_cache: dict[tuple, tuple] = field(default_factory=dict)
+    # Derived once at binding, read on every issue:
+    fetch: tuple = ()  # (operand name or literal int, scalar type written at the use), ins then outs
+    n_ins: int = 0
+    has_outs: bool = False
+    read_idx: tuple[int, ...] = ()  # operands the op reads: ins that are not scratch
+    write_idx: tuple[int, ...] = ()  # operands it writes: outs, then scratch ins
+    short_name: str = ""  # the op name without 'pto.', as instructions are named
+    memory: Any = None  # the core's memories (pyptoemu.core.aicore.Memories)
+    data: bool = True  # False: a timing-only run computes nothing
+
+    def __post_init__(self) -> None:
+        n = len(self.ins)
+        self.fetch = tuple((x, self.scalar_types[i]) for i, x in enumerate(self.ins)) + tuple(
+            (x, None) for x in self.outs)
+        self.n_ins = n
+        self.has_outs = bool(self.outs)
+        self.read_idx = tuple(i for i in range(n) if not self.scratch[i])
+        self.write_idx = tuple(range(n, n + len(self.outs))) + tuple(i for i in range(n) if self.scratch[i])
+        self.short_name = self.op.name[4:]
+        self.memory = self.su.core.memory
+        self.data = self.su.core.data
 
     # ---- issue: the scalar unit, in program order
 
     def issue(self, frame: dict):
-        """Snapshot the operands, check and time them (once per shape), push the instruction."""
-        su, loc = self.su, self.op.loc
-        get = su.value
-        scalar_types = self.scalar_types
-        in_snap = [_snap(get(frame, x, loc), scalar_types[i], loc, self.op) for i, x in enumerate(self.ins)]
-        out_snap = [_snap(get(frame, x, loc), None, loc, self.op) for x in self.outs]
+        """Snapshot the operands, check and time them (once per shape), push the instruction.
+
+        The per-issue path: one frame lookup per operand, one snapshot each, a timing key built
+        from what the snapshot already read (pipe, cost and checks are looked up by it, computed
+        only the first time a shape is seen), the byte ranges, one :class:`Instr`."""
+        op = self.op
+        snaps = []
+        key = []
+        spans = []  # per operand: its byte range (_range), None for a scalar
+        for x, scalar_type in self.fetch:
+            if x.__class__ is int:
+                v = x
+            else:
+                try:
+                    v = frame[x]
+                except KeyError:
+                    raise VerifyError(f"undefined SSA value {x}", op.loc) from None
+            cls = v.__class__
+            if cls is Tile:
+                t = v.type
+                vrow, vcol, dtype, tloc = v.vrow, v.vcol, t.dtype, t.loc
+                snaps.append(OperandSnap(TILE, v, vrow, vcol, dtype, tloc))
+                key.append((TILE, vrow, vcol, dtype, tloc))
+                addr = v.addr
+                spans.append((v.buffer.spec.name, addr, addr + v.nbytes, None))
+            else:
+                s = _snap(v, scalar_type, op.loc, op)
+                snaps.append(s)
+                key.append(s.timing_key())
+                spans.append(None if s.kind == SCALAR else _range(s))
+        n_ins = self.n_ins
         # (a GM view's strides decide its bursts; a result over its own source runs in place)
-        key = tuple(s.timing_key() for s in in_snap) + tuple(s.timing_key() for s in out_snap) + (
-            _in_place(in_snap, out_snap),)
+        key.append(_in_place(snaps[:n_ins], snaps[n_ins:]) if self.has_outs and snaps[n_ins].kind == TILE else 0)
+        key = tuple(key)
         hit = self.timing_cache.get(key)
         if hit is None:
-            hit = self.timing_cache[key] = self._check_and_time(in_snap, out_snap)
+            hit = self.timing_cache[key] = self._check_and_time(snaps[:n_ins], snaps[n_ins:])
         pipe, occ, lat, nbytes, transfer = hit
-        scratch = self.scratch
-        reads = tuple(_range(s) for i, s in enumerate(in_snap) if s.kind != SCALAR and not scratch[i])
-        writes = tuple(_range(s) for s in out_snap) + tuple(
-            _range(s) for i, s in enumerate(in_snap) if s.kind != SCALAR and scratch[i])
-        instr = Instr(OP, self.op.name[4:], loc, pipe, 0, occ, lat, bound=self, reads=reads, writes=writes,
-                      operands=in_snap + out_snap, nbytes=nbytes)
+        reads = tuple([r for i in self.read_idx if (r := spans[i]) is not None])
+        writes = tuple([r for i in self.write_idx if (r := spans[i]) is not None])
+        instr = Instr(OP, self.short_name, op.loc, pipe, 0, occ, lat, self, reads, writes, None, snaps, nbytes)
         instr.transfer = transfer
         if pipe == "S":
-            return _run_on_scalar(su, instr)
-        su.issue(pipe, instr)
+            return _run_on_scalar(self.su, instr)
+        self.su.issue(pipe, instr)
         return None
 
     def _check_and_time(self, in_snap: list, out_snap: list) -> tuple:
@@ -249,9 +292,9 @@ class TileOpBinding:
 
     def _compute(self, instr: Instr) -> list:
         snaps = instr.operands
-        n_ins = len(self.ins)
-        self.su.core.memory.note_reads(instr.reads, instr)
-        if not self.su.core.data:  # timing only: nothing to compute
+        n_ins = self.n_ins
+        self.memory.note_reads(instr.reads, instr)
+        if not self.data:  # timing only: nothing to compute
             return []
         in_args = [_arg(s) for s in snaps[:n_ins]]
         out_args = [_arg(s) for s in snaps[n_ins:]]
@@ -268,10 +311,11 @@ class TileOpBinding:
     def commit(self, instr: Instr, results: list) -> None:
         """Write the results into the out operands."""
         try:
-            for s, r in zip(instr.operands[len(self.ins):], results, strict=False):
-                if r is not None:
-                    self._write(s, r)
-            self.su.core.memory.note_writes(instr.writes)
+            if results:
+                for s, r in zip(instr.operands[self.n_ins:], results, strict=False):
+                    if r is not None:
+                        self._write(s, r)
+            self.memory.note_writes(instr.writes)
         except PtoError as e:
             if e.loc is None:
                 e.loc = self.op.loc
