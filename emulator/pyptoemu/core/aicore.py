@@ -161,6 +161,7 @@ class AICore:
         self.alloc_log: list[tuple[int, str, int]] = []  # (cycle, buffer name, bytes in use)
         self.printed: list[str] = []
         self.blocked_scalar: Instr | None = None
+        self.slot_watch = None  # FIFO slot misuse checks of a consumer core (crosscore.SlotWatch), once it pops
         self.scalar = ScalarUnit(self, self._bind)
         self._seq = 0
         if check_uninitialised:

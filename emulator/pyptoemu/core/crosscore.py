@@ -107,6 +107,8 @@ class Entry:
     push: Instr
     lanes: tuple[int, ...]  # lanes this push fed (a free releases the slot in these)
     lane: int  # the lane this entry is in
+    part: int = 0  # byte offset of this half in its GM staging slot (0, or slot_size / 2 for a split half)
+    local: int = -1  # the consumer's local slot it was popped into
 
 
 @dataclass(slots=True)
@@ -121,22 +123,37 @@ class Lane:
 class Fifo:
     """One logical pipe of a core group (C2V or V2C); see the module docstring."""
 
-    def __init__(self, cc: CrossCore, group: int, direction: str, slot_size: int, slots: int, loc: Loc) -> None:
+    def __init__(self, cc: CrossCore, group: int, direction: str, slot_size: int, slots: int, loc: Loc,
+                 local_slots: int | None = None, label: str = "") -> None:
         self.cc = cc
         self.group = group
         self.direction = direction
         self.slot_size = slot_size
         self.slots = slots
+        # Explicit pipe objects (initialize_l2g2l_pipe) have their own, smaller, ring of local slots
+        # in the consumer's buffer, taken in pop order; None: the local slot is the pushed slot.
+        self.local_slots = local_slots
+        self.label = label  # "" for the aic_/aiv_ FIFO, else the pipe object's name
         self.loc = loc
         self.lanes = [Lane(), Lane()]
         self.base: dict[int, int] = {}  # consumer lane (0 for the cube) -> slot region base address
         self.gm = None  # Ptr of the GM staging buffer, if any
+        self.gm_limit: int | None = None  # elements of the staging buffer from gm.offset (None: to its end)
         self.next_slot = [0, 0]
+        self.local_pops = [0, 0]  # pops per consumer lane so far (explicit pipes: the local ring)
         self.waiters = _Waiters(cc.env)
 
     @property
     def name(self) -> str:
-        return self.direction
+        return f"{self.direction} pipe {self.label}" if self.label else self.direction
+
+    def local_slot(self, lane: int, pushed_slot: int) -> int:
+        """The consumer's local slot the next pop of ``lane`` lands in."""
+        if self.local_slots is None:
+            return pushed_slot
+        n = self.local_pops[lane] % self.local_slots
+        self.local_pops[lane] += 1
+        return n
 
     def lanes_of(self, split: int) -> tuple[int, ...]:
         return (0,) if split == 0 else (0, 1)
@@ -213,6 +230,58 @@ class FreeRelease:
         return f"release of a {self.fifo.name} slot"
 
 
+# ------------------------------------------------------------------------------ slot checking
+
+
+class SlotWatch:
+    """FIFO misuse on one consumer core's slots, checked in program order (the race detector
+    does not follow the cross-core hand-offs that order slot reuse, so it is done here).
+
+    A pop binds a tile to a local slot range; its free releases it to the producer, who may refill
+    it at any moment after. Found: an instruction issued after the free that reads or writes the
+    freed slot (``fifo-misuse``: a read of a freed slot), and a pop into a local slot whose previous
+    tile was never freed (a slot overwritten before it is consumed)."""
+
+    def __init__(self, core) -> None:
+        self.core = core
+        self.slots: dict[tuple, list] = {}  # (fifo id, lane, local slot) -> [buffer, lo, hi, freed-at loc or None, pop loc]
+        self.freed: list[list] = []  # the records currently freed (checked on every issue)
+
+    def bind(self, fifo: Fifo, lane: int, slot: int, buffer: str, lo: int, hi: int, loc: Loc) -> None:
+        key = (id(fifo), lane, slot)
+        old = self.slots.get(key)
+        if old is not None:
+            if old[3] is None and fifo.local_slots is not None:
+                self.core.findings.add(
+                    "fifo-misuse", "error",
+                    f"this pop overwrites local slot {slot} of the {fifo.name} FIFO while the tile popped into it "
+                    f"at {old[4]} is not freed yet (local_slot_num {fifo.local_slots} is fewer than the tiles "
+                    f"held at once): free before popping again", [loc, old[4]])
+            if old in self.freed:
+                self.freed.remove(old)
+        self.slots[key] = [buffer, lo, hi, None, loc]
+
+    def release(self, fifo: Fifo, lane: int, slot: int, loc: Loc) -> None:
+        rec = self.slots.get((id(fifo), lane, slot))
+        if rec is not None and rec[3] is None:
+            rec[3] = loc
+            self.freed.append(rec)
+
+    def check(self, instr: Instr) -> None:
+        """An instruction being issued: does it touch a slot that was freed?"""
+        for ranges, verb in ((instr.reads, "reads"), (instr.writes, "writes")):
+            for acc in ranges:
+                name, lo, hi = acc[0], acc[1], acc[2]
+                for rec in self.freed:
+                    if rec[0] == name and lo < rec[2] and rec[1] < hi:
+                        self.core.findings.add(
+                            "fifo-misuse", "error",
+                            f"{instr.name} {verb} {name} bytes [{max(lo, rec[1])}, {min(hi, rec[2])}) of a FIFO slot "
+                            f"that tfree at {rec[3]} already released: the producer may refill it at any time "
+                            f"(the tile was popped at {rec[4]}); free the slot after its last use",
+                            [instr.loc, rec[3]], [instr.pipe])
+
+
 # ---------------------------------------------------------------------------------- the state
 
 
@@ -228,6 +297,7 @@ class CrossCore:
         self.fifos: dict[tuple[int, str], Fifo] = {}
         self.reserved: dict[tuple[int, str], list] = {}  # (group, name) -> [(core, address)]
         self.reserve_waiters = _Waiters(self.env)
+        self.reserve_size: dict[tuple, int] = {}  # (core label, address) -> bytes of its reserve_buffer
         self.freed_by: dict[tuple, list] = {}  # (fifo, lane) -> markers of its latest free
         self.tokens: dict[tuple, object] = {}  # (core label, buffer id) -> get_buf token
         machine = chip.machine
@@ -281,20 +351,21 @@ class CrossCore:
 
     # FIFOs ----------------------------------------------------------------------------------
 
-    def fifo(self, core, direction: str, loc: Loc, create: tuple | None = None) -> Fifo:
-        """The group's FIFO of ``direction``; ``create`` = (slot_size, slots) from an initialize."""
+    def fifo(self, core, direction: str, loc: Loc, create: tuple | None = None, label: str = "") -> Fifo:
+        """The group's FIFO of ``direction`` (``label``: an explicit pipe object's, else the
+        aic_/aiv_ one); ``create`` = (slot_size, slots, local slots or None) from an initialize."""
         g = self.group_of(core)
         if g is None:
             raise KernelFault(f"cube<->vector FIFOs need a cube kernel and a vector kernel running as a core "
                               f"group; {core.label} runs alone (launch mode {self.chip.launch.mode})", loc)
-        key = (core.group, direction)
+        key = (core.group, direction, label)
         f = self.fifos.get(key)
         if create is not None:
-            slot_size, slots = create
+            slot_size, slots, local_slots = create
             if f is None:
-                f = self.fifos[key] = Fifo(self, core.group, direction, slot_size, slots, loc)
-            elif (f.slot_size, f.slots) != (slot_size, slots):
-                raise VerifyError(f"{direction} FIFO initialised here with slot_size {slot_size} and {slots} "
+                f = self.fifos[key] = Fifo(self, core.group, direction, slot_size, slots, loc, local_slots, label)
+            elif (f.slot_size, f.slots, f.local_slots) != (slot_size, slots, local_slots):
+                raise VerifyError(f"{f.name} FIFO initialised here with slot_size {slot_size} and {slots} "
                                   f"slots, but at {f.loc} with slot_size {f.slot_size} and {f.slots} slots", loc)
         if f is None:
             raise KernelFault(f"{direction} FIFO used before aic_initialize_pipe / aiv_initialize_pipe "

@@ -12,18 +12,60 @@ from ptoisa.dtypes import np_dtype
 # The element type names the FIFO values can have (those of tile_dtypes in multicore.yaml).
 NAME_OF_DTYPE = {np_dtype(n): n for n in ("i8", "i16", "i32", "ui8", "ui16", "ui32", "f16", "bf16", "f32")}
 from ptoisa.text import ast as A
-from pyptoemu.core.crosscore import C2V, V2C, Entry, FreeRelease, SignalSet, SignalWait, SpaceGate
+from pyptoemu.core.crosscore import C2V, V2C, Entry, FreeRelease, SignalSet, SignalWait, SlotWatch, SpaceGate
 from pyptoemu.core.memory import PartitionView, Ptr, Tile
 from pyptoemu.core.memsys import L2
 from pyptoemu.core.pipe import OP, XSET, XWAIT, Instr
 from pyptoemu.core.pipenames import EVENT_CLASS_PIPE, pipe_of
 from pyptoemu.core.scalar import ScalarUnit, Step, fail_step
 from pyptoemu.core.tileop import TILE, OperandSnap, _timing_vars
-from pyptoemu.errors import BoundsError, KernelFault, UnsupportedOpError, VerifyError
+from pyptoemu.errors import BoundsError, KernelFault, VerifyError
 from pyptoemu.isa.semantics.common import convert
 
 SIDE_OF = {"tpush_to_aiv": (C2V, "producer"), "tpop_from_aic": (C2V, "consumer"), "tfree_from_aic": (C2V, "consumer"),
            "tpush_to_aic": (V2C, "producer"), "tpop_from_aiv": (V2C, "consumer"), "tfree_from_aiv": (V2C, "consumer")}
+EXPLICIT = ("tpush", "tpop", "tfree")  # ops on an explicit pipe object: the direction follows the core
+
+
+class PipeObject:
+    """The ``!pto.pipe`` value of ``initialize_l2g2l_pipe`` / ``initialize_l2l_pipe``: the FIFO of
+    each direction it declares. On the cube core a push goes C2V and a pop / free comes V2C; on a
+    vector core the reverse."""
+
+    def __init__(self, fifos: dict[str, object], name: str) -> None:
+        self.fifos, self.name = fifos, name
+
+    def fifo(self, core, producer: bool, op: A.Op):
+        direction = C2V if (core.kind.name == "aic") == producer else V2C
+        f = self.fifos.get(direction)
+        if f is None:
+            raise VerifyError(f"{op.name} on {core.label} ({core.kind.name}) uses the {direction} direction, which "
+                              f"the pipe {self.name} does not declare (dir_mask)", op.loc)
+        return f
+
+
+class DeclaredTile:
+    """The value of ``declare_tile``: a tile handle with no storage until a ``tpop`` binds it."""
+
+    def __init__(self, type_: A.TileBufType, name: str) -> None:
+        self.type, self.name = type_, name
+
+    @property
+    def unbound_message(self) -> str:
+        return f"the declare_tile handle {self.name} has no storage until a tpop binds it to a FIFO slot"
+
+
+def _fifo_of(su: ScalarUnit, frame: dict, op: A.Op, mnemonic: str, handle: str | None, producer: bool):
+    """The FIFO a push, pop or free acts on: the group's aic_/aiv_ FIFO of its direction, or the one
+    of the explicit pipe object it names."""
+    core = su.core
+    if mnemonic not in EXPLICIT:
+        return core.crosscore.fifo(core, SIDE_OF[mnemonic][0], op.loc)
+    pipe = su.value(frame, handle, op.loc) if handle is not None else None
+    if not isinstance(pipe, PipeObject):
+        raise VerifyError(f"{op.name} needs the !pto.pipe of an initialize_l2g2l_pipe / initialize_l2l_pipe, "
+                          f"got {handle}", op.loc)
+    return pipe.fifo(core, producer, op)
 
 
 def _int_attr(op: A.Op, key: str, default: int | None = None) -> int:
@@ -90,6 +132,7 @@ def lower_reserve_buffer(su: ScalarUnit, op: A.Op) -> Step:
         core.note_alloc(buf)
         cc = core.crosscore
         cc.reserved.setdefault((core.group, name), []).append((core, addr))
+        cc.reserve_size[(core.label, addr)] = size
         cc.reserve_waiters.wake()
         if res is not None:
             frame[res] = addr
@@ -138,7 +181,7 @@ def lower_import_reserved_buffer(su: ScalarUnit, op: A.Op) -> Step:
 def lower_initialize_pipe(su: ScalarUnit, op: A.Op) -> Step:
     loc = op.loc
     if op.name not in ("pto.aic_initialize_pipe", "pto.aiv_initialize_pipe"):
-        return _explicit_pipe_unsupported(op)
+        return lower_initialize_pipe_object(su, op)
     cube = op.name == "pto.aic_initialize_pipe"
     dir_mask = op.attrs.get("dir_mask")
     slot_size = op.attrs.get("slot_size")
@@ -157,7 +200,7 @@ def lower_initialize_pipe(su: ScalarUnit, op: A.Op) -> Step:
         for direction, bit in ((C2V, 1), (V2C, 2)):
             if not dir_mask & bit:
                 continue
-            fifo = cc.fifo(core, direction, loc, create=(slot_size, slots))
+            fifo = cc.fifo(core, direction, loc, create=(slot_size, slots, None))
             consumer = (direction == C2V) != cube
             if consumer and bufs[direction] is not None:
                 fifo.base[cc.lane_of(core)] = int(su.value(frame, bufs[direction], loc))
@@ -171,9 +214,73 @@ def lower_initialize_pipe(su: ScalarUnit, op: A.Op) -> Step:
     return step
 
 
-def _explicit_pipe_unsupported(op: A.Op) -> Step:
-    return fail_step(UnsupportedOpError(f"{op.name} (explicit pipe objects) is not supported by the emulator "
-                                        f"yet; the aic_/aiv_initialize_pipe FIFOs are", op.loc))
+def lower_initialize_pipe_object(su: ScalarUnit, op: A.Op) -> Step:
+    """``initialize_l2g2l_pipe`` (staged through ``slot_num`` GM slots, ``local_slot_num`` slots in
+    the consumer's buffer) and ``initialize_l2l_pipe`` (local to local, ``slot_num`` slots): both
+    sides of a core group call it with the same ``flag_base``, which names the pipe; the consumer's
+    ``local`` operand is its slot region (the producer's is ignored: it addresses the peer)."""
+    loc = op.loc
+    staged = op.name == "pto.initialize_l2g2l_pipe"
+    attrs = {k: op.attrs.get(k) for k in ("dir_mask", "slot_size", "slot_num", "local_slot_num", "flag_base")}
+    bad = [k for k, v in attrs.items() if v is not None and (isinstance(v, bool) or not isinstance(v, int))]
+    dir_mask, slot_size = attrs["dir_mask"], attrs["slot_size"]
+    if bad or dir_mask not in (1, 2, 3) or slot_size is None or slot_size <= 0:
+        return fail_step(VerifyError(f"{op.name} needs integer attributes dir_mask 1, 2 or 3 and a positive "
+                                     f"slot_size", loc))
+    for k in ("slot_num", "local_slot_num"):
+        if attrs[k] is not None and attrs[k] <= 0:
+            return fail_step(VerifyError(f"{op.name}: {k} must be positive, got {attrs[k]}", loc))
+    names = list(op.operands)
+    if len(names) < (2 if staged else 1) or not op.results:
+        return fail_step(VerifyError(f"{op.name} needs ({'%gm, ' if staged else ''}%local[, %peer_local]) and a "
+                                     f"!pto.pipe result", loc))
+    gm_n, local_n = (names[0], names[1]) if staged else (None, names[0])
+    flag_base = attrs["flag_base"] or 0
+    label = f"flag_base {flag_base}"
+    res = op.results[0]
+
+    def step(frame):
+        core = su.core
+        cc = core.crosscore
+        cube = core.kind.name == "aic"
+        slots = attrs["slot_num"] or (cc.slots_one_way if dir_mask in (1, 2) else cc.slots_two_way)
+        local_slots = (attrs["local_slot_num"] or slots) if staged else None
+        gm = _staging(su.value(frame, gm_n, loc), op, loc) if staged else None
+        fifos = {}
+        for direction, bit in ((C2V, 1), (V2C, 2)):
+            if dir_mask & bit:
+                fifo = fifos[direction] = cc.fifo(core, direction, loc, create=(slot_size, slots, local_slots),
+                                                  label=label)
+                if (direction == C2V) != cube:  # this side consumes: its local operand is the slot region
+                    fifo.base[cc.lane_of(core)] = int(su.value(frame, local_n, loc))
+                if gm is not None:
+                    fifo.gm, fifo.gm_limit = gm
+        frame[res] = PipeObject(fifos, label)
+        su.charge(su.arith_cost)
+
+    return step
+
+
+def _staging(value, op: A.Op, loc) -> tuple:
+    """(Ptr, elements it may hold) of a GM staging operand: a pointer or a GM window."""
+    if isinstance(value, Ptr):
+        return value, None
+    if isinstance(value, PartitionView):
+        return Ptr(value.gm, value.lo), value.hi - value.lo + 1
+    raise VerifyError(f"{op.name}: the GM slot buffer must be a GM memref or !pto.ptr", loc)
+
+
+def lower_declare_tile(su: ScalarUnit, op: A.Op) -> Step:
+    t = op.result_types[0] if op.result_types else None
+    res = op.results[0] if op.results else None
+    if not isinstance(t, A.TileBufType) or res is None:
+        return fail_step(VerifyError(f"{op.name} needs a -> !pto.tile_buf result", op.loc))
+
+    def step(frame):
+        frame[res] = DeclaredTile(t, res)
+        su.charge(su.arith_cost)
+
+    return step
 
 
 # --------------------------------------------------------------------------------------- push
@@ -195,15 +302,18 @@ class _PushBinding:
         values = results[0]
         fifo = self.fifo
         slot = self.ticket["slot"]
+        half = fifo.slot_size // 2
         if fifo.direction == C2V:  # the cube's tile, cut for the vector cores
             parts = _split(values, self.split, self.loc)
             for lane, part in zip(self.lanes, parts, strict=True):
-                _stage(fifo, slot, lane, part)
-                fifo.deliver(lane, Entry(slot, part, instr, self.lanes, lane))
+                entry = Entry(slot, part, instr, self.lanes, lane, lane * half if self.split else 0)
+                _stage(fifo, entry, self.core.data)
+                fifo.deliver(lane, entry)
         else:  # one vector core's part
             lane = self.lanes[0]
-            _stage(fifo, slot, lane, values)
-            fifo.deliver(lane, Entry(slot, values, instr, self.lanes, lane))
+            entry = Entry(slot, values, instr, self.lanes, lane, lane * half if self.split else 0)
+            _stage(fifo, entry, self.core.data)
+            fifo.deliver(lane, entry)
 
 
 def _split(values: np.ndarray, split: int, loc) -> list[np.ndarray]:
@@ -217,20 +327,45 @@ def _split(values: np.ndarray, split: int, loc) -> list[np.ndarray]:
     return [values[: n // 2] if axis == 0 else values[:, : n // 2], values[n // 2:] if axis == 0 else values[:, n // 2:]]
 
 
-def _stage(fifo, slot: int, lane: int, values: np.ndarray) -> None:
-    """A2/A3 GM staging: the tile lands in the GM slot buffer (slot, lane) as well."""
-    if fifo.gm is None:
-        return
+def _gm_slot(fifo, entry: Entry, size: int) -> int:
+    """Element index in the GM staging buffer where ``entry`` lies: slot ``k`` holds bytes
+    ``[k * slot_size, (k + 1) * slot_size)``, a split half at ``part`` within it."""
     gm = fifo.gm.gm
     es = gm.dtype.itemsize
-    per_slot = fifo.slot_size // es
-    start = fifo.gm.offset + (slot * 2 + lane) * per_slot
-    flat = np.asarray(values).reshape(-1)
-    data = gm.data
-    if data is None or start + flat.size > data.size:
-        raise BoundsError(f"{fifo.name} FIFO: the gm_slot_buffer {gm.name} is too small for slot {slot} "
-                          f"(needs element {start + flat.size - 1})", fifo.loc)
-    gm.writable()[start:start + flat.size] = convert(flat, _dtype_name(values.dtype), gm.dtype_name)
+    start = fifo.gm.offset + (entry.slot * fifo.slot_size + entry.part) // es
+    end = start + -(-size // es)
+    limit = gm.size if fifo.gm_limit is None else min(gm.size, fifo.gm.offset + fifo.gm_limit)
+    if end > limit:
+        raise BoundsError(f"{fifo.name} FIFO: the GM slot buffer over {gm.name} is too small for slot {entry.slot} "
+                          f"(needs element {end - 1}, holds {limit - fifo.gm.offset} from its start)", fifo.loc)
+    return start
+
+
+def _stage(fifo, entry: Entry, data: bool) -> None:
+    """A2/A3 GM staging: the tile lands in its GM slot as well (bytes reinterpreted in the staging
+    buffer's element type; checked to fit even in a run without data)."""
+    if fifo.gm is None:
+        return
+    values = entry.values
+    start = _gm_slot(fifo, entry, values.size * values.dtype.itemsize)
+    if not data:
+        return
+    gm = fifo.gm.gm
+    raw = np.ascontiguousarray(values).reshape(-1).view(np.uint8)
+    dst = gm.writable()[start:].view(np.uint8)
+    dst[:raw.size] = raw
+
+
+def _unstage_one(fifo, entry: Entry) -> np.ndarray:
+    if fifo.gm is None:
+        return entry.values
+    values = entry.values
+    start = _gm_slot(fifo, entry, values.size * values.dtype.itemsize)
+    gm = fifo.gm.gm
+    if gm.data is None:
+        return values
+    raw = gm.data[start:].view(np.uint8)[:values.size * values.dtype.itemsize]
+    return raw.view(values.dtype).reshape(values.shape).copy()
 
 
 def _dtype_name(dt: np.dtype) -> str:
@@ -261,14 +396,13 @@ def _hand_off_cost(spec, core, snap: OperandSnap, src_loc, dst_loc, loc) -> tupl
 def lower_tpush(su: ScalarUnit, op: A.Op) -> Step:
     loc = op.loc
     mnemonic = op.name[4:]
-    if mnemonic not in SIDE_OF:
-        return _explicit_pipe_unsupported(op)
-    direction, _ = SIDE_OF[mnemonic]
     split = op.attrs.get("split", 0)
     spec = su.isa.get(op.name)
     t_name = op.operands[0] if op.operands else None
-    if split not in (0, 1, 2) or t_name is None:
-        return fail_step(VerifyError(f"{op.name} needs a tile operand and split 0, 1 or 2", loc))
+    handle = op.operands[1] if mnemonic in EXPLICIT and len(op.operands) > 1 else None
+    if split not in (0, 1, 2) or t_name is None or (mnemonic in EXPLICIT and handle is None):
+        return fail_step(VerifyError(f"{op.name} needs a tile operand{' and a pipe' if mnemonic in EXPLICIT else ''} "
+                                     f"and split 0, 1 or 2", loc))
 
     def step(frame):
         core = su.core
@@ -276,7 +410,8 @@ def lower_tpush(su: ScalarUnit, op: A.Op) -> Step:
         tile = su.value(frame, t_name, loc)
         if not isinstance(tile, Tile):
             raise VerifyError(f"{op.name} pushes a tile, got {t_name}", loc)
-        fifo = cc.fifo(core, direction, loc)
+        fifo = _fifo_of(su, frame, op, mnemonic, handle, producer=True)
+        direction = fifo.direction
         lanes = fifo.lanes_of(split) if direction == C2V else (cc.lane_of(core),)
         if direction == V2C and split == 0 and lanes[0] != 0:
             raise KernelFault(f"{op.name} {{split = 0}} on sub-block {lanes[0]}: an unsplit tile travels "
@@ -285,7 +420,7 @@ def lower_tpush(su: ScalarUnit, op: A.Op) -> Step:
         unsplit = nbytes * (2 if direction == V2C and split else 1)
         if unsplit > fifo.slot_size:
             core.findings.add("fifo-misuse", "error",
-                              f"{op.name}: the tile is {unsplit} bytes but a {direction} slot holds "
+                              f"{op.name}: the tile is {unsplit} bytes but a {fifo.name} slot holds "
                               f"{fifo.slot_size} (slot_size)", [loc])
         snap = OperandSnap(TILE, tile, tile.vrow, tile.vcol, tile.type.dtype, tile.loc)
         pipe, occ, lat, transfer = _hand_off_cost(spec, core, snap, tile.loc, None, loc)
@@ -340,24 +475,34 @@ class _PopGate:
 
 
 def lower_tpop(su: ScalarUnit, op: A.Op) -> Step:
+    """``tpop_from_aic`` / ``tpop_from_aiv`` (result: a tile aliasing the slot) and ``tpop`` on an
+    explicit pipe (binds its ``declare_tile`` handle to the next local slot)."""
     loc = op.loc
     mnemonic = op.name[4:]
-    if mnemonic not in SIDE_OF:
-        return _explicit_pipe_unsupported(op)
-    direction, _ = SIDE_OF[mnemonic]
+    explicit = mnemonic in EXPLICIT
     split = op.attrs.get("split", 0)
-    t = op.result_types[0] if op.result_types else None
-    res = op.results[0] if op.results else None
-    if not isinstance(t, A.TileBufType) or res is None or split not in (0, 1, 2):
-        return fail_step(VerifyError(f"{op.name} needs a -> !pto.tile_buf result and split 0, 1 or 2", loc))
-    dyn = list(op.operands)
+    if explicit:
+        t = op.operand_types[0] if op.operand_types else None
+        res = op.operands[0] if op.operands else None
+        handle = op.operands[1] if len(op.operands) > 1 else None
+        dyn: list = []
+    else:
+        t = op.result_types[0] if op.result_types else None
+        res = op.results[0] if op.results else None
+        handle, dyn = None, list(op.operands)
+    if not isinstance(t, A.TileBufType) or res is None or split not in (0, 1, 2) or (explicit and handle is None):
+        form = "(%tile, %pipe : !pto.tile_buf, !pto.pipe)" if explicit else "a -> !pto.tile_buf result"
+        return fail_step(VerifyError(f"{op.name} needs {form} and split 0, 1 or 2", loc))
     dtype = np_dtype(t.dtype)
     spec = su.isa.get(op.name)
 
     def step(frame):
         core = su.core
         cc = core.crosscore
-        fifo = cc.fifo(core, direction, loc)
+        if explicit and not isinstance(frame.get(res), DeclaredTile | Tile):
+            raise VerifyError(f"{op.name} binds a declare_tile handle, got {res}", loc)
+        fifo = _fifo_of(su, frame, op, mnemonic, handle, producer=False)
+        direction = fifo.direction
         if direction == C2V:
             lane = cc.lane_of(core)
             if split == 0 and lane != 0:
@@ -369,27 +514,46 @@ def lower_tpop(su: ScalarUnit, op: A.Op) -> Step:
         base = fifo.base.get(base_lane)
         if base is None:
             raise KernelFault(f"{op.name}: {core.label} initialised no {direction} consumer buffer "
-                              f"(c2v_consumer_buf / v2c_consumer_buf)", loc)
+                              f"({'its local operand' if explicit else 'c2v_consumer_buf / v2c_consumer_buf'})", loc)
         gate = _PopGate(fifo, lanes, who, base_lane)
         instr = Instr(XWAIT, mnemonic, loc, "S", 0, flag=gate)
         yield from _scalar_wait(su, instr, gate)
         h, w = _popped_shape(gate.entries, split)
-        slot = gate.entries[0].slot
+        local = fifo.local_slot(base_lane, gate.entries[0].slot)
+        for e in gate.entries:
+            e.local = local
         buf = core.memory.onchip.get(t.loc)
         if buf is None:
             raise VerifyError(f"{op.name}: {core.label} has no {t.loc} buffer", loc)
         vr = int(su.value(frame, dyn[0], loc)) if dyn else (t.v_row if t.v_row is not None else h)
         vc = int(su.value(frame, dyn[1], loc)) if len(dyn) > 1 else (t.v_col if t.v_col is not None else w)
         if h > t.rows or w > t.cols or vr > t.rows or vc > t.cols:
-            raise BoundsError(f"{op.name}: the {direction} tile is {h}x{w} (valid {vr}x{vc}) but the result type "
-                              f"holds {t.rows}x{t.cols}", loc)
+            raise BoundsError(f"{op.name}: the {direction} tile is {h}x{w} (valid {vr}x{vc}) but the "
+                              f"{'handle' if explicit else 'result'} type holds {t.rows}x{t.cols}", loc)
         tile = Tile(buf, 0, t, dtype, vr, vc, res)
-        tile.addr = base + slot * fifo.slot_size
+        tile.addr = base + local * fifo.slot_size
         buf.check_placement(tile.addr, tile.nbytes, res, loc)
+        _check_in_reserve(core, fifo, base, local, tile, loc)
+        watch = core.slot_watch
+        if watch is None:
+            watch = core.slot_watch = SlotWatch(core)
+        watch.bind(fifo, base_lane, local, buf.spec.name, tile.addr, tile.addr + tile.nbytes, loc)
         frame[res] = tile
         yield from _load_slot(su, spec, tile, _PopLoad(fifo, gate.entries, split, tile, core), mnemonic, loc)
 
     return step
+
+
+def _check_in_reserve(core, fifo, base: int, local: int, tile: Tile, loc) -> None:
+    """A popped tile must lie in the consumer's reserve_buffer region (when its base is one): past
+    its end the slot overlaps whatever else lives there."""
+    size = core.crosscore.reserve_size.get((core.label, base))
+    if size is not None and tile.addr + tile.nbytes > base + size:
+        slots = fifo.slots if fifo.local_slots is None else fifo.local_slots
+        core.findings.add("fifo-misuse", "error",
+                          f"local slot {local} of the {fifo.name} FIFO, bytes [{tile.addr}, {tile.addr + tile.nbytes}), "
+                          f"lies past the end of its reserve_buffer ({size} bytes at {base}): the reserve needs "
+                          f"slot_size x slots = {fifo.slot_size} x {slots} = {fifo.slot_size * slots} bytes", [loc])
 
 
 def _popped_shape(entries: list, split: int) -> tuple[int, int]:
@@ -436,15 +600,8 @@ def _load_slot(su: ScalarUnit, spec, tile: Tile, bound, mnemonic: str, loc):
 
 
 def _unstage(fifo, entries: list, split: int) -> np.ndarray:
-    """The popped tile: with GM staging read back from the GM slot buffer, else as delivered."""
-    parts = []
-    for e in entries:
-        if fifo.gm is None:
-            parts.append(e.values)
-            continue
-        gm = fifo.gm.gm
-        start = fifo.gm.offset + (e.slot * 2 + e.lane) * (fifo.slot_size // gm.dtype.itemsize)
-        parts.append(gm.data[start:start + e.values.size].reshape(e.values.shape))
+    """The popped tile: with GM staging read back from the GM slots, else as delivered."""
+    parts = [_unstage_one(fifo, e) for e in entries]
     return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0 if split == 1 else 1)
 
 
@@ -454,22 +611,25 @@ def _unstage(fifo, entries: list, split: int) -> np.ndarray:
 def lower_tfree(su: ScalarUnit, op: A.Op) -> Step:
     loc = op.loc
     mnemonic = op.name[4:]
-    if mnemonic not in SIDE_OF:
-        return _explicit_pipe_unsupported(op)
-    direction, _ = SIDE_OF[mnemonic]
+    handle = (op.operands[0] if op.operands else None) if mnemonic in EXPLICIT else None
+    if mnemonic in EXPLICIT and handle is None:
+        return fail_step(VerifyError(f"{op.name} needs the pipe it frees a slot of", loc))
 
     def step(frame):
         core = su.core
         cc = core.crosscore
-        fifo = cc.fifo(core, direction, loc)
+        fifo = _fifo_of(su, frame, op, mnemonic, handle, producer=False)
+        direction = fifo.direction
         lane = cc.lane_of(core) if direction == C2V else 0
         popped = fifo.lanes[lane].popped
         if not popped:
             core.findings.add("fifo-misuse", "error",
-                              f"{op.name} with no popped {direction} slot to free (a free without a pop)", [loc])
+                              f"{op.name} with no popped {fifo.name} slot to free (a free without a pop)", [loc])
             su.charge(su.arith_cost)
             return
         entries = popped.popleft()  # a cube free releases the slot of every vector core it popped from
+        if core.slot_watch is not None:
+            core.slot_watch.release(fifo, lane, entries[0].local, loc)
         pipes = list(core.pipes)
         release = FreeRelease(fifo, entries, len(pipes))
         for p in pipes:  # the slot is free once everything issued before has completed
@@ -735,6 +895,7 @@ CROSS_CORE_OPS = {
     "tpush": lower_tpush,
     "tpop": lower_tpop,
     "tfree": lower_tfree,
+    "declare_tile": lower_declare_tile,
     "sync_set": lower_sync,
     "sync_wait": lower_sync,
     "get_buf": lower_buf_token,

@@ -176,6 +176,9 @@ class ScalarUnit:
         instr.sepoch = len(self.epochs)
         self.issued_total += 1
         instr.iseq = self.issued_total
+        watch = self.core.slot_watch
+        if watch is not None and watch.freed:  # a FIFO slot was freed: nothing may touch it now
+            watch.check(instr)
         self.core.pipes[pipe].push(instr)
 
 

@@ -446,6 +446,9 @@ def _snap(v, scalar_type: str | None, loc: Loc, op: A.Op) -> OperandSnap:
     if isinstance(v, (int, float, bool, np.generic)):
         t = scalar_type or ("f32" if isinstance(v, float) else "i32")
         return OperandSnap(SCALAR, v, 0, 0, t, None)
+    unbound = getattr(v, "unbound_message", None)  # a declare_tile handle no tpop has bound yet
+    if unbound is not None:
+        raise KernelFault(f"{op.name}: {unbound}", loc)
     raise VerifyError(f"{op.name}: operand of unexpected kind {type(v).__name__}", loc)
 
 
