@@ -87,6 +87,12 @@ class Machine:
     alternatives: dict[str, dict[str, float]] = field(default_factory=dict)
     chip: ChipSpec | None = None  # None: the file describes one combined core (see ``chip_spec``)
 
+    @property
+    def arch(self) -> str:
+        """The architecture the machine models, the key of an instruction's ``targets`` and
+        ``target_dtypes`` (``a2a3`` for ``a2a3`` and its alternatives such as ``a2a3:ascend910b2``)."""
+        return self.name.split(":", 1)[0]
+
     def chip_spec(self) -> ChipSpec:
         """The chip; a file without ``chip:`` describes one combined core with every pipe and buffer."""
         if self.chip is not None:

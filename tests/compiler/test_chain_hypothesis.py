@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pypto import DataType, ir
+from pypto.errors import PyptoTypeError
 from pypto.ir import IRBuilder
 from pypto.ir.expr import ConstFloat
 from pypto.ir.op import block
@@ -29,11 +30,11 @@ REDUCE = {
     "row_min": lambda x: x.min(axis=1, keepdims=True), "col_sum": lambda x: x.sum(axis=0, keepdims=True),
     "col_max": lambda x: x.max(axis=0, keepdims=True), "col_min": lambda x: x.min(axis=0, keepdims=True),
 }
-# Ops each dtype supports on the target (bf16 has no max/min/exp/abs/relu on A2/A3).
+# Ops each dtype supports on the target. A2/A3 has no bf16 tile-tile arithmetic (pto-text-format
+# §4.3/§4.5: tadd/tsub/tneg add bf16 on A5 only): bf16 chains use the tile-scalar ops.
 OPS = {
     DataType.FP32: (UNARY, BINARY, SCALAR, [-0.5, 0.25, 1.5]),
     DataType.FP16: (UNARY, BINARY, SCALAR, [-0.5, 0.25, 1.5]),
-    DataType.BF16: ({"neg": np.negative}, {k: BINARY[k] for k in ("add", "sub", "mul")}, SCALAR, [-0.5, 0.25, 1.5]),
     DataType.INT32: ({"neg": np.negative, "relu": UNARY["relu"]}, INT_BINARY, INT_SCALAR, [-3, 1, 2]),
 }
 TOL = {DataType.FP32: 1e-5, DataType.FP16: 2e-2, DataType.BF16: 1.6e-2, DataType.INT32: 0}
@@ -84,7 +85,7 @@ def build(rows, cols, dtype, steps, reduce):
 
 
 def reference(a, b, dtype, steps, reduce):
-    unary, binary, scalar, _ = OPS[dtype]
+    unary, binary, scalar, _ = OPS.get(dtype, ({}, {}, SCALAR, None))  # bf16: tile-scalar ops only
     work = np.int64 if dtype is DataType.INT32 else np.float32
     x, y = a.astype(work), b.astype(work)
     for s in steps:
@@ -148,5 +149,13 @@ def test_int32_chain_with_every_reduction(reduce):
 
 @pytest.mark.parametrize("reduce", [None, "row_sum", "col_max"])
 def test_bf16_chain(reduce):
-    steps = [("binary", "mul"), ("scalar", "adds", 0.25), ("unary", "neg"), ("binary", "sub")]
+    steps = [("scalar", "muls", 1.5), ("scalar", "adds", 0.25), ("scalar", "maxs", -0.5)]
     check(16, 64, DataType.BF16, steps, reduce, "Default")
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "neg"])
+def test_bf16_tile_arithmetic_is_rejected_on_a2a3_naming_the_legal_dtypes(op):
+    steps = [("unary", op)] if op == "neg" else [("binary", op)]
+    with pytest.raises(PyptoTypeError, match=rf"{op}: BF16 tiles are not supported \(supported: INT16, INT32, "
+                                             r"FP16, FP32\)"):
+        build(16, 64, DataType.BF16, steps, None)

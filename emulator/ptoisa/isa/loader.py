@@ -61,7 +61,8 @@ _FILE_OPTIONAL = frozenset({"family", "description", "templates"})
 _ENTRY_REQUIRED = frozenset(
     {"mnemonic", "description", "ins", "outs", "dtypes", "pipe", "domain", "timing", "implemented"}
 )
-_ENTRY_OPTIONAL = frozenset({"semantics", "attrs", "notes", "constraints", "cpp", "conversions", "syntax"})
+_ENTRY_OPTIONAL = frozenset({"semantics", "attrs", "notes", "constraints", "cpp", "conversions", "syntax",
+                             "targets", "target_dtypes", "target_conversions"})
 # Operand constraints the core checks before running an instruction (pto-text-format §4.0).
 CONSTRAINTS = frozenset({
     "same_dtype",  # every tile operand except scratch (tmp) has one element type
@@ -252,6 +253,50 @@ def _conversions(value: Any, ctx: _Ctx, loc: Loc) -> dict[str, tuple[str, ...]]:
     return out
 
 
+def _targets(value: Any, ctx: _Ctx, loc: Loc) -> tuple[str, ...]:
+    """``targets: [a5]``: the architectures (machine ``arch``) that have the op; absent = all."""
+    names = _seq(value, ctx, "targets", loc)
+    if not names or not all(isinstance(n, str) and n.isidentifier() for n in names):
+        raise ctx.err("targets must be a non-empty list of machine names such as a5", loc)
+    return tuple(str(n) for n in names)
+
+
+def _narrowed_dtypes(m: YMap, ctx: _Ctx, dtypes: tuple[str, ...], arch: str) -> tuple[str, ...]:
+    """The entry's dtypes on ``arch``: ``target_dtypes: {a2a3: [...]}`` narrows the union the spec
+    lists (pto-text-format §4.0: "dtype lists are the union over targets unless marked")."""
+    if "target_dtypes" not in m:
+        return dtypes
+    per_arch = _map(m["target_dtypes"], ctx, "target_dtypes", m.loc_of("target_dtypes"))
+    narrowed = dtypes
+    for name, seq in per_arch.items():
+        listed = _dtype_list(seq, ctx, f"target_dtypes.{name}", per_arch.loc_of(name))
+        extra = [d for d in listed if d not in dtypes]
+        if extra:
+            raise ctx.err(f"target_dtypes.{name}: {', '.join(extra)} not in the entry's dtypes",
+                          per_arch.loc_of(name))
+        if name == arch:
+            narrowed = listed
+    return narrowed
+
+
+def _narrowed_conversions(m: YMap, ctx: _Ctx, conversions: dict, arch: str) -> dict[str, tuple[str, ...]]:
+    """The entry's conversions on ``arch``: ``target_conversions: {a2a3: {f32: [...], ...}}``
+    replaces the union for that architecture; every pair it lists must be in ``conversions``."""
+    if "target_conversions" not in m:
+        return conversions
+    per_arch = _map(m["target_conversions"], ctx, "target_conversions", m.loc_of("target_conversions"))
+    narrowed = conversions
+    for name, table in per_arch.items():
+        listed = _conversions(table, ctx, per_arch.loc_of(name))
+        extra = [f"{s}->{d}" for s, ds in listed.items() for d in ds if d not in conversions.get(s, ())]
+        if extra:
+            raise ctx.err(f"target_conversions.{name}: {', '.join(extra)} not in the entry's conversions",
+                          per_arch.loc_of(name))
+        if name == arch:
+            narrowed = listed
+    return narrowed
+
+
 def _syntax(value: Any, ctx: _Ctx, loc: Loc) -> SyntaxForm:
     """``syntax: {form, attrs_in_ins, attr_dict: first|last, operand_types: each|list,
     indexed: {base, count}, groups: spaced|comma|bare}`` (see :class:`SyntaxForm`)."""
@@ -352,6 +397,8 @@ def _entry(m: YMap, family: str, file: str, machine: Machine) -> InstrSpec:
             raise ctx.err(f"unknown constraint '{c}' (known: {', '.join(sorted(CONSTRAINTS))})",
                           m.loc_of("constraints"))
 
+    dtypes = tuple(str(d) for d in dtypes_seq)
+    conversions = _conversions(m["conversions"], ctx, m.loc_of("conversions")) if "conversions" in m else {}
     return InstrSpec(
         constraints=constraints,
         mnemonic=mnemonic,
@@ -360,7 +407,7 @@ def _entry(m: YMap, family: str, file: str, machine: Machine) -> InstrSpec:
         description=" ".join(m["description"].split()),
         ins=_operands(m["ins"], ctx, "ins", m.loc_of("ins")),
         outs=_operands(m["outs"], ctx, "outs", m.loc_of("outs")),
-        dtypes=tuple(str(d) for d in dtypes_seq),
+        dtypes=_narrowed_dtypes(m, ctx, dtypes, machine.arch),
         pipe=_pipe(m["pipe"], ctx, machine, m.loc_of("pipe")),
         domain=str(domain),
         timing=_timing(m["timing"], ctx, machine, m.loc_of("timing")),
@@ -370,7 +417,8 @@ def _entry(m: YMap, family: str, file: str, machine: Machine) -> InstrSpec:
         attrs=_attrs(m["attrs"], ctx, m.loc_of("attrs")) if "attrs" in m else {},
         line=m.loc.line,
         cpp=cpp,
-        conversions=_conversions(m["conversions"], ctx, m.loc_of("conversions")) if "conversions" in m else {},
+        conversions=_narrowed_conversions(m, ctx, conversions, machine.arch),
+        targets=_targets(m["targets"], ctx, m.loc_of("targets")) if "targets" in m else (),
         syntax=_syntax(m["syntax"], ctx, m.loc_of("syntax")) if "syntax" in m else PLAIN_SYNTAX,
     )
 

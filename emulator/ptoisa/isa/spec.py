@@ -233,6 +233,7 @@ class InstrSpec:
     # legal conversions (src dtype -> dst dtypes) of a converting op such as tcvt
     conversions: dict[str, tuple[str, ...]] = field(default_factory=dict)
     syntax: SyntaxForm = PLAIN_SYNTAX  # how the text writes it, where more than one grammar exists
+    targets: tuple[str, ...] = ()  # the architectures that have the op (machine ``arch``); () = all
 
     @property
     def is_core(self) -> bool:

@@ -36,6 +36,9 @@ def _bind_pto(su: ScalarUnit, op: A.Op) -> Step:
         hint = did_you_mean(op.name, [f"pto.{m}" for m in su.isa.instructions])
         return fail_step(VerifyError(f"{op.name} is not an op of the PTO dialect{hint} (see `pyptoemu isa list`)",
                                      op.loc))
+    if spec.targets and su.machine.arch not in spec.targets:
+        return fail_step(VerifyError(f"{op.name} exists only on {' and '.join(spec.targets)}; this kernel runs "
+                                     f"on {su.machine.name} (pto.target_arch or --machine chooses)", op.loc))
     if not spec.implemented:
         return fail_step(_unsupported(op))
     key = spec.semantics

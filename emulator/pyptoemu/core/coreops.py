@@ -308,6 +308,9 @@ def lower_flag(su: ScalarUnit, op: A.Op) -> Step:
         return fail_step(VerifyError(f"{op.name} needs an event id like <EVENT_ID0>", loc))
     n_ids = su.machine.event_ids
     name = op.name[4:]
+    if static_id is not None and dyn is None and not 0 <= static_id < n_ids:
+        return fail_step(VerifyError(f"{op.name}: event id {static_id} is out of range: {su.machine.name} has "
+                                     f"EVENT_ID0..EVENT_ID{n_ids - 1}", loc))
 
     def step(frame):
         eid = static_id if dyn is None else int(su.value(frame, dyn, loc))

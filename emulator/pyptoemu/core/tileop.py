@@ -236,6 +236,8 @@ class TileOpBinding:
                               f"for eq, not {_cmp_mode(self.attrs)}", loc)
         if "same_dtype" in spec.constraints:
             _check_same_dtype(op, [s for i, s in enumerate(in_snap) if not self.scratch[i]] + out_snap, loc)
+        if spec.conversions:
+            _check_conversion(op, spec.conversions, in_snap, out_snap, machine.name, loc)
         _check_matmul_shapes(op, in_snap, out_snap, loc)
         if spec.semantics in ("load", "store"):
             _check_windows(op, in_snap + out_snap, loc)
@@ -406,6 +408,18 @@ def _check_same_dtype(op: A.Op, snaps: list, loc) -> None:
     if len(kinds) > 1:
         listing = ", ".join(f"{s.obj.name}: {s.dtype}" for s in tiles)
         raise VerifyError(f"{op.name}: tile operands must share one element type ({listing})", loc)
+
+
+def _check_conversion(op: A.Op, conversions: dict, in_snap: list, out_snap: list, machine: str, loc) -> None:
+    """A converting op (tcvt) converts only the dtype pairs its spec lists for the target."""
+    src = next((s for s in in_snap if s.kind != SCALAR), None)
+    if src is None or not out_snap:
+        return
+    legal = conversions.get(src.dtype, ())
+    if out_snap[0].dtype not in legal:
+        to = ", ".join(legal) if legal else "nothing"
+        raise VerifyError(f"{op.name}: {machine} does not convert {src.dtype} to {out_snap[0].dtype} "
+                          f"({src.dtype} converts to {to})", loc)
 
 
 def _check_matmul_shapes(op: A.Op, in_snap: list, out_snap: list, loc) -> None:

@@ -38,11 +38,11 @@ SCALAR = {"adds": np.add, "muls": np.multiply, "maxs": np.maximum, "mins": np.mi
 INT_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "maximum": np.maximum,
               "minimum": np.minimum, "and_": np.bitwise_and, "or_": np.bitwise_or}
 BCAST = ("add", "sub", "mul", "div", "maximum")
-# What A2/A3 computes per dtype (bf16: add/sub/mul and neg only; i32: no div, no exp/abs).
+# What A2/A3 computes per dtype (i32: no div, no exp/abs). No bf16: A2/A3 has no bf16 tile-tile
+# arithmetic (pto-text-format §4.3, tadd/tsub/tneg add bf16 on A5 only); bf16 is covered by matmul plans.
 OPS = {
     "FP32": (UNARY, BINARY, SCALAR, BCAST),
     "FP16": (UNARY, BINARY, SCALAR, BCAST),
-    "BF16": ({"neg": np.negative}, {k: BINARY[k] for k in ("add", "sub", "mul")}, SCALAR, ("add", "sub", "mul")),
     "INT32": ({"neg": np.negative, "relu": UNARY["relu"]}, INT_BINARY, SCALAR, ("add", "sub", "mul", "maximum")),
 }
 # ops a loop may repeat without blowing up or collapsing the values

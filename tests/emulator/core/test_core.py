@@ -17,6 +17,7 @@ from pyptoemu.errors import (
     FindingsError,
     InputError,
     UnsupportedOpError,
+    VerifyError,
 )
 from tests.emulator.core.kernels import binary_kernel, pview, vec
 
@@ -189,6 +190,14 @@ def test_op_not_executable_yet_fails_at_run_time_with_location():
                          nargs=1)
     with pytest.raises(UnsupportedOpError, match=r"<string>:\d+:5: pto.tget_scale_addr is not supported by "
                                                  r"the emulator yet"):
+        pyptoemu.run(text, machine="a5")
+
+
+def test_an_a5_only_op_on_a2a3_is_a_located_error_before_running():
+    text = binary_kernel(f"    %x = pto.alloc_tile : {T}\n    pto.tget_scale_addr ins(%x : {T}) outs(%x : {T})\n",
+                         nargs=1)
+    with pytest.raises(VerifyError, match=r"<string>:\d+:5: pto.tget_scale_addr exists only on a5; this kernel "
+                                          r"runs on a2a3"):
         pyptoemu.run(text)
 
 

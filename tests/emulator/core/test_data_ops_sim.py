@@ -156,7 +156,7 @@ def test_thistogram_both_byte_modes() -> None:
     text = kernel([Gm("ui16", rows, cols), Gm("ui8", rows, 32), Gm("ui32", rows, 256), Gm("ui32", rows, 256)],
                   {"s": s_t, "ix": i_t, "hi": d_t, "lo": d_t}, [(0, "s", rows, vc), (1, "ix", rows, 1)], body,
                   [("hi", 2, rows, 256), ("lo", 3, rows, 256)])
-    res = pyptoemu.run(text, inputs={"arg0": x, "arg1": sel})
+    res = pyptoemu.run(text, inputs={"arg0": x, "arg1": sel}, machine="a5")  # A5 only
     v = x[:, :vc].astype(np.int64)
     want_hi = np.stack([np.bincount(v[i] >> 8, minlength=256) for i in range(rows)])
     want_lo = np.stack([np.bincount((v[i] & 255)[(v[i] >> 8) == sel[i, 0]], minlength=256) for i in range(rows)])
@@ -182,7 +182,7 @@ def test_trandom(dtype: str, rounds: int | None) -> None:
     attr = f" {{rounds = {rounds} : i32}}" if rounds else ""
     body = [f"pto.trandom ins(%w0, %w1, %w2, %w3, %w4, %w5{attr} : i32, i32, i32, i32, i32, i32) outs(%d : {d_t})"]
     text = kernel([Gm(dtype, 3, 10)], {"d": d_t}, [], body, [("d", 0, 3, 10)], consts=consts)
-    res = pyptoemu.run(text, inputs={"arg0": np.zeros((3, 10), np_dtype(dtype))})
+    res = pyptoemu.run(text, inputs={"arg0": np.zeros((3, 10), np_dtype(dtype))}, machine="a5")  # A5 only
     u = [w & U32 for w in words]
     start = u[2] | u[3] << 32 | u[4] << 64 | u[5] << 96
     stream = []
