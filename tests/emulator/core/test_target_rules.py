@@ -41,13 +41,13 @@ CASES = {
                           r"pto.tadd: destination element type i8 is not supported \(legal: i16, i32, f16, f32\)"),
     "tdiv i32 (A5 only)": (f"    %a = pto.alloc_tile : {I32}\n    pto.tdiv ins(%a, %a : {I32}, {I32}) outs(%a : {I32})",
                            r"pto.tdiv: destination element type i32 is not supported \(legal: f16, f32\)"),
-    "tcvt ui8->f32": (f"    %a = pto.alloc_tile : {U8}\n    pto.tcvt ins(%a {{rmode = #pto<round_mode CAST_RINT>}} : {U8}) "
-                      f"outs(%x : {T})", r"pto.tcvt: a2a3 does not convert ui8 to f32 \(ui8 converts to f16\)"),
+    "tcvt ui8->f32": ((f"    %a = pto.alloc_tile : {U8}\n    pto.tcvt ins(%a {{rmode = #pto<round_mode CAST_RINT>}} : {U8}) "
+                      f"outs(%x : {T})"), r"pto.tcvt: a2a3 does not convert ui8 to f32 \(ui8 converts to f16\)"),
     "EVENT_ID8": ("    pto.set_flag[<PIPE_V>, <PIPE_MTE3>, <EVENT_ID8>]",
                   r"pto.set_flag: event id 8 is out of range: a2a3 has EVENT_ID0..EVENT_ID7"),
-    "trandom (A5 only)": ("    %k = arith.constant 1 : i32\n"
+    "trandom (A5 only)": (("    %k = arith.constant 1 : i32\n"
                           f"    %a = pto.alloc_tile : {I32}\n"
-                          f"    pto.trandom ins(%k, %k, %k, %k, %k, %k : i32, i32, i32, i32, i32, i32) outs(%a : {I32})",
+                          f"    pto.trandom ins(%k, %k, %k, %k, %k, %k : i32, i32, i32, i32, i32, i32) outs(%a : {I32})"),
                           r"pto.trandom exists only on a5; this kernel runs on a2a3"),
 }
 
