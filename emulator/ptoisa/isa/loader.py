@@ -192,14 +192,30 @@ def _pipe_name(value: Any, ctx: _Ctx, machine: Machine, loc: Loc) -> str:
 def _pipe(value: Any, ctx: _Ctx, machine: Machine, loc: Loc) -> PipeRule:
     if not isinstance(value, YMap):
         return PipeRule(fixed=_pipe_name(value, ctx, machine, loc))
-    check_keys(value, f"{ctx.file}: entry '{ctx.entry}': pipe", {"by", "map"}, {"default"})
+    check_keys(value, f"{ctx.file}: entry '{ctx.entry}': pipe", {"by", "map"}, {"default", "only_on"})
     by = _rule_kind(value, ctx)
     table = _map(value["map"], ctx, "pipe.map", value.loc_of("map"))
     rmap = {str(k): _pipe_name(v, ctx, machine, table.loc_of(k)) for k, v in table.items()}
     default = None
     if "default" in value:
         default = _pipe_name(value["default"], ctx, machine, value.loc_of("default"))
-    return PipeRule(by=by, map=rmap, default=default)
+    return PipeRule(by=by, map=rmap, default=default, elsewhere=_only_on(value, ctx, rmap, machine.arch))
+
+
+def _only_on(value: YMap, ctx: _Ctx, rmap: dict[str, str], arch: str) -> dict[str, tuple[str, ...]]:
+    """``only_on: {vec->mat: [a5]}``: map keys that exist on the listed architectures only; the
+    ones this machine's ``arch`` lacks, with where they exist."""
+    if "only_on" not in value:
+        return {}
+    table = _map(value["only_on"], ctx, "pipe.only_on", value.loc_of("only_on"))
+    out: dict[str, tuple[str, ...]] = {}
+    for key, arches in table.items():
+        if key not in rmap:
+            raise ctx.err(f"pipe.only_on: {key!r} is not a key of pipe.map", table.loc_of(key))
+        names = _targets(arches, ctx, table.loc_of(key))
+        if arch not in names:
+            out[str(key)] = names
+    return out
 
 
 def _operands(value: Any, ctx: _Ctx, what: str, loc: Loc) -> tuple[OperandSpec, ...]:

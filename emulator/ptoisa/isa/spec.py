@@ -73,11 +73,15 @@ class PipeRule:
     by: str | None = None
     map: dict[str, str] = field(default_factory=dict)
     default: str | None = None
+    # keys of ``map`` this machine lacks -> the architectures that have them (YAML ``only_on``)
+    elsewhere: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def resolve(self, src_loc: str | None, dst_loc: str | None) -> str:
         if self.by is None:
             return self.fixed or "none"
         key = rule_key(self.by, src_loc, dst_loc)
+        if key in self.elsewhere:
+            raise ValueError(f"{self.by} '{key}' exists only on {' and '.join(self.elsewhere[key])}")
         pipe = self.map.get(key, self.default)
         if pipe is None:
             known = ", ".join(self.map)

@@ -204,7 +204,7 @@ def test_dma_timing_by_path() -> None:
     [
         ("tmov", "mat", "left", "MTE1"), ("tmov", "mat", "right", "MTE1"), ("tmov", "mat", "bias", "MTE1"),
         ("tmov", "mat", "scaling", "MTE1"), ("tmov", "acc", "mat", "FIX"), ("tmov", "acc", "vec", "FIX"),
-        ("tmov", "vec", "vec", "V"), ("tmov", "vec", "mat", "V"),
+        ("tmov", "vec", "vec", "V"),
         ("tstore", "acc", "gm", "FIX"), ("tstore", "vec", "gm", "MTE3"), ("tstore", "mat", "gm", "MTE3"),
         ("tload", "gm", "vec", "MTE2"), ("tload", "gm", "mat", "MTE2"),
         ("textract", "mat", "left", "MTE1"), ("textract", "acc", "mat", "FIX"), ("textract", "vec", "mat", "FIX"),
@@ -214,6 +214,17 @@ def test_dma_timing_by_path() -> None:
 )
 def test_pipe_rules(op: str, src: str, dst: str, pipe: str) -> None:
     assert load_isa()[op].pipe.resolve(src, dst) == pipe
+
+
+def test_a_move_only_a5_has_resolves_there_and_is_an_error_on_a2a3() -> None:
+    """pipe.only_on: tmov vec->mat is A5 only (spec §4.2), tstore from mat A2/A3 only."""
+    a5 = load_isa(machine=load_machine("a5"))
+    assert a5["tmov"].pipe.resolve("vec", "mat") == "V"
+    with pytest.raises(ValueError, match="src_dst 'vec->mat' exists only on a5"):
+        load_isa()["tmov"].pipe.resolve("vec", "mat")
+    assert load_isa()["tstore"].pipe.resolve("mat", None) == "MTE3"
+    with pytest.raises(ValueError, match="src 'mat' exists only on a2a3"):
+        a5["tstore"].pipe.resolve("mat", None)
 
 
 def test_pipe_rule_without_match_raises() -> None:
