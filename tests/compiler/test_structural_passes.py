@@ -53,9 +53,9 @@ def run_checked(program, args, strategy, entry=None):
 def test_pipelines_list_the_new_passes():
     for strategy in STRATEGIES:
         names = PassManager.get_strategy(strategy).get_pass_names()
-        assert names[:6] == ["ConvertToSSA", "UnrollLoops", "SplitChunkedLoops", "InterchangeChunkLoops",
-                             "OutlineIncoreScopes", "ConvertTensorToBlockOps"]
-        assert names[6] == "InitMemRef"
+        assert names[:7] == ["ConvertToSSA", "UnrollLoops", "SplitChunkedLoops", "InterchangeChunkLoops",
+                             "OutlineIncoreScopes", "ConvertTensorToBlockOps", "FuseLoops"]
+        assert names[7] == "InitMemRef"
 
 
 # ----------------------------------------------------------------------------- UnrollLoops

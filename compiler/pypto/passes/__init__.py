@@ -4,6 +4,7 @@ from pypto.passes.allocate_memory_addr import AllocateMemoryAddrPass
 from pypto.passes.chunk_loops import InterchangeChunkLoopsPass, SplitChunkedLoopsPass
 from pypto.passes.convert_tensor_to_block_ops import ConvertTensorToBlockOpsPass
 from pypto.passes.convert_to_ssa import ConvertToSSAPass
+from pypto.passes.fuse_loops import FuseLoopsPass
 from pypto.passes.init_memref import InitMemRefPass
 from pypto.passes.insert_sync import InsertSyncPass
 from pypto.passes.manager import OptimizationStrategy, PassManager
@@ -38,6 +39,11 @@ def convert_tensor_to_block_ops() -> ConvertTensorToBlockOpsPass:
     return ConvertTensorToBlockOpsPass()
 
 
+def fuse_loops() -> FuseLoopsPass:
+    """The FuseLoops pass (seed 003 §3.6): producer/consumer tile loops fused, across launches too."""
+    return FuseLoopsPass()
+
+
 def init_mem_ref() -> InitMemRefPass:
     return InitMemRefPass()
 
@@ -55,9 +61,9 @@ def allocate_memory_addr() -> AllocateMemoryAddrPass:
 
 
 __all__ = [
-    "AllocateMemoryAddrPass", "ConvertTensorToBlockOpsPass", "ConvertToSSAPass", "InitMemRefPass", "InsertSyncPass",
+    "AllocateMemoryAddrPass", "ConvertTensorToBlockOpsPass", "ConvertToSSAPass", "FuseLoopsPass", "InitMemRefPass", "InsertSyncPass",
     "InterchangeChunkLoopsPass", "MemoryReusePass", "OptimizationStrategy", "OutlineIncoreScopesPass", "PassManager",
     "SplitChunkedLoopsPass", "UnrollLoopsPass", "allocate_memory_addr", "basic_memory_reuse",
-    "convert_tensor_to_block_ops", "convert_to_ssa", "init_mem_ref", "insert_sync", "interchange_chunk_loops",
+    "convert_tensor_to_block_ops", "convert_to_ssa", "fuse_loops", "init_mem_ref", "insert_sync", "interchange_chunk_loops",
     "outline_incore_scopes", "split_chunked_loops", "unroll_loops",
 ]

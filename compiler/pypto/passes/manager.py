@@ -15,6 +15,7 @@ from pypto.passes.checks import check_orchestration
 from pypto.passes.chunk_loops import InterchangeChunkLoopsPass, SplitChunkedLoopsPass
 from pypto.passes.convert_tensor_to_block_ops import ConvertTensorToBlockOpsPass
 from pypto.passes.convert_to_ssa import ConvertToSSAPass
+from pypto.passes.fuse_loops import FuseLoopsPass
 from pypto.passes.init_memref import InitMemRefPass
 from pypto.passes.insert_sync import InsertSyncPass
 from pypto.passes.memory_reuse import MemoryReusePass
@@ -29,8 +30,9 @@ class OptimizationStrategy(enum.Enum):
 
 # UnrollLoops follows ConvertToSSA (see its module docstring); outlining precedes the tensor-to-block
 # conversion so that tensor ops written inside `with pl.incore():` are converted in the new kernel.
+# FuseLoops needs block-level loops and outlined kernels, and runs before memory is planned.
 _FRONT = (ConvertToSSAPass, UnrollLoopsPass, SplitChunkedLoopsPass, InterchangeChunkLoopsPass, OutlineIncoreScopesPass,
-          ConvertTensorToBlockOpsPass)
+          ConvertTensorToBlockOpsPass, FuseLoopsPass)
 STRATEGIES: dict[OptimizationStrategy, tuple[type, ...]] = {
     OptimizationStrategy.Default: (*_FRONT, InitMemRefPass, MemoryReusePass, InsertSyncPass, AllocateMemoryAddrPass),
     OptimizationStrategy.PTOAS: (*_FRONT, InitMemRefPass, MemoryReusePass, AllocateMemoryAddrPass),
@@ -46,6 +48,7 @@ PRODUCES = {
     "interchange-chunk-loops": {"TypeChecked", "SSAForm"},
     "outline-incore-scopes": _SPLIT,
     "convert-tensor-to-block-ops": _SPLIT | _BLOCK,
+    "fuse-loops": _SPLIT | _BLOCK,
     "init-memref": _BLOCK | {"SSAForm", "HasMemRefs"},
     "memory-reuse": _BLOCK | {"SSAForm", "HasMemRefs"},
     "insert-sync": _BLOCK | {"SSAForm", "HasMemRefs"},
@@ -87,7 +90,8 @@ class PassManager:
             if self.verify_each:
                 verify(program, PRODUCES.get(p.name, {"TypeChecked"}))
             if dump_dir:
-                _write(os.path.join(dump_dir, f"{i:02d}_after_{p.dump_name}.py"), python_print(program, prefix))
+                notes = "".join(f"# {p.name}: {line}\n" for line in getattr(p, "log", ()))
+                _write(os.path.join(dump_dir, f"{i:02d}_after_{p.dump_name}.py"), notes + python_print(program, prefix))
         return program
 
 
