@@ -53,9 +53,9 @@ def run_checked(program, args, strategy, entry=None):
 def test_pipelines_list_the_new_passes():
     for strategy in STRATEGIES:
         names = PassManager.get_strategy(strategy).get_pass_names()
-        assert names[:7] == ["ConvertToSSA", "UnrollLoops", "SplitChunkedLoops", "InterchangeChunkLoops",
-                             "OutlineIncoreScopes", "ConvertTensorToBlockOps", "FuseLoops"]
-        assert names[7] == "InitMemRef"
+        assert names[:8] == ["ConvertToSSA", "UnrollLoops", "SplitChunkedLoops", "InterchangeChunkLoops",
+                             "OutlineIncoreScopes", "ConvertTensorToBlockOps", "FuseLoops", "ExpandPower2"]
+        assert names[8] == "InitMemRef"
 
 
 # ----------------------------------------------------------------------------- UnrollLoops

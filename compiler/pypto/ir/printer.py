@@ -235,6 +235,9 @@ class Printer:
         else:
             rng = stop
         helper = {0: "range", 1: "parallel", 2: "unroll"}[int(s.kind)]
+        if s.power2 is not None:
+            helper = "parallel_for_power2"
+            rng = f"{stop}, min_chunk={s.power2[0]}, max_chunk={s.power2[1]}"
         if s.iter_args:
             inits = ", ".join(self.expr(a.init_value) for a in s.iter_args)
             names = ", ".join(a.name for a in s.iter_args)

@@ -74,6 +74,8 @@ class ForStmt(Stmt):
     chunk_size: Expr | None = None
     chunk_policy: int = 0
     loop_origin: int = 0
+    # (min_chunk, max_chunk) of a pl.parallel_for_power2 loop (ExpandPower2 expands it), else None
+    power2: tuple | None = None
 
 
 @dataclass(frozen=True, slots=True, eq=False)

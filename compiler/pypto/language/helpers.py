@@ -22,6 +22,12 @@ def pipeline(*args: Any, stage: int, init_values: Any = None) -> Any:
     return range(*args, init_values=init_values)
 
 
+def parallel_for_power2(extent: Any, *, min_chunk: int = 1, max_chunk: int = 64, init_values: Any = None):
+    """``pl.parallel_for_power2(n, min_chunk=1, max_chunk=64)``: a parallel loop over ``range(n)`` that
+    the compiler expands into power-of-two chunks plus a predicated tail (ExpandPower2)."""
+    return range(extent, init_values=init_values)
+
+
 def unroll(*args: Any) -> Any:
     return builtins.range(*args)
 

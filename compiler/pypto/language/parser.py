@@ -26,7 +26,7 @@ from pypto.language.typing import AnnotationError, DirectionAnnotation, DynVar, 
 from pypto.ops import block as B
 
 LOOP_HELPERS = {"range": ForKind.Sequential, "parallel": ForKind.Parallel, "unroll": ForKind.Unroll,
-                "pipeline": ForKind.Sequential}
+                "pipeline": ForKind.Sequential, "parallel_for_power2": ForKind.Parallel}
 
 
 @dataclass
@@ -559,10 +559,13 @@ class FunctionParser:
             self.spmd_loop(node)
             return
         if helper not in LOOP_HELPERS:
-            raise self.error("a for loop must iterate over pl.range, pl.parallel, pl.pipeline, pl.unroll, pl.spmd or "
-                             "pl.while_", it)
+            raise self.error("a for loop must iterate over pl.range, pl.parallel, pl.pipeline, pl.unroll, "
+                             "pl.parallel_for_power2, pl.spmd or pl.while_", it)
         kind = LOOP_HELPERS[helper]
         kw = {k.arg: k.value for k in it.keywords}
+        power2 = None
+        if helper == "parallel_for_power2":
+            power2 = self._power2_bounds(it, kw)
         for k in kw:
             if k not in ("init_values", "chunk", "chunk_policy") and not (helper == "pipeline" and k == "stage"):
                 raise self.error(f"pl.{helper}: unknown keyword '{k}'", it)
@@ -593,7 +596,7 @@ class FunctionParser:
         self.emit(
             St.ForStmt(
                 loop_var, start, stop, step, tuple(iter_args), body, tuple(return_vars), self.span(node),
-                kind, chunk,
+                kind, chunk, power2=power2,
             )
         )
         if return_vars:
@@ -608,6 +611,25 @@ class FunctionParser:
         stage = self.expr(kw["stage"])
         if isinstance(stage, bool) or not isinstance(stage, int) or stage <= 0:
             raise self.error(f"pl.pipeline: stage must be a positive int, got {stage!r}", kw["stage"])
+
+    def _power2_bounds(self, it: ast.Call, kw: dict) -> tuple[int, int]:
+        """``(min_chunk, max_chunk)`` of ``pl.parallel_for_power2(extent, min_chunk=, max_chunk=)``, taken
+        out of ``kw``: powers of two with ``min_chunk <= max_chunk``; the extent is its only positional."""
+        if len(it.args) != 1:
+            raise self.error("pl.parallel_for_power2 takes one positional argument, the extent", it)
+        if "chunk" in kw:
+            raise self.error("pl.parallel_for_power2 chunks itself; use min_chunk= and max_chunk=", it)
+        bounds = []
+        for name, default in (("min_chunk", 1), ("max_chunk", 64)):
+            node = kw.pop(name, None)
+            v = default if node is None else self.expr(node)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1 or v & (v - 1):
+                raise self.error(f"pl.parallel_for_power2: {name} must be a power of two integer literal, got "
+                                 f"{v!r}", node or it)
+            bounds.append(v)
+        if bounds[0] > bounds[1]:
+            raise self.error(f"pl.parallel_for_power2: min_chunk {bounds[0]} exceeds max_chunk {bounds[1]}", it)
+        return bounds[0], bounds[1]
 
     def _loop_bounds(self, helper: str, it: ast.Call) -> tuple:
         """(start, stop, step) of ``pl.range(stop)`` / ``(start, stop)`` / ``(start, stop, step)``."""

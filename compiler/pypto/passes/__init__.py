@@ -4,6 +4,7 @@ from pypto.passes.allocate_memory_addr import AllocateMemoryAddrPass
 from pypto.passes.chunk_loops import InterchangeChunkLoopsPass, SplitChunkedLoopsPass
 from pypto.passes.convert_tensor_to_block_ops import ConvertTensorToBlockOpsPass
 from pypto.passes.convert_to_ssa import ConvertToSSAPass
+from pypto.passes.expand_power2 import ExpandPower2Pass
 from pypto.passes.fuse_loops import FuseLoopsPass
 from pypto.passes.init_memref import InitMemRefPass
 from pypto.passes.insert_sync import InsertSyncPass
@@ -44,6 +45,11 @@ def fuse_loops() -> FuseLoopsPass:
     return FuseLoopsPass()
 
 
+def expand_power2() -> ExpandPower2Pass:
+    """The ExpandPower2 pass (seed 003 §6.4): pl.parallel_for_power2 loops into power-of-two chunks."""
+    return ExpandPower2Pass()
+
+
 def init_mem_ref() -> InitMemRefPass:
     return InitMemRefPass()
 
@@ -61,9 +67,9 @@ def allocate_memory_addr() -> AllocateMemoryAddrPass:
 
 
 __all__ = [
-    "AllocateMemoryAddrPass", "ConvertTensorToBlockOpsPass", "ConvertToSSAPass", "FuseLoopsPass", "InitMemRefPass", "InsertSyncPass",
+    "AllocateMemoryAddrPass", "ConvertTensorToBlockOpsPass", "ConvertToSSAPass", "ExpandPower2Pass", "FuseLoopsPass", "InitMemRefPass", "InsertSyncPass",
     "InterchangeChunkLoopsPass", "MemoryReusePass", "OptimizationStrategy", "OutlineIncoreScopesPass", "PassManager",
     "SplitChunkedLoopsPass", "UnrollLoopsPass", "allocate_memory_addr", "basic_memory_reuse",
-    "convert_tensor_to_block_ops", "convert_to_ssa", "fuse_loops", "init_mem_ref", "insert_sync", "interchange_chunk_loops",
+    "convert_tensor_to_block_ops", "convert_to_ssa", "expand_power2", "fuse_loops", "init_mem_ref", "insert_sync", "interchange_chunk_loops",
     "outline_incore_scopes", "split_chunked_loops", "unroll_loops",
 ]

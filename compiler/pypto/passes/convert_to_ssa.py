@@ -157,7 +157,7 @@ class _SSA:
         self._bind_after([s.body], carried, extra_rvs)
         return St.ForStmt(
             lv, start, stop, step, tuple(explicit + new_ias), body, tuple(rvs + extra_rvs), s.span, s.kind,
-            s.chunk_size, s.chunk_policy, s.loop_origin,
+            s.chunk_size, s.chunk_policy, s.loop_origin, s.power2,
         )
 
     def while_stmt(self, s: St.WhileStmt) -> St.WhileStmt:

@@ -179,6 +179,8 @@ def _plan(a: St.ForStmt, b: St.ForStmt, link: dict) -> _Plan:
     """Match ``b``'s loads of the buffers ``a`` writes to ``a``'s stored tiles, or refuse."""
     if not _same_space(a, b):
         raise FusionRefused(f"different iteration spaces ({_range_text(a)} vs {_range_text(b)}: different tiling)")
+    if a.power2 != b.power2:
+        raise FusionRefused(f"different power-of-two chunk bounds ({a.power2} vs {b.power2})")
     if ForKind.Unroll in (a.kind, b.kind) or a.chunk_size is not None or b.chunk_size is not None:
         raise FusionRefused("an unrolled or chunked loop is expanded, not fused")
     b_uses = used_vars(b)

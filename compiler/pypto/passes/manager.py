@@ -15,6 +15,7 @@ from pypto.passes.checks import check_orchestration
 from pypto.passes.chunk_loops import InterchangeChunkLoopsPass, SplitChunkedLoopsPass
 from pypto.passes.convert_tensor_to_block_ops import ConvertTensorToBlockOpsPass
 from pypto.passes.convert_to_ssa import ConvertToSSAPass
+from pypto.passes.expand_power2 import ExpandPower2Pass
 from pypto.passes.fuse_loops import FuseLoopsPass
 from pypto.passes.init_memref import InitMemRefPass
 from pypto.passes.insert_sync import InsertSyncPass
@@ -30,9 +31,10 @@ class OptimizationStrategy(enum.Enum):
 
 # UnrollLoops follows ConvertToSSA (see its module docstring); outlining precedes the tensor-to-block
 # conversion so that tensor ops written inside `with pl.incore():` are converted in the new kernel.
-# FuseLoops needs block-level loops and outlined kernels, and runs before memory is planned.
+# FuseLoops needs block-level loops and outlined kernels, and runs before memory is planned;
+# ExpandPower2 follows it so that two fused power-of-two loops are expanded once, chunk by chunk.
 _FRONT = (ConvertToSSAPass, UnrollLoopsPass, SplitChunkedLoopsPass, InterchangeChunkLoopsPass, OutlineIncoreScopesPass,
-          ConvertTensorToBlockOpsPass, FuseLoopsPass)
+          ConvertTensorToBlockOpsPass, FuseLoopsPass, ExpandPower2Pass)
 STRATEGIES: dict[OptimizationStrategy, tuple[type, ...]] = {
     OptimizationStrategy.Default: (*_FRONT, InitMemRefPass, MemoryReusePass, InsertSyncPass, AllocateMemoryAddrPass),
     OptimizationStrategy.PTOAS: (*_FRONT, InitMemRefPass, MemoryReusePass, AllocateMemoryAddrPass),
@@ -49,6 +51,7 @@ PRODUCES = {
     "outline-incore-scopes": _SPLIT,
     "convert-tensor-to-block-ops": _SPLIT | _BLOCK,
     "fuse-loops": _SPLIT | _BLOCK,
+    "expand-power2": _SPLIT | _BLOCK,
     "init-memref": _BLOCK | {"SSAForm", "HasMemRefs"},
     "memory-reuse": _BLOCK | {"SSAForm", "HasMemRefs"},
     "insert-sync": _BLOCK | {"SSAForm", "HasMemRefs"},

@@ -1,0 +1,253 @@
+"""ExpandPower2: power-of-two predicated expansion of ``pl.parallel_for_power2`` loops (seed 003 §6.4-6.5).
+
+``for i in pl.parallel_for_power2(n, min_chunk=m, max_chunk=M):`` (``m``, ``M`` powers of two) becomes
+
+* a loop over the ``n // M`` full chunks of ``M`` iterations (chunk base ``c * M``);
+* for each size ``s = M/2, ..., m`` one chunk of ``s`` iterations at base ``n - n % (2s)``, present when
+  bit ``s`` of ``n`` is set (an ``if`` on ``(n // s) % 2`` for a run-time ``n``, resolved here for a
+  constant one);
+* when ``m > 1`` a tail chunk of ``m`` iterations at base ``n - n % m`` whose iteration ``j`` runs only
+  if ``base + j < n`` (the predicate; a constant ``n`` keeps exactly the valid iterations).
+
+So only ``log2(M/m) + 1`` chunk sizes and one predicated tail exist whatever ``n`` is: at most
+``log2(M/m) + 2`` distinct chunk bodies (:func:`chunk_templates`). Inside a chunk of at most
+``unroll_limit`` iterations (default :data:`UNROLL_LIMIT` = 8) the body is fully unrolled, every
+index a constant offset from the chunk base, so later passes see straight-line code; larger chunks
+keep an inner loop over the chunk. Loop-carried values are threaded through every chunk (and through
+both branches of each ``if``).
+
+Two ``parallel_for_power2`` loops with the same extent and bounds are fused by FuseLoops, which runs
+first: the fused loop is expanded once, so the two bodies share every chunk (fusion chunk by chunk).
+``expand_plain=(m, M)`` expands every plain ``pl.range`` / ``pl.parallel`` loop of a kernel the same
+way (a pass option; off in the default pipelines).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
+
+from pypto.dtype import DataType
+from pypto.enums import ForKind
+from pypto.errors import CompileError
+from pypto.ir import expr as E
+from pypto.ir import stmt as St
+from pypto.ir.visitor import stmt_list, substitute, walk_stmts
+from pypto.passes.base import NameAllocator, Pass, is_kernel
+from pypto.passes.ir_utils import all_names, clone_definitions, definitions, fold
+from pypto.passes.loop_fusion import buffer_links, buffer_root
+
+# Chunks of at most this many iterations are fully unrolled (8 copies of a tile body keep the kernel
+# text small; seed 003 §6.5 suggests unrolling only the small chunk sizes).
+UNROLL_LIMIT = 8
+POWER2_CHUNK = 4  # ForStmt.loop_origin of a loop over the iterations of one chunk
+POWER2_CHUNKS = 5  # ForStmt.loop_origin of the loop over the full max-size chunks
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """``size`` iterations from ``base``; ``valid`` < ``size`` only for the predicated tail."""
+
+    base: int
+    size: int
+    valid: int
+
+
+def plan_chunks(extent: int, min_chunk: int, max_chunk: int) -> list[Chunk]:
+    """The chunks a constant ``extent`` expands into, in order (they tile ``range(extent)`` exactly)."""
+    out = [Chunk(c * max_chunk, max_chunk, max_chunk) for c in range(extent // max_chunk)]
+    base = extent - extent % max_chunk
+    s = max_chunk // 2
+    while s >= min_chunk:
+        if extent - base >= s:
+            out.append(Chunk(base, s, s))
+            base += s
+        s //= 2
+    if base < extent:
+        out.append(Chunk(base, min_chunk, extent - base))
+    return out
+
+
+def chunk_templates(extent: int, min_chunk: int, max_chunk: int) -> set[tuple[int, bool]]:
+    """The distinct chunk bodies (size, predicated) the expansion of ``extent`` generates."""
+    return {(c.size, c.valid < c.size) for c in plan_chunks(extent, min_chunk, max_chunk)}
+
+
+def _idx(v: int) -> E.ConstInt:
+    return E.ConstInt(v, DataType.INDEX)
+
+
+class _Expander:
+    def __init__(self, func: St.Function, unroll_limit: int, plain: tuple[int, int] | None):
+        self.names = NameAllocator(all_names(func))
+        self.unroll_limit = unroll_limit
+        self.plain = plain
+        self.pending: dict = {}  # return var of an expanded loop -> its value; applied to later statements
+
+    def block(self, body: Any) -> St.SeqStmts:
+        out: list = []
+        for s in stmt_list(body):
+            if self.pending:
+                s = substitute(s, dict(self.pending))
+            out.extend(self.stmt(s))
+        return St.SeqStmts(tuple(out), getattr(body, "span", E.UNKNOWN_SPAN))
+
+    def stmt(self, s: Any) -> list:
+        if isinstance(s, St.ForStmt):
+            s = replace(s, body=self.block(s.body))
+            bounds = s.power2
+            if bounds is None and self.plain is not None and s.kind is not ForKind.Unroll and s.loop_origin == 0:
+                bounds = self.plain
+            return self.expand(s, bounds) if bounds is not None else [s]
+        if isinstance(s, St.WhileStmt):
+            return [replace(s, body=self.block(s.body))]
+        if isinstance(s, St.IfStmt):
+            eb = self.block(s.else_body) if s.else_body is not None else None
+            return [replace(s, then_body=self.block(s.then_body), else_body=eb)]
+        if isinstance(s, St.ScopeStmt):
+            return [replace(s, body=self.block(s.body))]
+        return [s]
+
+    # ------------------------------------------------------------------ the chunk sequence
+    def expand(self, s: St.ForStmt, bounds: tuple[int, int]) -> list:
+        start, step = E.static_int(fold(s.start)), E.static_int(fold(s.step))
+        if start != 0 or step != 1:
+            raise CompileError("power-of-two expansion needs a loop over range(extent) (start 0, step 1)", s.span)
+        lo, hi = bounds
+        n = fold(s.stop)
+        cur = [ia.init_value for ia in s.iter_args]
+        out: list = []
+        static_n = E.static_int(n)
+        if static_n is not None:
+            plan = plan_chunks(max(static_n, 0), lo, hi)
+            full = [c for c in plan if c.size == hi and c.valid == hi]
+            if len(full) > 1:
+                cur = self.full_chunks(s, _idx(len(full)), hi, cur, out)
+            elif full:
+                cur = self.chunk(s, _idx(0), hi, hi, cur, out)
+            for c in plan[len(full):]:
+                cur = self.chunk(s, _idx(c.base), c.size, c.valid, cur, out)
+        else:
+            cur = self.full_chunks(s, E.floordiv(n, hi), hi, cur, out)
+            size = hi // 2
+            while size >= lo:
+                cur = self.bit_chunk(s, n, size, cur, out)
+                size //= 2
+            if lo > 1:
+                cur = self.chunk(s, E.mul(E.floordiv(n, lo), lo), lo, None, cur, out, limit=n)
+        self.pending.update(zip(s.return_vars, cur, strict=False))
+        self.pending.update(_leaked_stores(s))
+        return out
+
+    def full_chunks(self, s: St.ForStmt, count: Any, size: int, cur: list, out: list) -> list:
+        """A loop over ``count`` chunks of ``size`` iterations; returns the carried values after it."""
+        c = E.Var(self.names.fresh(f"{s.loop_var.name}_chunk"), s.loop_var.type, s.loop_var.span)
+        iters = [E.IterArg(self.names.fresh(f"{ia.name}_c"), ia.type, ia.span, v) for ia, v in zip(s.iter_args, cur,
+                                                                                                  strict=False)]
+        body: list = []
+        vals = self.chunk(s, E.mul(c, size), size, size, list(iters), body)
+        if iters:
+            body.append(St.YieldStmt(tuple(vals), s.span))
+        rvs = [E.Var(self.names.fresh(f"{ia.name}_cr"), ia.type, ia.span) for ia in s.iter_args]
+        out.append(St.ForStmt(c, _idx(0), count, _idx(1), tuple(iters), St.SeqStmts(tuple(body), s.span), tuple(rvs),
+                              s.span, s.kind, None, 0, POWER2_CHUNKS))
+        return rvs
+
+    def bit_chunk(self, s: St.ForStmt, n: Any, size: int, cur: list, out: list) -> list:
+        """The chunk of ``size`` iterations at ``n - n % (2 size)``, run when bit ``size`` of ``n`` is set."""
+        cond = E.ne(E.mod(E.floordiv(n, size), 2), 0)
+        then: list = []
+        vals = self.chunk(s, E.mul(E.floordiv(n, 2 * size), 2 * size), size, size, list(cur), then)
+        return self.branch(s, cond, then, vals, cur, out)
+
+    def branch(self, s: St.ForStmt, cond: Any, then: list, vals: list, cur: list, out: list) -> list:
+        """``if cond: then`` with the carried values ``vals`` after ``then`` and ``cur`` otherwise."""
+        if not cur:
+            out.append(St.IfStmt(cond, St.SeqStmts(tuple(then), s.span), None, (), s.span))
+            return []
+        then.append(St.YieldStmt(tuple(vals), s.span))
+        rvs = [E.Var(self.names.fresh(f"{ia.name}_p"), ia.type, ia.span) for ia in s.iter_args]
+        orelse = St.SeqStmts((St.YieldStmt(tuple(cur), s.span),), s.span)
+        out.append(St.IfStmt(cond, St.SeqStmts(tuple(then), s.span), orelse, tuple(rvs), s.span))
+        return rvs
+
+    def chunk(self, s: St.ForStmt, base: Any, size: int, valid: int | None, cur: list, out: list,
+              limit: Any = None) -> list:
+        """``size`` iterations of ``s``'s body from ``base`` appended to ``out``; only the first ``valid``
+        ones (constant) or those below ``limit`` (run time, predicated) run. Returns the carried values."""
+        count = size if valid is None else valid
+        if size <= self.unroll_limit:
+            for j in range(count):
+                idx = fold(base + j) if j else base
+                if limit is None:
+                    cur = self.copy(s, idx, cur, out)
+                else:
+                    then: list = []
+                    vals = self.copy(s, idx, list(cur), then)
+                    cur = self.branch(s, E.lt(idx, limit), then, vals, cur, out)
+            return cur
+        j = E.Var(self.names.fresh(f"{s.loop_var.name}_j"), s.loop_var.type, s.loop_var.span)
+        iters = [E.IterArg(self.names.fresh(f"{ia.name}_j"), ia.type, ia.span, v) for ia, v in zip(s.iter_args, cur,
+                                                                                                  strict=False)]
+        body: list = []
+        idx = base + j
+        if limit is None:
+            vals = self.copy(s, idx, list(iters), body)
+        else:
+            then: list = []
+            vals = self.branch(s, E.lt(idx, limit), then, self.copy(s, idx, list(iters), then), list(iters), body)
+        if iters:
+            body.append(St.YieldStmt(tuple(vals), s.span))
+        rvs = [E.Var(self.names.fresh(f"{ia.name}_jr"), ia.type, ia.span) for ia in s.iter_args]
+        out.append(St.ForStmt(j, _idx(0), _idx(count), _idx(1), tuple(iters), St.SeqStmts(tuple(body), s.span),
+                              tuple(rvs), s.span, s.kind, None, 0, POWER2_CHUNK))
+        return rvs
+
+    def copy(self, s: St.ForStmt, idx: Any, cur: list, out: list) -> list:
+        """One copy of ``s``'s body for iteration ``idx`` (fresh definitions); returns what it yields."""
+        mapping: dict = {s.loop_var: idx}
+        mapping.update(zip(s.iter_args, cur, strict=False))
+        stmts = list(stmt_list(clone_definitions(s.body, mapping, self.names, "")))
+        if stmts and isinstance(stmts[-1], St.YieldStmt):
+            cur = list(stmts.pop().value)
+        out.extend(stmts)
+        return cur
+
+
+def _leaked_stores(s: St.ForStmt) -> dict:
+    """Store results defined in ``s``'s body -> the tensor outside the loop they name.
+
+    A loop that stores into an outer tensor without carrying it (``d = pl.store(t, ..., y)`` with ``y``
+    defined before the loop) may use ``d`` after the loop; the copies define fresh names, so later
+    uses read the buffer itself, which holds the same data once the chunks ran.
+    """
+    inside = set(definitions(s.body))
+    link = buffer_links(s.body)
+    out = {}
+    for v in inside:
+        root = buffer_root(v, link)
+        if root is not v and root not in inside and isinstance(root, E.Var):
+            out[v] = root
+    return out
+
+
+@dataclass(frozen=True)
+class ExpandPower2Pass(Pass):
+    """Expand ``pl.parallel_for_power2`` loops (and, with ``expand_plain``, plain kernel loops)."""
+
+    name: ClassVar[str] = "expand-power2"
+    dump_name: ClassVar[str] = "ExpandPower2"
+    unroll_limit: int = UNROLL_LIMIT
+    expand_plain: tuple[int, int] | None = None
+
+    def run_function(self, func: St.Function) -> St.Function:
+        """Return ``func`` with its power-of-two loops expanded."""
+        plain = self.expand_plain if is_kernel(func) else None
+        if plain is None and not any(isinstance(s, St.ForStmt) and s.power2 is not None
+                                     for s in _all_loops(func.body)):
+            return func
+        return replace(func, body=_Expander(func, self.unroll_limit, plain).block(func.body))
+
+
+def _all_loops(body: Any) -> list:
+    return [s for s in walk_stmts(body) if isinstance(s, St.ForStmt)]
