@@ -20,8 +20,7 @@ from ptoisa.text.parser import parse_file, parse_module
 from ptoisa.text.printer import print_module
 from ptoisa.tile.pipeline import is_tile_level, lower_tile_module
 from pyptoemu.check import autosync
-from pyptoemu.check import races as race_check
-from pyptoemu.check.chipraces import detect_chip
+from pyptoemu.check.races import RaceDetector, access_pipes
 from pyptoemu.core import arith
 from pyptoemu.core.chip import Chip
 from pyptoemu.core.memory import GMBuffer, PartitionView, Ptr
@@ -31,7 +30,7 @@ from pyptoemu.errors import FindingsError, InputError, KernelFault, Loc, PtoErro
 from pyptoemu.isa.runnable import load_isa
 from pyptoemu.output import write_npy, write_text
 from pyptoemu.result import PIPE_ORDER, CoreStats, PipeStats, RunResult, bound_of
-from pyptoemu.trace.bottleneck import critical_path
+from pyptoemu.trace.bottleneck import CriticalPath
 
 
 def load_kernel(kernel: str | os.PathLike | A.Module) -> A.Module:
@@ -255,6 +254,7 @@ def run(
     software_pipeline: bool = False,
     data: bool = True,
     progress: Callable[[Any], AbstractContextManager] | None = None,
+    keep_log: bool = False,
 ) -> RunResult:
     """Run a `.pto` kernel on the emulated AI core.
 
@@ -279,7 +279,10 @@ def run(
     returns). The exception carries the :class:`RunResult` as ``.result``. ``data=False`` runs timing
     only: the same schedule and cycles, bounds and race checks, but no input is generated and no
     value computed (no outputs); a kernel whose control flow reads data (``tgetval``,
-    ``load_scalar``) stops with an :class:`InputError`.
+    ``load_scalar``) stops with an :class:`InputError`. ``keep_log=True`` keeps every issued
+    instruction on its core's ``trace_log`` (``result.chip.cores[k].trace_log``) for tools that
+    inspect the schedule afterwards; without it (and without ``trace``) memory does not grow with the
+    number of instructions: the race check, the statistics and the critical path follow the run.
     """
     if races not in ("error", "warn", "off"):
         raise InputError(f"races must be error, warn or off, not {races!r}")
@@ -303,7 +306,15 @@ def run(
     if not isinstance(blocks, int) or isinstance(blocks, bool) or blocks < 1:
         raise InputError(f"blocks must be a positive integer, not {blocks!r}")
     verify_module(module, fn, isa, mach)  # every op bound and checked before anything runs
-    chip = Chip(module, isa, mach, seed=seed, max_steps=max_steps, data=data)
+    chip = Chip(module, isa, mach, seed=seed, max_steps=max_steps, data=data,
+                keep_log=keep_log or trace is not None)
+    # what follows the run while it goes (core/recorder.py): the race check and the critical path
+    neck = CriticalPath()
+    chip.recorder.consumers.append(neck)
+    if races != "off":
+        detector = RaceDetector(chip, "error" if races == "error" else "warning", access_pipes(module, isa))
+        chip.recorder.consumers.append(detector)
+        chip.recorder.epoch_watchers.append(detector)
     launch = plan_launch(module, fn)
     if launch.notice:
         notices = [*notices, launch.notice]
@@ -316,11 +327,11 @@ def run(
         fault = e
         cycles = int(chip.env.now)
     # Races are checked on what actually ran, inserted sync included: that is the pass's judge.
-    if races != "off":
-        _detect_races(chip, "error" if races == "error" else "warning")
+    chip.recorder.finish()  # the race findings are added here
     if fault is not None:
         _fault_finding(chip, fault)
-    result = _result(chip, fn.name, mach, cycles, mode, notices, blocks, faulted=fault is not None)
+    result = _result(chip, fn.name, mach, cycles, mode, notices, blocks, faulted=fault is not None,
+                     neck=neck)
     if output_dir is not None and fault is None:
         save_outputs(result, output_dir)
     if trace is not None:
@@ -361,7 +372,7 @@ def _fault_finding(chip: Chip, fault: KernelFault) -> None:
 
 
 def _result(chip: Chip, entry: str, mach: Machine, cycles: int, mode: str, notices: list[str], blocks: int,
-            faulted: bool) -> RunResult:
+            faulted: bool, neck: CriticalPath) -> RunResult:
     outputs: dict[str, np.ndarray] = {}
     if not faulted:
         for _i, gm in sorted(chip.memory.gm.items()):
@@ -370,25 +381,17 @@ def _result(chip: Chip, entry: str, mach: Machine, cycles: int, mode: str, notic
     cores = [_core_stats(c) for c in chip.cores]
     pipes = {p: PipeStats(sum(c.pipes[p].busy_cycles for c in cores), sum(c.pipes[p].instructions for c in cores))
              for p in PIPE_ORDER}
-    # the critical path of the core that finished last (it set the makespan)
-    last = max(chip.cores, key=lambda c: max((i.done for i in c.trace_log), default=0), default=None)
-    neck = critical_path(last.trace_log, cycles) if last is not None else None
+    # the critical path through every core, back from the instruction that finished last
+    path = neck.result(cycles) if chip.cores else None
     return RunResult(
         entry=entry, cycles=cycles, time_us=mach.cycles_to_us(cycles), pipes=pipes,
-        bound_pipe=neck.pipe if neck is not None else bound_of(pipes), bound=neck.text if neck is not None else "",
+        bound_pipe=path.pipe if path is not None else bound_of(pipes), bound=path.text if path is not None else "",
         outputs=outputs, findings=list(chip.findings), cores=cores, machine=mach.name,
         status="faulted" if faulted else "findings" if chip.findings.errors() else "ok", sync_mode=mode,
         notices=notices, printed=[t for c in chip.cores for t in c.printed],
         instructions=sum(p.instructions for p in pipes.values()), core=chip.cores[0] if chip.cores else None,
         blocks=blocks, chip=chip,
     )
-
-
-def _detect_races(chip: Chip, severity: str) -> None:
-    if len(chip.cores) == 1:
-        race_check.detect(chip.cores[0], severity=severity)
-    else:
-        detect_chip(chip, severity=severity)
 
 
 def _core_stats(core) -> CoreStats:

@@ -1,4 +1,4 @@
-"""Happens-before race detector over the run's event log.
+"""Happens-before race detector, streaming over the run as it happens, for one core or a chip.
 
 Vector clocks over the pipes: ``vc[P] = n`` means "the first n instructions issued to pipe P are
 known complete". Edges, as the hardware guarantees them:
@@ -11,83 +11,40 @@ known complete". Edges, as the hardware guarantees them:
 * the scalar unit: an instruction issued after a ``wait_flag`` on PIPE_S, a full barrier or a scalar
   memory access is ordered after it.
 
-Any two accesses to overlapping bytes of one buffer (UB, L1, L0A/B/C, bias, GM per argument), at
-least one a write, that are not ordered by these edges are a race. A race is reported once per pair
-of source lines, with a count and the smallest fix.
+Cores are ordered against each other only by cross-core hand-offs: a FIFO push and the pop it fed,
+a slot release and the push that reuses the slot, ``sync.set`` and the ``sync.wait`` it released,
+an async copy and its wait. So an instruction's clock is ``(local, remote)``: its core's vector
+clock over its own pipes, and for every other core it has heard of, how many of that core's
+instructions per pipe are known complete.
+
+Any two accesses to overlapping bytes of one buffer (UB, L1, L0A/B/C, bias per core; GM per argument,
+shared by every core), at least one a write, that are not ordered by these edges are a race. Atomic
+adds (``tstore`` with ``atomicType = atomic_add``) accumulate in whatever order they complete, so two
+of them never race; a plain access and an atomic one do. A race is reported once per pair of source
+lines, with a count and the smallest fix.
+
+The detector sees each instruction once, in start order, while the run goes on
+(:class:`pyptoemu.core.recorder.Recorder`), and keeps only what a later access can still race with:
+an earlier access is dropped once a later write covering it is ordered after it, or once every pipe
+that can still access memory knows it complete (its clock has passed it: whatever those pipes run
+later is ordered after it). So memory follows what is live, not the length of the run.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
-
-import numpy as np
-
+from ptoisa.text import ast as A
+from pyptoemu.check.footprints import LiveAccesses, covers, footprints_overlap
 from pyptoemu.core.pipe import BARRIER, OP, SET, WAIT, XSET, XWAIT, Instr
 
 KIND_OF = {(True, False): "RAW", (False, True): "WAR", (True, True): "WAW"}
-
-
-@lru_cache(maxsize=4096)
-def _elements(fp: tuple) -> np.ndarray:
-    base, sizes, strides = fp
-    idx = np.full((1,), base, dtype=np.int64)
-    for z, st in zip(sizes, strides, strict=False):
-        idx = (idx[:, None] + np.arange(z, dtype=np.int64)[None, :] * st).reshape(-1)
-    return np.unique(idx)
-
-
-def _box(fp: tuple) -> tuple | None:
-    """The window as a box of coordinates in its strides' grid, when the strides nest (each
-    stride is at least the next one times its extent, and every coordinate stays inside): then two
-    windows with the same strides overlap exactly when their boxes do. None when they don't nest."""
-    base, sizes, strides = fp
-    order = sorted(range(len(strides)), key=lambda i: -strides[i])
-    lo, rem = [], base
-    for i in order:
-        st = strides[i]
-        if st <= 0:
-            return None
-        q, rem = divmod(rem, st)
-        lo.append(q)
-    for k in range(1, len(order)):
-        outer, inner = strides[order[k - 1]], strides[order[k]]
-        if lo[k] + sizes[order[k]] > outer // inner or outer % inner:
-            return None
-    return tuple(lo), tuple(sizes[i] for i in order), tuple(strides[i] for i in order)
-
-
-@lru_cache(maxsize=16384)
-def _fp_overlap(a: tuple, b: tuple) -> bool:
-    ba, bb = _box(a), _box(b)
-    if ba is not None and bb is not None and ba[2] == bb[2]:
-        return all(la < lb + zb and lb < la + za for la, za, lb, zb in zip(ba[0], ba[1], bb[0], bb[1], strict=False))
-    return bool(np.intersect1d(_elements(a), _elements(b), assume_unique=True).size)
-
-
-def footprints_overlap(a: tuple | None, b: tuple | None) -> bool:
-    """Exact element overlap of two GM windows (tiles: their byte ranges already decided)."""
-    if a is None or b is None or a == b:
-        return True
-    return _fp_overlap(a, b) if a < b else _fp_overlap(b, a)
-
-
-def covers(lo: int, hi: int, fp: tuple | None, elo: int, ehi: int, efp: tuple | None) -> bool:
-    """Does the access [lo, hi) (footprint fp) include every byte of [elo, ehi) (efp)?"""
-    if not (lo <= elo and ehi <= hi):
-        return False
-    if fp == efp:  # both tiles (None), or the same window
-        return True
-    if fp is None or efp is None:
-        return False
-    ba, bb = _box(fp), _box(efp)
-    if ba is not None and bb is not None and ba[2] == bb[2]:
-        return all(la <= lb and lb + zb <= la + za for la, za, lb, zb in zip(ba[0], ba[1], bb[0], bb[1], strict=False))
-    return bool(np.isin(_elements(efp), _elements(fp), assume_unique=True).all())
-
-
 PIPES = ("S", "MTE1", "MTE2", "MTE3", "V", "M", "FIX")
 PIPE_INDEX = {p: i for i, p in enumerate(PIPES)}
 ZERO = (0,) * len(PIPES)
+# Ops run by the scalar unit that read or write memory themselves (their spec's pipe is S) and the
+# async copies (spec pipe "none": they run on MTE2): with every tile op's pipes, the pipes whose
+# later accesses can race with an earlier one.
+ASYNC_COPY = "core.async_copy"
+PRUNE_EVERY = 4096  # accesses between two passes that drop what every pipe knows complete
 
 
 def _join(a: tuple, b: tuple) -> tuple:
@@ -98,6 +55,17 @@ def _bump(vc: tuple, pipe: str, n: int) -> tuple:
     """``vc`` with at least the first ``n`` instructions of ``pipe`` known complete."""
     i = PIPE_INDEX[pipe]
     return vc if vc[i] >= n else vc[:i] + (n,) + vc[i + 1:]
+
+
+def _merge(a: dict | None, b: dict | None) -> dict | None:
+    if not b or a is b:
+        return a
+    if not a:
+        return b
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = _join(out[k], v) if k in out else v
+    return out
 
 
 def _releasers(ins: Instr) -> list:
@@ -112,52 +80,284 @@ def _known(s: Instr) -> int:
     return s.pidx + 1 if s.kind == OP else s.pidx
 
 
-def clocks(core) -> dict[int, tuple]:
-    """Vector clock (knowledge at start) of every recorded instruction, keyed by ``id(instr)``:
-    entry ``k`` = how many of pipe ``PIPES[k]``'s instructions are known complete."""
-    in_order = dict(core.machine.in_order)
-    in_order["S"] = True
-    epochs = core.scalar.epochs
-    epoch_vc: list[tuple] = [ZERO]
-    vc: dict[int, tuple] = {}
-    prev: dict[str, Instr] = {}
+def is_atomic(ins: Instr) -> bool:
+    """A ``tstore`` with ``atomicType = atomic_add``: its GM write accumulates."""
+    op = getattr(ins.bound, "op", None)
+    if op is None:
+        return False
+    attr = op.attrs.get("atomicType")
+    return isinstance(attr, A.EnumAttr) and attr.value == "atomic_add"
 
-    def scalar_vc(e: int) -> tuple:
-        while len(epoch_vc) <= e:
-            kind, what = epochs[len(epoch_vc) - 1]
-            last = epoch_vc[-1]
+
+def access_pipes(module: A.Module, isa) -> frozenset:
+    """Every pipe an instruction of ``module`` that reads or writes memory can run on (from each op's
+    spec; sync ops, whose pipe rule is ``none``, access nothing)."""
+    out: set[str] = set()
+    stack = [f.body for f in module.functions]
+    while stack:
+        region = stack.pop()
+        for op in region.ops:
+            stack.extend(op.regions)
+            spec = isa.get(op.name) if op.name.startswith("pto.") else None
+            if spec is None:
+                continue
+            out.update(p for p in spec.pipe.pipes() if p in PIPE_INDEX)
+            if spec.semantics == ASYNC_COPY:
+                out.add("MTE2")
+    return frozenset(out)
+
+
+class Access:
+    """What the detector keeps of an instruction that accessed memory (the instruction itself can go)."""
+
+    __slots__ = ("atomic", "core", "iseq", "loc", "name", "pidx", "pipe", "pipe_i", "seq", "start")
+
+    def __init__(self, ins: Instr, atomic: bool) -> None:
+        self.name, self.pipe, self.loc, self.iseq = ins.name, ins.pipe, ins.loc, ins.iseq
+        self.core, self.start, self.seq, self.pidx = ins.core, ins.start, ins.seq, ins.pidx
+        self.pipe_i = PIPE_INDEX[ins.pipe]
+        self.atomic = atomic
+
+
+class _Clocks:
+    """The clock ``(local, remote)`` of each instruction at its start, computed in start order and
+    kept on the instruction (``Instr.vc``) for the waits it releases."""
+
+    def __init__(self, in_order: dict) -> None:
+        self.in_order = dict(in_order)
+        self.in_order["S"] = True
+        self.epoch_vc: dict[int, list] = {}  # id(core) -> [first epoch kept, clocks of epochs from there]
+        self.last: dict[tuple, tuple] = {}  # (id(core), pipe) -> (clock, kind, pidx) of its latest instruction
+
+    def _release(self, base: tuple, s: Instr, core) -> tuple:
+        vs = s.vc
+        if vs is None:
+            return base
+        local, remote = base
+        if s.core is core:
+            return _bump(_join(local, vs[0]), s.pipe, _known(s)), _merge(remote, vs[1])
+        remote = _merge(_merge(remote, vs[1]), {s.core.label: _bump(vs[0], s.pipe, _known(s))})
+        if remote and core.label in remote:  # what another core knows about this one
+            remote = dict(remote)
+            local = _join(local, remote.pop(core.label))
+        return local, remote
+
+    def epochs_of(self, core) -> list:
+        got = self.epoch_vc.get(id(core))
+        if got is None:
+            got = self.epoch_vc[id(core)] = [0, [(ZERO, None)]]
+        return got
+
+    def scalar(self, core, e: int) -> tuple:
+        """The clock the scalar unit had at epoch ``e`` (what its sync points made known)."""
+        base_vcs = self.epochs_of(core)
+        base, evc = base_vcs
+        if e < base:  # only instructions without accesses name a forgotten epoch (a full barrier's record)
+            return ZERO, None
+        epochs = core.scalar.epochs
+        while base + len(evc) <= e:
+            kind, what = epochs[base + len(evc) - 1]
+            last = evc[-1]
             if kind == "wait":
-                for setter in _releasers(what):
-                    last = _bump(_join(last, vc.get(id(setter), ZERO)), setter.pipe, _known(setter))
+                for s in _releasers(what):
+                    last = self._release(last, s, core)
             elif kind == "all":
+                local = last[0]
                 for pipe, n in what.items():
-                    last = _bump(last, pipe, n)
+                    local = _bump(local, pipe, n)
+                last = (local, last[1])
             else:  # "s": scalar accesses so far
-                last = _bump(last, "S", what)
-            epoch_vc.append(last)
-        return epoch_vc[e]
+                last = (_bump(last[0], "S", what), last[1])
+            evc.append(last)
+        return evc[e - base]
 
-    for ins in sorted((i for i in core.trace_log if i.start >= 0), key=lambda i: (i.start, i.seq)):
-        p = ins.pipe
-        base = scalar_vc(ins.sepoch)
-        before = prev.get(p)
+    def forget(self, core, before: int) -> None:
+        """Drop the clocks of epochs before ``before`` (the newest computed one always stays)."""
+        base_vcs = self.epochs_of(core)
+        base, evc = base_vcs
+        n = min(before - base, len(evc) - 1)
+        if n > 0 and n * 2 >= len(evc):
+            del evc[:n]
+            base_vcs[0] = base + n
+
+    def clock(self, ins: Instr) -> tuple:
+        core, p = ins.core, ins.pipe
+        local, remote = self.scalar(core, ins.sepoch)
+        key = (id(core), p)
+        before = self.last.get(key)
         if before is not None:
-            base = _join(base, vc[id(before)])
-            if before.kind == BARRIER:
-                base = _bump(base, p, before.pidx)
-            elif in_order.get(p, True):
-                base = _bump(base, p, before.pidx + 1)
+            (bl, br), bkind, bpidx = before
+            local, remote = _join(local, bl), _merge(remote, br)
+            if bkind == BARRIER:
+                local = _bump(local, p, bpidx)
+            elif self.in_order.get(p, True):
+                local = _bump(local, p, bpidx + 1)
         if ins.kind in (BARRIER, SET, XSET):
-            base = _bump(base, p, ins.pidx)
+            local = _bump(local, p, ins.pidx)
+        base = (local, remote)
         if ins.kind in (WAIT, XWAIT):
             for s in _releasers(ins):
-                base = _bump(_join(base, vc.get(id(s), ZERO)), s.pipe, _known(s))
-        vc[id(ins)] = base
-        prev[p] = ins
-    return vc
+                base = self._release(base, s, core)
+        self.last[key] = (base, ins.kind, ins.pidx)
+        return base
+
+    def floor(self, core, pipes) -> tuple | None:
+        """A clock every instruction ``core`` runs from now on on ``pipes`` is at least (local part):
+        each pipe's latest clock joined with the oldest scalar epoch an instruction can still name."""
+        epoch_floor = self.epochs_of(core)[1][0][0]
+        out = None
+        for p in pipes:
+            last = self.last.get((id(core), p))
+            vc = epoch_floor if last is None else _join(last[0][0], epoch_floor)
+            out = vc if out is None else tuple(map(min, out, vc))
+        return out
 
 
-def _fix(y: Instr, x: Instr, used_ids: dict, n_ids: int) -> str:
+class _Race:
+    """The first racing pair seen for one pair of source lines (named in program order), and how
+    many pairs followed: formatted once the run is over (the wording depends on the core count)."""
+
+    __slots__ = ("buf", "count", "cycle", "hi", "kind", "lo", "x", "xw", "y", "yw")
+
+    def __init__(self, y: Access, x: Access, yw: bool, xw: bool, buf: str, lo: int, hi: int, cycle: int):
+        self.y, self.x, self.yw, self.xw, self.buf = y, x, yw, xw, buf
+        self.lo, self.hi, self.cycle, self.count = lo, hi, cycle, 1
+        self.kind = KIND_OF[(yw, xw)] if yw else "WAR"
+
+
+class RaceDetector:
+    """Follows a run (a :class:`~pyptoemu.core.recorder.Recorder` consumer) and adds a finding per
+    racing pair of source lines when it finishes. ``chip`` is the chip (or lone core) that runs."""
+
+    def __init__(self, chip, severity: str = "error", pipes: frozenset | None = None) -> None:
+        self.chip = chip
+        self.machine = chip.machine
+        self.findings = chip.findings
+        self.severity = severity
+        self.access_pipes = frozenset(PIPES) if pipes is None else pipes
+        self.clocks = _Clocks(chip.machine.in_order)
+        self.used_ids: dict[tuple, set] = {}
+        self.live: dict[str, tuple[LiveAccesses, LiveAccesses]] = {}
+        self.races: dict[tuple, _Race] = {}
+        self.pairs = 0
+        self.atomic_ops: dict[int, bool] = {}
+        self.since_prune = 0
+
+    # the recorder's hooks -------------------------------------------------------------------
+
+    def epochs_needed(self, core) -> int:
+        """The oldest scalar epoch whose entry the clocks still need (to compute the next ones)."""
+        base, evc = self.clocks.epochs_of(core)
+        return base + len(evc) - 1
+
+    def epochs_dropped(self, core, before: int) -> None:
+        self.clocks.forget(core, before)
+
+    def consume(self, x: Instr) -> None:
+        x.vc = kx = self.clocks.clock(x)
+        if x.kind in (SET, WAIT):
+            self.used_ids.setdefault(x.flag[:2], set()).add(x.flag[2])
+        if not (x.reads or x.writes):
+            return
+        if x.pipe not in self.access_pipes:  # a pipe no spec said could access memory: watch it from now on
+            self.access_pipes = self.access_pipes | {x.pipe}
+        xa = Access(x, bool(x.writes) and self._atomic(x))
+        for buf, lo, hi, fp in x.reads:
+            self._access(xa, kx, buf, lo, hi, fp, False)
+        for buf, lo, hi, fp in x.writes:
+            self._access(xa, kx, buf, lo, hi, fp, True)
+        self.since_prune += 1
+        if self.since_prune >= PRUNE_EVERY:
+            self.forget_known()
+
+    def _atomic(self, x: Instr) -> bool:
+        op = getattr(x.bound, "op", None)
+        hit = self.atomic_ops.get(id(op))
+        if hit is None:
+            hit = self.atomic_ops[id(op)] = is_atomic(x)
+        return hit
+
+    def _access(self, xa: Access, kx: tuple, buf: str, lo: int, hi: int, fp, xw: bool) -> None:
+        key = buf if buf.startswith("arg") else f"{xa.core.label}:{buf}"  # GM is shared, the rest per core
+        pair = self.live.get(key)
+        if pair is None:
+            pair = self.live[key] = (LiveAccesses(), LiveAccesses())
+        reads, writes = pair
+        klocal, kremote = kx
+        for entries, yw in ((writes, True), (reads, False)) if xw else ((writes, True),):
+            pruned = False
+            for r in entries.overlapping(lo, hi, fp):
+                elo, ehi, _, _, pipe_i, pidx, y, efp, _ = r
+                if y is xa or not footprints_overlap(fp, efp):
+                    continue
+                if y.core is xa.core:
+                    ordered = klocal[pipe_i] > pidx
+                else:
+                    known = kremote.get(y.core.label) if kremote else None
+                    ordered = known is not None and known[pipe_i] > pidx
+                if not ordered:
+                    if xw and yw and xa.atomic and y.atomic:
+                        continue  # atomic adds accumulate in completion order: no race
+                    self._race(y, xa, yw, xw, buf, max(lo, elo), min(hi, ehi))
+                elif xw and covers(lo, hi, fp, elo, ehi, efp):
+                    # an older access covered by a later write ordered after it can go
+                    r[3] = False
+                    pruned = True
+            if pruned:
+                entries.compact()
+        (writes if xw else reads).add(lo, hi, xw, xa, fp)
+
+    def _race(self, y: Access, x: Access, yw: bool, xw: bool, buf: str, lo: int, hi: int) -> None:
+        self.pairs += 1
+        cross = y.core is not x.core
+        if not cross and y.iseq > x.iseq or cross and (y.start, y.seq) > (x.start, x.seq):
+            y, x, yw, xw = x, y, xw, yw  # name the pair in program order, however the pipes ran it
+        cycle = x.start
+        kind = KIND_OF[(yw, xw)] if yw else "WAR"
+        key = ("x", kind) if cross else (kind,)
+        key = (*key, y.loc.line, y.loc.col, x.loc.line, x.loc.col)
+        hit = self.races.get(key)
+        if hit is not None:
+            hit.count += 1
+        else:
+            self.races[key] = _Race(y, x, yw, xw, buf, lo, hi, cycle)
+
+    def forget_known(self) -> None:
+        """Drop every live access that every pipe able to access its buffer knows complete."""
+        self.since_prune = 0
+        chip = self.chip
+        cores = list(getattr(chip, "cores", [chip]))
+        single = len(cores) == 1 and getattr(chip, "blocks", 1) == 1 and \
+            getattr(getattr(chip, "launch", None), "mode", "combined") != "group"
+        floors = {}
+        for c in cores:
+            pipes = [p for p in self.access_pipes if p == "S" or p in c.pipes]
+            floors[c.label] = self.clocks.floor(c, pipes) if pipes else None
+        for key, pair in self.live.items():
+            if key.startswith("arg"):
+                if not single:
+                    continue  # shared GM: other cores learn of an access only through hand-offs
+                floor = floors[cores[0].label]
+            else:
+                floor = floors.get(key.partition(":")[0])
+            if floor is None:
+                continue
+            for entries in pair:
+                entries.forget_known(lambda a, f=floor: f[a.pipe_i] > a.pidx)
+
+    # the end --------------------------------------------------------------------------------
+
+    def finish(self) -> None:
+        """Add the findings, worded for one core or for a chip."""
+        cores = list(getattr(self.chip, "cores", [self.chip]))
+        many = len(cores) > 1
+        n_ids = self.machine.event_ids
+        for race in self.races.values():
+            f = _report(self.findings, race, many, self.severity, self.used_ids, n_ids)
+            f.count += race.count - 1
+
+
+def _fix(y: Access, x: Access, used_ids: dict, n_ids: int) -> str:
     if y.pipe == x.pipe:
         return f"add `pto.barrier <PIPE_{x.pipe}>` between {y.loc} and {x.loc}"
     free = next((i for i in range(n_ids) if i not in used_ids.get((y.pipe, x.pipe), set())), 0)
@@ -165,149 +365,42 @@ def _fix(y: Instr, x: Instr, used_ids: dict, n_ids: int) -> str:
     return f"add `pto.set_flag{flag}` after {y.loc} and `pto.wait_flag{flag}` before {x.loc}"
 
 
-def _report(core, y: Instr, x: Instr, yw: bool, xw: bool, buf: str, olo: int, ohi: int, severity: str,
-            used_ids: dict) -> None:
-    if y.iseq > x.iseq:  # name the pair in program order, however the pipes happened to run it
-        y, x, yw, xw = x, y, xw, yw
-    kind = KIND_OF[(yw, xw)] if yw else "WAR"
-    core.findings.add(
-        "race", severity,
-        f"{kind} on {buf} bytes [{olo}, {ohi}): {y.name} ({y.pipe}, {y.loc}) "
-        f"{'writes' if yw else 'reads'} and {x.name} ({x.pipe}, {x.loc}) "
-        f"{'writes' if xw else 'reads'} with no synchronisation ordering them; "
-        f"fix: {_fix(y, x, used_ids, core.machine.event_ids)}",
-        [y.loc, x.loc], [y.pipe, x.pipe], cycle=x.start,
-        key=(kind, y.loc.line, y.loc.col, x.loc.line, x.loc.col),
-        detail={"kind": kind, "buffer": buf, "bytes": [olo, ohi],
-                "first": {"op": y.name, "pipe": y.pipe, "line": str(y.loc)},
-                "second": {"op": x.name, "pipe": x.pipe, "line": str(x.loc)}},
-    )
+def _report(findings, race: _Race, many: bool, severity: str, used_ids: dict, n_ids: int):
+    y, x, yw, xw, buf, kind = race.y, race.x, race.yw, race.xw, race.buf, race.kind
+    olo, ohi = race.lo, race.hi
+    cross = y.core is not x.core
+    ydo, xdo = "writes" if yw else "reads", "writes" if xw else "reads"
+    if not many:
+        return findings.add(
+            "race", severity,
+            f"{kind} on {buf} bytes [{olo}, {ohi}): {y.name} ({y.pipe}, {y.loc}) {ydo} and {x.name} "
+            f"({x.pipe}, {x.loc}) {xdo} with no synchronisation ordering them; "
+            f"fix: {_fix(y, x, used_ids, n_ids)}",
+            [y.loc, x.loc], [y.pipe, x.pipe], cycle=race.cycle,
+            key=(kind, y.loc.line, y.loc.col, x.loc.line, x.loc.col),
+            detail={"kind": kind, "buffer": buf, "bytes": [olo, ohi],
+                    "first": {"op": y.name, "pipe": y.pipe, "line": str(y.loc)},
+                    "second": {"op": x.name, "pipe": x.pipe, "line": str(x.loc)}})
+    ywho, xwho = f"{y.core.label} {y.pipe}", f"{x.core.label} {x.pipe}"
+    if cross:
+        atomic = " (one of them an atomic add, the other not)" if y.atomic != x.atomic else ""
+        fix = ("order them across cores (a cube<->vector FIFO or pto.sync.set / pto.sync.wait), give each "
+               "block its own window (get_block_idx), or accumulate with atomicType = atomic_add")
+        msg = (f"{kind} on {buf} bytes [{olo}, {ohi}) between cores: {y.name} ({ywho}, block "
+               f"{y.core.block_of(y)}, {y.loc}) {ydo} and {x.name} ({xwho}, block "
+               f"{x.core.block_of(x)}, {x.loc}) {xdo} with nothing ordering them{atomic}; fix: {fix}")
+        key = ("x", kind, y.loc.line, y.loc.col, x.loc.line, x.loc.col)
+    else:
+        msg = (f"{kind} on {buf} bytes [{olo}, {ohi}): {y.name} ({ywho}, {y.loc}) {ydo} and {x.name} "
+               f"({xwho}, {x.loc}) {xdo} with no synchronisation ordering them; "
+               f"fix: {_fix(y, x, used_ids, n_ids)}")
+        key = (kind, y.loc.line, y.loc.col, x.loc.line, x.loc.col)
+    return findings.add(
+        "race", severity, msg, [y.loc, x.loc], [f"{y.core.label}:{y.pipe}", f"{x.core.label}:{x.pipe}"],
+        cycle=race.cycle, key=key,
+        detail={"kind": kind, "buffer": buf, "bytes": [olo, ohi], "cross_core": cross,
+                "first": {"op": y.name, "core": y.core.label, "pipe": y.pipe, "line": str(y.loc)},
+                "second": {"op": x.name, "core": x.core.label, "pipe": x.pipe, "line": str(x.loc)}})
 
 
-@lru_cache(maxsize=65536)
-def _grid_box(fp: tuple) -> tuple | None:
-    """(strides, (row0, row1, col0, col1)) of a 2-D GM window in its strides' grid, else None."""
-    b = _box(fp)
-    if b is None or len(b[0]) != 2:
-        return None
-    (r0, c0), (nr, nc), strides = b
-    return strides, (r0, r0 + nr, c0, c0 + nc)
-
-
-class _Live:
-    """Earlier accesses of one buffer that later ones must be compared with.
-
-    A plain list while short; above ``VECTOR_FROM`` entries also NumPy columns, so that a new
-    access finds the entries that overlap it in one vectorised pass (kernels with thousands of GM
-    windows would otherwise spend quadratic Python time here). Two 2-D windows in the same strides'
-    grid are compared as boxes; the exact footprint check runs only on the remaining candidates.
-    """
-
-    VECTOR_FROM = 64
-
-    def __init__(self) -> None:
-        self.rows: list[list] = []  # [lo, hi, write, alive, pipe index, pidx, instr, fp, grid box]
-        self.cols: dict[str, np.ndarray] | None = None
-        self.built = 0  # rows already copied into cols
-        self.grids: dict[tuple, int] = {}
-
-    def add(self, lo: int, hi: int, write: bool, x: Instr, fp) -> None:
-        gb = _grid_box(fp) if fp is not None else None
-        if gb is not None:
-            gb = (self.grids.setdefault(gb[0], len(self.grids)), gb[1])
-        self.rows.append([lo, hi, write, True, PIPE_INDEX[x.pipe], x.pidx, x, fp, gb])
-
-    def _columns(self) -> dict[str, np.ndarray]:
-        n = len(self.rows)
-        cols = self.cols
-        if cols is None or len(cols["lo"]) < n:
-            cap = max(2 * n, 128)
-            new = {"lo": np.empty(cap, np.int64), "hi": np.empty(cap, np.int64),
-                   "grid": np.empty(cap, np.int64), "box": np.empty((cap, 4), np.int64)}
-            if cols is not None:
-                for k, v in new.items():
-                    v[: self.built] = cols[k][: self.built]
-            self.cols = cols = new
-        for i in range(self.built, n):
-            r = self.rows[i]
-            cols["lo"][i], cols["hi"][i] = r[0], r[1]
-            cols["grid"][i] = -1 if r[8] is None else r[8][0]
-            if r[8] is not None:
-                cols["box"][i] = r[8][1]
-        self.built = n
-        return cols
-
-    def overlapping(self, lo: int, hi: int, fp) -> list:
-        rows = self.rows
-        gb = _grid_box(fp) if fp is not None else None
-        grid = self.grids.get(gb[0], -2) if gb is not None else -2
-        if len(rows) < self.VECTOR_FROM:
-            out = []
-            for r in rows:
-                if r[3] and r[0] < hi and r[1] > lo:
-                    if grid >= 0 and r[8] is not None and r[8][0] == grid:
-                        a, b = r[8][1], gb[1]
-                        if a[0] >= b[1] or a[1] <= b[0] or a[2] >= b[3] or a[3] <= b[2]:
-                            continue
-                    out.append(r)
-            return out
-        cols = self._columns()
-        n = len(rows)
-        m = (cols["lo"][:n] < hi) & (cols["hi"][:n] > lo)
-        if grid >= 0:
-            box = cols["box"][:n]
-            r0, r1, c0, c1 = gb[1]
-            apart = (box[:, 0] >= r1) | (box[:, 1] <= r0) | (box[:, 2] >= c1) | (box[:, 3] <= c0)
-            m &= ~((cols["grid"][:n] == grid) & apart)
-        return [rows[i] for i in np.flatnonzero(m) if rows[i][3]]
-
-    def compact(self) -> None:
-        """Drop dead entries once they are the majority (keeps the passes short)."""
-        alive = [r for r in self.rows if r[3]]
-        if len(alive) * 2 <= len(self.rows):
-            self.rows = alive
-            self.cols, self.built = None, 0
-
-
-def detect(core, severity: str = "error") -> int:
-    """Add a finding per racing pair of source lines; return the number of racing pairs seen."""
-    vc = clocks(core)
-    used_ids: dict[tuple, set] = {}
-    for ins in core.trace_log:
-        if ins.kind in (SET, WAIT):
-            used_ids.setdefault(ins.flag[:2], set()).add(ins.flag[2])
-    # per buffer: earlier reads and earlier writes, kept apart (a read only meets earlier writes)
-    live: dict[str, tuple[_Live, _Live]] = {}
-    races = 0
-    ordered = sorted((i for i in core.trace_log if i.start >= 0 and (i.reads or i.writes)),
-                     key=lambda i: (i.start, i.seq))
-    for x in ordered:
-        kx = vc[id(x)]
-        accesses = [(b, lo, hi, fp, False) for b, lo, hi, fp in x.reads] + [
-            (b, lo, hi, fp, True) for b, lo, hi, fp in x.writes]
-        for buf, lo, hi, fp, xw in accesses:
-            pair = live.get(buf)
-            if pair is None:
-                pair = live[buf] = (_Live(), _Live())
-            reads, writes = pair
-            for entries, yw in ((writes, True), (reads, False)) if xw else ((writes, True),):
-                pruned = False
-                for r in entries.overlapping(lo, hi, fp):
-                    elo, ehi, _, _, pipe_i, pidx, y, efp, _ = r
-                    if y is x or not footprints_overlap(fp, efp):
-                        continue
-                    ordered_before = kx[pipe_i] > pidx
-                    if not ordered_before:
-                        races += 1
-                        _report(core, y, x, yw, xw, buf, max(lo, elo), min(hi, ehi), severity, used_ids)
-                    elif xw and covers(lo, hi, fp, elo, ehi, efp):
-                        # an older access covered by a later write ordered after it can go
-                        r[3] = False
-                        pruned = True
-                if pruned:
-                    entries.compact()
-            (writes if xw else reads).add(lo, hi, xw, x, fp)
-    return races
-
-
-__all__ = ["OP", "WAIT", "clocks", "detect"]
+__all__ = ["PIPES", "PIPE_INDEX", "Access", "RaceDetector", "access_pipes", "is_atomic"]

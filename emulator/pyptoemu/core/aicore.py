@@ -22,6 +22,7 @@ from pyptoemu.core.memsys import DMA_PIPES
 from pyptoemu.core.pipe import WAIT, XWAIT, CommitQueue, Flags, Instr, Pipe
 from pyptoemu.core.pipenames import event_of, pipe_of
 from pyptoemu.core.placement import kernel_kind
+from pyptoemu.core.recorder import Recorder
 from pyptoemu.core.scalar import ScalarUnit, lower_noop
 from pyptoemu.errors import DeadlockError, InputError, Loc, PtoError
 
@@ -128,8 +129,10 @@ def random_data(dtype_name: str, dtype: np.dtype, n: int, rng: np.random.Generat
 class AICore:
     def __init__(self, module: A.Module, isa, machine: Machine, seed: int = 0, max_steps: int = 10_000_000,
                  check_uninitialised: bool = True, *, chip=None, kind: CoreKind | None = None,
-                 label: str = "core0", data: bool = True):
+                 label: str = "core0", data: bool = True, keep_log: bool = False):
         self.data = data if chip is None else chip.data  # False: timing only (no values computed)
+        # keep every instruction on trace_log (memory grows with the run; see core/recorder.py)
+        self.keep_log = keep_log if chip is None else chip.keep_log
         self.module = module
         self.isa = isa
         self.machine = machine
@@ -140,6 +143,7 @@ class AICore:
         self.env = simpy.Environment() if chip is None else chip.env
         self.findings = Findings() if chip is None else chip.findings
         self.commits = CommitQueue() if chip is None else chip.commits
+        self.recorder = Recorder(self.env, self.keep_log) if chip is None else chip.recorder
         self.flags = Flags(self.env, self.findings)
         self.memory = Memories(machine, seed, self.kind.buffers, None if chip is None else chip.memory.gm,
                                data=self.data)
@@ -157,26 +161,22 @@ class AICore:
         self.block_idx, self.block_num = 0, 1
         self.subblock_idx, self.subblock_num = 0, 1
         self.max_steps = max_steps
-        self.trace_log: list[Instr] = []
-        self.alloc_log: list[tuple[int, str, int]] = []  # (cycle, buffer name, bytes in use)
+        self.trace_log: list[Instr] = []  # every recorded instruction, with keep_log only
+        self.alloc_log: list[tuple[int, str, int]] = []  # (cycle, buffer name, bytes in use), with keep_log
         self.printed: list[str] = []
         self.blocked_scalar: Instr | None = None
         self.slot_watch = None  # FIFO slot misuse checks of a consumer core (crosscore.SlotWatch), once it pops
         self.scalar = ScalarUnit(self, self._bind)
-        self._seq = 0
+        self.recorder.add_core(self)
         if check_uninitialised:
             self.memory.uninit_hook = self._uninitialised
 
     # hooks ----------------------------------------------------------------------------------
 
     def record(self, instr: Instr) -> None:
-        if self.chip is None:
-            self._seq += 1
-            instr.seq = self._seq
-        else:  # one order over the chip: a cross-core setter is recorded before its waiter
-            instr.seq = self.chip.next_seq()
-        instr.core = self
-        self.trace_log.append(instr)
+        """An instruction has started (or, for a set, fired): number it and hand it to the
+        recorder (one order over the chip: a cross-core setter is recorded before its waiter)."""
+        self.recorder.record(self, instr)
 
     def _bind(self, su: ScalarUnit, op: A.Op):
         """Bind ``op``; on a cube or vector core the other side's sections and kernels are no-ops."""
@@ -223,6 +223,8 @@ class AICore:
         self.record(instr)
 
     def note_alloc(self, buf: OnChipBuffer) -> None:
+        if not self.keep_log:
+            return
         used = buf.used_bytes()
         if not self.alloc_log or self.alloc_log[-1][1:] != (buf.spec.name, used):
             self.alloc_log.append((self.scalar.vclock, buf.spec.name, used))
@@ -279,6 +281,7 @@ class AICore:
         self.commits.flush(float("inf"))
         self.report_left_flags()
         self.finished_at = int(self.env.now)
+        self.recorder.drain(float("inf"))
         return int(self.env.now)
 
     def _deadlock(self) -> DeadlockError:

@@ -27,6 +27,7 @@ from pyptoemu.core.crosscore import CrossCore
 from pyptoemu.core.memsys import SharedMemory
 from pyptoemu.core.pipe import CommitQueue
 from pyptoemu.core.placement import Launch
+from pyptoemu.core.recorder import Recorder
 from pyptoemu.errors import DeadlockError, InputError, InternalError, PtoError
 
 
@@ -42,8 +43,9 @@ LABEL = {"aic": "AIC", "aiv": "AIV", "combined": "CORE"}
 
 class Chip:
     def __init__(self, module: A.Module, isa, machine: Machine, seed: int = 0, max_steps: int = 10_000_000,
-                 data: bool = True):
+                 data: bool = True, keep_log: bool = False):
         self.data = data  # False: a timing-only run (pyptoemu.run(data=False))
+        self.keep_log = keep_log  # every instruction kept on its core's trace_log (core/recorder.py)
         self.module = module
         self.isa = isa
         self.machine = machine
@@ -52,19 +54,15 @@ class Chip:
         self.spec = machine.chip_spec()
         self.env = simpy.Environment()
         self.commits = CommitQueue()
+        self.recorder = Recorder(self.env, keep_log)  # where every core's instructions go, in start order
         self.findings = Findings()
         self.memory = Memories(machine, seed, locs=(), data=data)  # GM only: the cores share its ``gm``
         self.memsys = SharedMemory(self.spec, machine)
         self.crosscore = CrossCore(self)
         self.cores: list[AICore] = []  # in the order they were first used
         self._slots: dict[tuple[str, int], AICore] = {}
-        self._seq = 0
         self.launch = Launch("combined")
         self.blocks = 1
-
-    def next_seq(self) -> int:
-        self._seq += 1
-        return self._seq
 
     # cores ----------------------------------------------------------------------------------
 

@@ -382,12 +382,13 @@ def lower_barrier(su: ScalarUnit, op: A.Op) -> Step:
 
 def _barrier_all(su: ScalarUnit, op: A.Op):
     su.charge(su.issue_cost)
-    start = su.vclock
+    start = su.pending_start = su.vclock
     yield from su.drain_all()
     su.epochs.append(("all", dict(su.issued)))
     su.charge(su.barrier_all_cost)
     instr = Instr(BARRIER, "barrier", op.loc, "S", start)
     instr.start, instr.end, instr.done = start, su.vclock, su.vclock
+    su.pending_start = None
     su.core.record(instr)
 
 

@@ -59,6 +59,7 @@ class Instr:
     __slots__ = (
         "bound",
         "core",
+        "cp",
         "done",
         "end",
         "flag",
@@ -79,6 +80,7 @@ class Instr:
         "seq",
         "start",
         "transfer",
+        "vc",
         "wait_start",
         "writes",
     )
@@ -110,6 +112,8 @@ class Instr:
         self.sepoch = 0  # scalar-unit sync epoch at issue (happens-before from the scalar unit)
         self.iseq = 0  # program (issue) order across all pipes
         self.core = None  # the AICore that ran it (set when recorded)
+        self.vc = None  # its vector clock at start, once the race detector has seen it (check/races.py)
+        self.cp = None  # its node on the critical-path graph, once seen (trace/bottleneck.py)
 
 
 class CommitQueue:

@@ -18,6 +18,7 @@ from typing import Any
 
 from ptoisa.text import ast as A
 from pyptoemu.core.pipe import SET, Instr
+from pyptoemu.core.recorder import EpochLog
 from pyptoemu.errors import InternalError, Loc, PtoError, ResourceError, StepLimitError, VerifyError
 
 Step = Callable[[dict], Any]  # one op's work per execution: None, or a generator that waits
@@ -54,12 +55,16 @@ class ScalarUnit:
         self.functions = {f.name: f for f in self.module.functions}
         self.max_steps = int(core.max_steps)
         self.step_count = 0
-        self.s_spans: list[tuple[int, int]] = []  # scalar activity for the trace
+        self.s_spans: list[tuple[int, int]] = []  # scalar activity for the trace (kept with keep_log)
+        self.keep_spans = bool(core.keep_log)
+        # the start of a scalar-unit record in flight (a full barrier draining, a tile op on PIPE_S
+        # waiting for its latency): the recorder holds later records until it is recorded
+        self.pending_start: int | None = None
         self.issued: dict[str, int] = {}  # instructions issued per pipe so far
         self.s_accesses = 0  # memory accesses made by the scalar unit itself
         # Scalar sync points in program order: ("wait", instr) after a wait_flag on PIPE_S,
         # ("all", issued counts) after a full barrier. Instructions record how many preceded them.
-        self.epochs: list[tuple] = []
+        self.epochs = EpochLog()
         self._span_start = 0
 
     # ------------------------------------------------------------------------------- driver
@@ -77,7 +82,7 @@ class ScalarUnit:
         self._close_span()
 
     def _close_span(self) -> None:
-        if self.vclock > self._span_start:
+        if self.vclock > self._span_start and self.keep_spans:
             self.s_spans.append((self._span_start, self.vclock))
         self._span_start = self.vclock
 

@@ -372,10 +372,11 @@ def _run_on_scalar(su: ScalarUnit, instr: Instr):
     yield from su.sync_time()
     now = int(core.env.now)
     core.commits.flush(now)
-    instr.issue = instr.start = now
+    instr.issue = instr.start = su.pending_start = now
     results = instr.bound.start(instr)
     if instr.latency:
         yield core.env.timeout(instr.latency)
+    su.pending_start = None
     instr.bound.commit(instr, results)
     instr.end = now + instr.occupancy
     instr.done = now + instr.latency

@@ -2,12 +2,18 @@
 
 The busiest pipe is not always what bounds a kernel: a load -> compute -> store chain without double
 buffering keeps every pipe mostly idle, and its time is the sum of the stages, joined by flags. So the
-summary walks the critical path backwards from the instruction that finished last. At each step it
-asks what made the instruction start when it did: its pipe's previous instruction (the pipe was
-busy), the flag its wait_flag consumed (the pipe was blocked on another pipe), or the scalar unit
-issuing it. Each cycle of the makespan is charged to exactly one of: a pipe working (occupancy), a
-pipe's results in flight (latency beyond occupancy), sync costs, or the scalar unit. The wait_flags
-the path crosses are kept with the interval their pipe spent blocked.
+summary follows the critical path: for each instruction it asks what made it start when it did: its
+pipe's previous instruction (the pipe was busy), the flag its wait_flag consumed or the cross-core
+hand-off (FIFO, sync) its wait took (the pipe was blocked on another pipe, maybe on another core), or
+the scalar unit issuing it. Each cycle of the makespan is charged to exactly one of: a pipe working
+(occupancy), a pipe's results in flight (latency beyond occupancy), sync costs, or the scalar unit.
+The waits the path crosses are kept with the interval their pipe spent blocked.
+
+The path is computed while the run goes on (a :class:`~pyptoemu.core.recorder.Recorder` consumer,
+in start order): each instruction gets the summary of the longest chain that ends at its start (a
+few counters, not the chain itself), so memory does not grow with the run, and on a chip the path
+follows every core: the instruction that finished last, on whichever core, and back through the
+hand-offs to the cores that held it up.
 
 Verdict: a pipe whose work covers at least half of the makespan bounds the kernel
 (``MTE2-bound: 78% of the makespan is MTE2 work on the critical path``); otherwise the kernel is held
@@ -17,22 +23,30 @@ up by the chain of waits (``latency-bound: 61% of the makespan waiting on MTE2->
 
 from __future__ import annotations
 
-import bisect
+from collections import deque
 from dataclasses import dataclass, field
 
-from pyptoemu.core.pipe import BARRIER, OP, WAIT, Instr
+from pyptoemu.core.pipe import BARRIER, OP, WAIT, XWAIT, Instr
 
 BOUND_SHARE = 0.5  # a pipe whose work covers this share of the makespan bounds the kernel
-LOOKBACK = 256  # earlier instructions of a pipe searched for the one that released it
+LOOKBACK = 256  # earlier instructions of a pipe searched for the one whose end or completion released it
+S_SYNCS = 64  # recent sync points of a scalar unit searched for the one an issue followed
+PIPES = ("S", "MTE1", "MTE2", "MTE3", "V", "M", "FIX")
+WHATS = ("work", "latency", "sync")
+SLOT = {(w, p): i for i, (w, p) in enumerate((w, p) for w in WHATS for p in PIPES)}
 
 
 @dataclass
 class Bottleneck:
-    """The critical path, summed: cycles per (what, pipe or flag), the crossed waits, a verdict."""
+    """The critical path, summed: cycles per (what, pipe), the crossed waits, a verdict.
+
+    ``waits`` maps a flag ``(src, dst)`` (or ``("x", op)`` for a cross-core wait) to
+    ``[blocked cycles, latest blocked cycle, first line, last line]``: the cycles the waiting pipe
+    spent blocked on that kind of wait along the path, each cycle counted once."""
 
     makespan: int
     charged: dict[tuple[str, str], int] = field(default_factory=dict)  # ("work"|"latency"|"sync", pipe)
-    waits: dict[tuple[str, str], list[tuple[int, int, int]]] = field(default_factory=dict)  # flag -> (lo, hi, line)
+    waits: dict[tuple[str, str], list[int]] = field(default_factory=dict)
     pipe: str = "S"
     kind: str = "issue-bound"
     text: str = ""
@@ -42,122 +56,201 @@ class Bottleneck:
         return cycles / self.makespan if self.makespan else 0.0
 
     def wait_share(self, flag: tuple[str, str]) -> float:
-        """Share of the makespan during which the waiting pipe was blocked on this kind of flag
-        (overlapping waits counted once)."""
-        spans = sorted((lo, hi) for lo, hi, _ in self.waits.get(flag, []))
-        total, cur_lo, cur_hi = 0, None, None
-        for lo, hi in spans:
-            if cur_hi is None or lo > cur_hi:
-                if cur_hi is not None:
-                    total += cur_hi - cur_lo
-                cur_lo, cur_hi = lo, hi
-            else:
-                cur_hi = max(cur_hi, hi)
-        if cur_hi is not None:
-            total += cur_hi - cur_lo
-        return total / self.makespan if self.makespan else 0.0
+        """Share of the makespan during which the waiting pipe was blocked on this kind of flag."""
+        w = self.waits.get(flag)
+        return w[0] / self.makespan if w and self.makespan else 0.0
 
 
-class _PathWalker:
-    """Walks the recorded instructions backwards along the constraint that set each start."""
+class _Path:
+    """The summary of a chain of instructions up to some cycle: cycles per slot and the waits."""
 
-    def __init__(self, log: list[Instr]) -> None:
-        self.by_pipe: dict[str, list[Instr]] = {}
-        for ins in log:
-            if ins.start >= 0:
-                self.by_pipe.setdefault(ins.pipe, []).append(ins)
-        self.position = {id(ins): k for lst in self.by_pipe.values() for k, ins in enumerate(lst)}
-        # for bisecting: the scalar unit's sync points by end, the pipes' instructions by completion
-        self.s_syncs = sorted((q for q in self.by_pipe.get("S", []) if q.kind in (BARRIER, WAIT)),
-                              key=lambda q: q.end)
-        self.s_sync_ends = [q.end for q in self.s_syncs]
-        self.completions = sorted((i for p, lst in self.by_pipe.items() if p != "S" for i in lst),
-                                  key=lambda q: q.done)
-        self.completion_times = [q.done for q in self.completions]
+    __slots__ = ("cycles", "waits")
 
-    def pipe_predecessor(self, ins: Instr) -> Instr | None:
-        """The earlier instruction of the same pipe whose release (end) or completion (done)
-        is exactly this one's start."""
-        lst = self.by_pipe.get(ins.pipe, [])
-        k = self.position.get(id(ins), 0)
-        for j in range(k - 1, max(-1, k - 1 - LOOKBACK), -1):
-            q = lst[j]
-            if q.end == ins.start or q.done == ins.start:
-                return q
+    def __init__(self, cycles: list, waits: dict) -> None:
+        self.cycles = cycles
+        self.waits = waits  # flag -> (blocked cycles, latest blocked cycle, first line, last line); shared
+
+    def plus(self, what: str, pipe: str, n: int, also: tuple | None = None) -> _Path:
+        """This path with ``n`` more cycles of ``what`` on ``pipe`` (and ``also``: one more)."""
+        cycles = self.cycles[:]
+        if n > 0:
+            cycles[SLOT[(what, pipe)]] += n
+        if also is not None and also[2] > 0:
+            cycles[SLOT[(also[0], also[1])]] += also[2]
+        return _Path(cycles, self.waits)
+
+    def waited(self, flag: tuple, lo: int, hi: int, line: int) -> _Path:
+        """This path having crossed a wait blocked over [lo, hi) (cycles already on it not recounted)."""
+        waits = dict(self.waits)
+        total, last, first_line, last_line = waits.get(flag, (0, 0, 0, 0))
+        total += max(0, hi - max(lo, last))
+        if line:
+            first_line = min(first_line, line) if first_line else line
+            last_line = max(last_line, line)
+        waits[flag] = (total, max(last, hi), first_line, last_line)
+        return _Path(self.cycles, waits)
+
+
+EMPTY = _Path([0] * len(SLOT), {})
+
+
+class _Node:
+    """What the path keeps of an instruction: its times and the chain up to its start."""
+
+    __slots__ = ("done", "drained", "end", "full_barrier", "kind", "path", "pipe", "seq", "start")
+
+    def __init__(self, ins: Instr, path: _Path | None, full_barrier: bool = False) -> None:
+        self.start, self.end, self.done = ins.start, ins.end, ins.done
+        self.kind, self.pipe, self.seq = ins.kind, ins.pipe, ins.seq
+        self.path = path  # up to its start (a full barrier: up to its end, once known)
+        self.full_barrier = full_barrier
+        self.drained: _Node | None = None  # a full barrier: the pipe instruction that completed last before it
+
+    def until(self, t: int) -> _Path:
+        """The chain through this instruction up to cycle ``t``."""
+        if self.full_barrier:
+            if self.path is None:  # the drain is known once everything that started before the end was seen
+                pred = self.drained
+                if pred is None or pred.done <= 0:
+                    self.path = EMPTY.plus("sync", "S", self.end)
+                else:
+                    self.path = pred.until(pred.done).plus("sync", "S", self.end - pred.done)
+                self.drained = None
+            return self.path
+        if self.kind == OP:
+            work_end = min(self.end, t)
+            return self.path.plus("work", self.pipe, work_end - self.start,
+                                  ("latency", self.pipe, t - max(work_end, self.start)))
+        return self.path.plus("sync", self.pipe, t - self.start)
+
+
+class _CoreState:
+    """Per core: recent instructions of each pipe indexed by the cycles they released the pipe,
+    the recent scalar sync points, and the pipe instruction that completed last."""
+
+    __slots__ = ("by_time", "draining", "recent", "s_syncs")
+
+    def __init__(self) -> None:
+        self.recent: dict[str, deque] = {}
+        self.by_time: dict[str, dict[int, _Node]] = {}
+        self.s_syncs: deque = deque(maxlen=S_SYNCS)
+        self.draining: list[_Node] = []  # full barriers whose drain may still be recorded
+
+    def add(self, node: _Node) -> None:
+        pipe = node.pipe
+        recent = self.recent.get(pipe)
+        if recent is None:
+            recent = self.recent[pipe] = deque()
+            self.by_time[pipe] = {}
+        index = self.by_time[pipe]
+        if len(recent) == LOOKBACK:
+            old = recent.popleft()
+            for t in (old.end, old.done):
+                if index.get(t) is old:
+                    del index[t]
+        recent.append(node)
+        index[node.end] = node
+        index[node.done] = node  # a later one wins: the search went from the most recent back
+        for barrier in self.draining:
+            if node.done <= barrier.end and (barrier.drained is None or node.done >= barrier.drained.done):
+                barrier.drained = node
+
+    def settle(self, now: int) -> None:
+        """Full barriers that ended before ``now`` have seen everything they drained."""
+        if self.draining and self.draining[0].end < now:
+            for barrier in [b for b in self.draining if b.end < now]:
+                barrier.until(barrier.end)
+            self.draining = [b for b in self.draining if b.end >= now]
+
+    def pipe_predecessor(self, pipe: str, start: int) -> _Node | None:
+        index = self.by_time.get(pipe)
+        return index.get(start) if index else None
+
+    def scalar_sync_before(self, t: int) -> _Node | None:
+        for node in reversed(self.s_syncs):
+            if node.end <= t:
+                return node
         return None
 
-    def scalar_sync_before(self, t: int) -> Instr | None:
-        """The latest sync point of the scalar unit (a full barrier or a wait on S) ending by t."""
-        k = bisect.bisect_right(self.s_sync_ends, t)
-        return self.s_syncs[k - 1] if k else None
 
-    def drained_by(self, t: int) -> Instr | None:
-        """The pipe instruction whose completion a full barrier ending at t waited for."""
-        k = bisect.bisect_right(self.completion_times, t)
-        return self.completions[k - 1] if k else None
+class CriticalPath:
+    """Follows a run (a recorder consumer) and sums its critical path when asked (:meth:`result`)."""
 
+    def __init__(self) -> None:
+        self.cores: dict[int, _CoreState] = {}
+        self.last: _Node | None = None
 
-def _charge(b: Bottleneck, what: str, pipe: str, cycles: int) -> None:
-    if cycles > 0:
-        b.charged[(what, pipe)] = b.charged.get((what, pipe), 0) + cycles
+    def consume(self, ins: Instr) -> None:
+        state = self.cores.get(id(ins.core))
+        if state is None:
+            state = self.cores[id(ins.core)] = _CoreState()
+        state.settle(ins.start)
+        if ins.pipe == "S" and ins.kind == BARRIER:  # a full barrier: waited for the pipes to drain
+            node = _Node(ins, None, full_barrier=True)
+            state.draining.append(node)
+        else:
+            node = _Node(ins, self._path_to_start(ins, state))
+        ins.cp = node
+        if ins.pipe == "S":
+            if ins.kind in (BARRIER, WAIT):
+                state.s_syncs.append(node)
+        else:
+            state.add(node)
+        last = self.last
+        if last is None or (node.done, node.seq) > (last.done, last.seq):
+            self.last = node
 
-
-def _charge_instr(b: Bottleneck, ins: Instr, t: int) -> None:
-    """Charge [ins.start, t] to the instruction on the path."""
-    if ins.kind == OP:
-        work_end = min(ins.end, t)
-        _charge(b, "work", ins.pipe, work_end - ins.start)
-        _charge(b, "latency", ins.pipe, t - max(work_end, ins.start))
-    else:
-        _charge(b, "sync", ins.pipe, t - ins.start)
-
-
-def critical_path(log: list[Instr], makespan: int) -> Bottleneck:
-    """Walk the critical path of a finished run (its recorded instructions) backwards."""
-    b = Bottleneck(makespan=makespan)
-    live = [i for i in log if i.start >= 0]
-    if not live or makespan <= 0:
-        b.text = "no instructions ran"
-        return b
-    walker = _PathWalker(live)
-    cur: Instr | None = max(live, key=lambda i: (i.done, i.seq))
-    t = makespan
-    _charge(b, "sync", "S", t - cur.done)  # the final drain
-    t = min(t, cur.done)
-    steps = 0
-    while cur is not None and t > 0 and steps < 10 * len(live) + 10:
-        steps += 1
-        if cur.pipe == "S" and cur.kind == BARRIER:  # a full barrier: waited for the pipes to drain
-            pred = walker.drained_by(cur.end)
-            if pred is None or pred.done <= 0:
-                _charge(b, "sync", "S", t)
-                break
-            _charge(b, "sync", "S", t - pred.done)
-            cur, t = pred, pred.done
-            continue
-        _charge_instr(b, cur, t)
-        start = cur.start
-        if cur.kind == WAIT and cur.released_by is not None and start > cur.wait_start:
-            src, dst, _ = cur.flag
-            b.waits.setdefault((src, dst), []).append((cur.wait_start, start, cur.loc.line if cur.loc else 0))
-            setter = cur.released_by
-            _charge(b, "sync", setter.pipe, start - min(setter.end, start))
-            cur, t = setter, min(setter.end, start)
-            continue
-        pred = walker.pipe_predecessor(cur) if cur.pipe != "S" else None
+    def _path_to_start(self, ins: Instr, state: _CoreState) -> _Path:
+        start = ins.start
+        if ins.kind in (WAIT, XWAIT) and ins.released_by is not None and start > ins.wait_start:
+            released = self._releaser(ins)
+            if released is not None:
+                setter, ts = released
+                flag = ins.flag[:2] if ins.kind == WAIT else ("x", ins.name)
+                line = ins.loc.line if ins.loc else 0
+                return setter.until(ts).plus("sync", setter.pipe, start - ts).waited(flag, ins.wait_start, start, line)
+        pred = state.pipe_predecessor(ins.pipe, start) if ins.pipe != "S" else None
         if pred is not None:
-            cur, t = pred, start
-            continue
+            return pred.until(start)
         # issued late: the scalar unit was busy up to here since its last sync point
-        sync = walker.scalar_sync_before(start)
-        lo = sync.end if sync is not None else 0
-        _charge(b, "work", "S", start - lo)
-        cur, t = sync, lo
-    _verdict(b, live)
-    return b
+        sync = state.scalar_sync_before(start)
+        if sync is None:
+            return EMPTY.plus("work", "S", start)
+        return sync.until(sync.end).plus("work", "S", start - sync.end)
+
+    @staticmethod
+    def _releaser(ins: Instr) -> tuple[_Node, int] | None:
+        """The instruction whose release let the wait go (the last of several) and when it did."""
+        r = ins.released_by
+        best = None
+        for s in r if isinstance(r, list) else [r]:
+            node = s.cp
+            if node is None:
+                continue
+            when = min(node.done if (ins.kind == XWAIT and node.kind == OP) else node.end, ins.start)
+            if best is None or when > best[1]:
+                best = (node, when)
+        return best
+
+    def finish(self) -> None:
+        """Nothing to conclude until the makespan is known (:meth:`result`)."""
+
+    def result(self, makespan: int) -> Bottleneck:
+        b = Bottleneck(makespan=makespan)
+        last = self.last
+        if last is None or makespan <= 0:
+            b.text = "no instructions ran"
+            return b
+        path = last.until(min(makespan, last.done)).plus("sync", "S", makespan - last.done)
+        for (what, pipe), i in SLOT.items():
+            if path.cycles[i] > 0:
+                b.charged[(what, pipe)] = path.cycles[i]
+        b.waits = {flag: list(w) for flag, w in path.waits.items()}
+        _verdict(b)
+        return b
 
 
-def _verdict(b: Bottleneck, live: list[Instr]) -> None:
+def _verdict(b: Bottleneck) -> None:
     pipes = {p for (_, p) in b.charged}
     top = max(sorted(pipes), key=b.share) if pipes else "S"
     b.pipe = top
@@ -172,17 +265,18 @@ def _verdict(b: Bottleneck, live: list[Instr]) -> None:
         return
     if b.waits:
         flag = max(sorted(b.waits), key=b.wait_share)
-        lines = sorted(line for _, _, line in b.waits[flag] if line)
+        _, _, first, last = b.waits[flag]
         where = ""
-        if lines:
-            where = f" at line {lines[0]}" if lines[0] == lines[-1] else f" at lines {lines[0]}-{lines[-1]}"
+        if first:
+            where = f" at line {first}" if first == last else f" at lines {first}-{last}"
+        what = flag[1] if flag[0] == "x" else f"{flag[0]}->{flag[1]} flags"
         b.kind = "latency-bound"
-        b.text = (f"latency-bound: {b.wait_share(flag):.0%} of the makespan waiting on {flag[0]}->{flag[1]} "
-                  f"flags{where} (largest pipe share on the critical path: {top} {share:.0%})")
+        b.text = (f"latency-bound: {b.wait_share(flag):.0%} of the makespan waiting on {what}{where} "
+                  f"(largest pipe share on the critical path: {top} {share:.0%})")
         return
     b.kind = "latency-bound"
     b.text = (f"latency-bound: no pipe works half of the makespan (largest share on the critical path: "
               f"{top} {share:.0%})")
 
 
-__all__ = ["BOUND_SHARE", "Bottleneck", "critical_path"]
+__all__ = ["BOUND_SHARE", "Bottleneck", "CriticalPath"]

@@ -22,7 +22,7 @@ def _run(text: str, name: str):
     ``races`` says, so pyptoemu.run raises FindingsError carrying the result)."""
     try:
         return pyptoemu.run(text, inputs=REF.make_inputs(name, seed=3), args=REF.ARGS.get(name, {}),
-                            races="warn", sync="asis")
+                            races="warn", sync="asis", keep_log=True)
     except FindingsError as e:
         return e.result
 

@@ -17,7 +17,7 @@ KERNEL = Path(__file__).parent / "data" / "tassign_nosync.pto"
 
 def test_falls_back_to_program_order():
     x = np.random.default_rng(0).random((16, 16), dtype=np.float32)
-    r = pyptoemu.run(KERNEL, inputs={"arg0": x})
+    r = pyptoemu.run(KERNEL, inputs={"arg0": x}, keep_log=True)
     assert r.sync_mode == "serial"
     assert "program order" in r.notices[0] and "tassign" in r.notices[0]
     np.testing.assert_allclose(r.outputs["arg1"], x * 3 + 3, rtol=1e-6)

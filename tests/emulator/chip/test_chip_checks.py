@@ -25,7 +25,7 @@ RNG = np.random.default_rng(11)
 
 def test_sync_set_wait_orders_a_gm_handoff_between_cube_and_vector_cores():
     x = RNG.standard_normal((16, 16)).astype(np.float32)
-    r = pyptoemu.run(gm_handoff(), inputs={"arg0": x})
+    r = pyptoemu.run(gm_handoff(), inputs={"arg0": x}, keep_log=True)
     np.testing.assert_array_equal(r.outputs["arg2"].reshape(16, 16), x + 1)
     assert r.findings == []
     waits = [i for c in r.chip.cores for i in c.trace_log if i.name == "sync.wait"]

@@ -34,7 +34,7 @@ def test_more_blocks_than_cores_run_in_waves_on_the_cores_that_free_first():
     n = 16 * 50
     x = RNG.standard_normal((n, 64)).astype(np.float32)
     y = RNG.standard_normal((n, 64)).astype(np.float32)
-    r = pyptoemu.run(EXAMPLES / "vadd_spmd.pto", inputs={"arg0": x, "arg1": y}, args={"arg3": n}, blocks=50)
+    r = pyptoemu.run(EXAMPLES / "vadd_spmd.pto", inputs={"arg0": x, "arg1": y}, args={"arg3": n}, blocks=50, keep_log=True)
     np.testing.assert_array_equal(r.outputs["arg2"].reshape(n, 64), x + y)
     assert len(r.cores) == 48
     waves = {c.id: c.blocks for c in r.cores if len(c.blocks) > 1}
@@ -51,7 +51,7 @@ def test_cube_to_vector_epilogue_through_c2v_fifo():
     a = RNG.standard_normal((32 * blocks, 32)).astype(np.float16)
     b = RNG.standard_normal((32, 32)).astype(np.float16)
     r = pyptoemu.run(EXAMPLES / "matmul_c2v_epilogue.pto", inputs={"arg0": a, "arg1": b},
-                     args={"arg3": 32 * blocks}, blocks=blocks)
+                     args={"arg3": 32 * blocks}, blocks=blocks, keep_log=True)
     want = 0.5 * np.maximum(a.astype(np.float32) @ b.astype(np.float32), 0)
     np.testing.assert_allclose(r.outputs["arg2"].reshape(-1, 32), want, rtol=1e-3, atol=1e-3)
     assert r.findings == [] and r.notices == []

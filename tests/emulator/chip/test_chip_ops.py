@@ -14,7 +14,7 @@ FORMS = Path(__file__).parent / "forms"
 
 def test_get_buf_orders_load_vector_op_and_store_without_flags():
     x = np.arange(256, dtype=np.float32).reshape(16, 16)
-    r = pyptoemu.run(FORMS / "get_buf_order.pto", inputs={"arg0": x})
+    r = pyptoemu.run(FORMS / "get_buf_order.pto", inputs={"arg0": x}, keep_log=True)
     np.testing.assert_array_equal(r.outputs["arg1"].reshape(16, 16), x + 1)
     assert r.findings == []
     log = r.core.trace_log

@@ -37,7 +37,7 @@ def test_mte2_stream_time_is_fixed_part_plus_bytes_over_bandwidth(n):
     """Each DMA holds MTE2 for its fixed part plus its bytes at the path bandwidth (st tload:
     265 + bytes / 128), so back-to-back loads follow each other by exactly that much."""
     m = load_machine("a2a3")
-    res = pyptoemu.run(_mte2_stream(n))
+    res = pyptoemu.run(_mte2_stream(n), keep_log=True)
     loads = [i for i in res.core.trace_log if i.name == "tload"]
     assert len(loads) == n
     nbytes = 64 * 64 * 4
@@ -54,7 +54,7 @@ def test_mte2_stream_under_the_cost_model_variant_overlaps_the_fixed_part():
     """The uncalibrated PTO-ISA cost model stays reachable: there the fixed part only delays
     completion and the pipe is held for bytes / 58 B/cycle."""
     m = load_machine("a2a3:ptoisa_cost_model")
-    res = pyptoemu.run(_mte2_stream(4), machine="a2a3:ptoisa_cost_model")
+    res = pyptoemu.run(_mte2_stream(4), machine="a2a3:ptoisa_cost_model", keep_log=True)
     loads = [i for i in res.core.trace_log if i.name == "tload"]
     occ = math.ceil(64 * 64 * 4 / 58)
     assert [i.end - i.start for i in loads] == [occ] * 4

@@ -104,7 +104,7 @@ def test_matmul_through_the_cube(dt, mb, kb, nb, bias, seed):
 def test_matmul_timing_matches_cost_model():
     """fp16 40x50 @ 50x60 = 62 cycles in the PTO-ISA cost model; here on padded 48x64 @ 64x64
     tiles with valid M=48: the M-pipe occupancy follows head + ceil(M/16)ceil(N/16)ceil(K/16)."""
-    res = pyptoemu.run(matmul_kernel(48, 64, 64, "f16", "f32", False))
+    res = pyptoemu.run(matmul_kernel(48, 64, 64, "f16", "f32", False), keep_log=True)
     mm = next(i for i in res.core.trace_log if i.name == "tmatmul")
     head = res.core.machine.params.get("cube_head", 6)
     assert mm.occupancy == head + 3 * 4 * 4

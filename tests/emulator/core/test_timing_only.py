@@ -26,8 +26,8 @@ def _schedule(res) -> list[tuple]:
 
 @pytest.mark.parametrize(("name", "args"), CASES, ids=[c[0] for c in CASES])
 def test_timing_only_run_has_the_same_schedule(name, args):
-    with_data = pyptoemu.run(EXAMPLES / name, args=args, races="warn")
-    timing = pyptoemu.run(EXAMPLES / name, args=args, races="warn", data=False)
+    with_data = pyptoemu.run(EXAMPLES / name, args=args, races="warn", keep_log=True)
+    timing = pyptoemu.run(EXAMPLES / name, args=args, races="warn", data=False, keep_log=True)
     assert timing.cycles == with_data.cycles
     assert _schedule(timing) == _schedule(with_data)
     assert {p: s.busy_cycles for p, s in timing.pipes.items()} == {p: s.busy_cycles for p, s in with_data.pipes.items()}
