@@ -296,7 +296,7 @@ def cases() -> list[Case]:
 
 def measure(case: Case, machine: str = "a2a3") -> float:
     """Run the case's kernel and read the figure it is compared with."""
-    res = pyptoemu.run(case.kernel.text(), machine=machine, races="off", sync="asis")
+    res = pyptoemu.run(case.kernel.text(), machine=machine, races="off", sync="asis", keep_log=True)
     instrs = [i for i in res.core.trace_log if i.name in case.names]
     if not instrs:
         raise RuntimeError(f"{case.instruction}: no {case.names} in the run")

@@ -30,7 +30,7 @@ def measure(kernel: Path, runs: int, inputs: dict | None = None) -> dict:
         wall = time.perf_counter() - t0
         cpus.append(time.process_time() - c0)
         # every instruction a pipe executed: tile ops plus set_flag / wait_flag / barrier
-        instrs = len(res.core.trace_log)
+        instrs = res.chip.recorder.seq
         tile_instrs = sum(p.instructions for name, p in res.pipes.items() if name != "S")
         cycles = res.cycles
         walls.append(wall)

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pyptoemu.core.pipe import BARRIER, OP, WAIT, XWAIT, Instr
 
 BOUND_SHARE = 0.5  # a pipe whose work covers this share of the makespan bounds the kernel
-LOOKBACK = 256  # earlier instructions of a pipe searched for the one whose end or completion released it
+LOOKBACK = 256  # release times kept per pipe before those older than the current start are dropped
 S_SYNCS = 64  # recent sync points of a scalar unit searched for the one an issue followed
 PIPES = ("S", "MTE1", "MTE2", "MTE3", "V", "M", "FIX")
 WHATS = ("work", "latency", "sync")
@@ -72,6 +72,8 @@ class _Path:
 
     def plus(self, what: str, pipe: str, n: int, also: tuple | None = None) -> _Path:
         """This path with ``n`` more cycles of ``what`` on ``pipe`` (and ``also``: one more)."""
+        if n <= 0 and (also is None or also[2] <= 0):
+            return self
         cycles = self.cycles[:]
         if n > 0:
             cycles[SLOT[(what, pipe)]] += n
@@ -125,35 +127,48 @@ class _Node:
 
 
 class _CoreState:
-    """Per core: recent instructions of each pipe indexed by the cycles they released the pipe,
-    the recent scalar sync points, and the pipe instruction that completed last."""
+    """Per core: the pipe instructions that may still have released a later one (indexed by the
+    cycles they released their pipe: end and completion), the recent scalar sync points, and the
+    pipe instruction that completed last."""
 
-    __slots__ = ("by_time", "draining", "recent", "s_syncs")
+    __slots__ = ("by_time", "draining", "latest", "s_syncs")
 
     def __init__(self) -> None:
-        self.recent: dict[str, deque] = {}
         self.by_time: dict[str, dict[int, _Node]] = {}
         self.s_syncs: deque = deque(maxlen=S_SYNCS)
         self.draining: list[_Node] = []  # full barriers whose drain may still be recorded
+        self.latest: _Node | None = None  # the pipe instruction seen so far that completed last
 
     def add(self, node: _Node) -> None:
-        pipe = node.pipe
-        recent = self.recent.get(pipe)
-        if recent is None:
-            recent = self.recent[pipe] = deque()
-            self.by_time[pipe] = {}
-        index = self.by_time[pipe]
-        if len(recent) == LOOKBACK:
-            old = recent.popleft()
-            for t in (old.end, old.done):
-                if index.get(t) is old:
-                    del index[t]
-        recent.append(node)
+        index = self.by_time.get(node.pipe)
+        if index is None:
+            index = self.by_time[node.pipe] = {}
+        elif len(index) > LOOKBACK:
+            # instructions come in start order: a time before this start can release nothing later
+            start = node.start
+            self.by_time[node.pipe] = index = {t: n for t, n in index.items() if t >= start}
         index[node.end] = node
         index[node.done] = node  # a later one wins: the search went from the most recent back
-        for barrier in self.draining:
-            if node.done <= barrier.end and (barrier.drained is None or node.done >= barrier.drained.done):
-                barrier.drained = node
+        latest = self.latest
+        if latest is None or node.done >= latest.done:
+            self.latest = node
+        if self.draining:
+            for barrier in self.draining:
+                if node.done <= barrier.end and (barrier.drained is None or node.done >= barrier.drained.done):
+                    barrier.drained = node
+
+    def begin_drain(self, barrier: _Node) -> None:
+        """A full barrier: what completed last by its end, among what was seen and what will be
+        (everything this core started before the barrier completed by its end)."""
+        latest = self.latest
+        if latest is not None and latest.done <= barrier.end:
+            barrier.drained = latest
+        else:  # not drained by it (cannot happen on one core): the latest that was
+            for index in self.by_time.values():
+                for node in index.values():
+                    if node.done <= barrier.end and (barrier.drained is None or node.done >= barrier.drained.done):
+                        barrier.drained = node
+        self.draining.append(barrier)
 
     def settle(self, now: int) -> None:
         """Full barriers that ended before ``now`` have seen everything they drained."""
@@ -187,7 +202,7 @@ class CriticalPath:
         state.settle(ins.start)
         if ins.pipe == "S" and ins.kind == BARRIER:  # a full barrier: waited for the pipes to drain
             node = _Node(ins, None, full_barrier=True)
-            state.draining.append(node)
+            state.begin_drain(node)
         else:
             node = _Node(ins, self._path_to_start(ins, state))
         ins.cp = node
@@ -197,7 +212,7 @@ class CriticalPath:
         else:
             state.add(node)
         last = self.last
-        if last is None or (node.done, node.seq) > (last.done, last.seq):
+        if last is None or node.done > last.done or node.done == last.done and node.seq > last.seq:
             self.last = node
 
     def _path_to_start(self, ins: Instr, state: _CoreState) -> _Path:

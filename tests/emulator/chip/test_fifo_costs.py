@@ -32,7 +32,8 @@ def test_c2v_push_is_an_l0c_to_gm_store_and_each_pop_a_gm_to_ub_load():
     rng = np.random.default_rng(5)
     a = rng.standard_normal((32, 32)).astype(np.float16)
     b = rng.standard_normal((32, 32)).astype(np.float16)
-    r = pyptoemu.run(EXAMPLES / "matmul_c2v_epilogue.pto", inputs={"arg0": a, "arg1": b}, args={"arg3": 32})
+    r = pyptoemu.run(EXAMPLES / "matmul_c2v_epilogue.pto", inputs={"arg0": a, "arg1": b}, args={"arg3": 32},
+                     keep_log=True)
     ref = 0.5 * np.maximum(a.astype(np.float32) @ b.astype(np.float32), 0)
     np.testing.assert_allclose(r.outputs["arg2"].reshape(32, 32), ref, rtol=1e-3, atol=1e-3)
     (push,) = _ops(r, "aic", "tpush_to_aiv")
@@ -52,7 +53,7 @@ def test_c2v_push_is_an_l0c_to_gm_store_and_each_pop_a_gm_to_ub_load():
 
 def test_async_put_costs_a_load_and_a_store_through_the_scratch_tile():
     x = np.random.default_rng(3).standard_normal(128).astype(np.float32)
-    r = pyptoemu.run(FORMS / "async_put.pto", inputs={"arg1": x})
+    r = pyptoemu.run(FORMS / "async_put.pto", inputs={"arg1": x}, keep_log=True)
     np.testing.assert_array_equal(r.outputs["arg0"].reshape(-1), x)
     (put,) = [i for i in r.core.trace_log if i.name == "tput_async"]
     want = _dma("lat_gm_to_ub", "bw_gm_to_ub", 512) + _dma("lat_ub_to_gm", "bw_ub_to_gm", 512)

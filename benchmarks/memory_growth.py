@@ -1,0 +1,138 @@
+"""Memory against run length (issue 8 item 8): peak RSS of timing-only runs of 1M, 3M and 10M
+instructions of one kernel, each size in its own process, so each figure is that run's own peak.
+
+Kernel: a double-buffered load -> scale -> store stream (64x64 f32 tiles, ping/pong in UB, flags
+between MTE2, V and MTE3) in a long ``scf.for`` loop; every ``--chunk`` tile pairs a full barrier
+(``pto.barrier <PIPE_ALL>``) lets the pipes catch up with the scalar unit. The barrier is there
+because the model's issue queues have no depth: a loop with no scalar sync point at all issues every
+instruction into its pipe's queue before the pipes run it, so the queues themselves hold the run
+(on hardware the scalar unit would stall on a full queue; the spec gives no depth to model).
+Races are checked (the default) and the critical path is computed, as in any run without --trace.
+
+    python benchmarks/memory_growth.py [--sizes 1e6,3e6,1e7] [--chunk 8]
+
+Prints, per size: instructions recorded, simulated cycles, wall seconds, instructions per second
+and peak RSS (MiB); then whether the peak stays flat and under 1 GiB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import resource
+import subprocess
+import sys
+import time
+
+TILE = "!pto.tile_buf<loc=vec, dtype=f32, rows=64, cols=64, v_row=64, v_col=64, blayout=row_major, " \
+       "slayout=none_box, fractal=512, pad=0>"
+VIEW = "!pto.partition_tensor_view<64x64xf32>"
+PER_PAIR = 22  # instructions per tile pair (ping and pong: wait, load, set, wait, mul, barrier, add, set, wait, store, set)
+
+
+def _half(buf: str, ev: int, pin: str, pout: str) -> str:
+    return f"""
+        pto.wait_flag[<PIPE_MTE3>, <PIPE_MTE2>, <EVENT_ID{ev}>]
+        pto.tload ins({pin} : {VIEW}) outs({buf} : {TILE})
+        pto.set_flag[<PIPE_MTE2>, <PIPE_V>, <EVENT_ID{ev}>]
+        pto.wait_flag[<PIPE_MTE2>, <PIPE_V>, <EVENT_ID{ev}>]
+        pto.tmuls ins({buf}, %cst_2 : {TILE}, f32) outs({buf} : {TILE})
+        pto.barrier <PIPE_V>
+        pto.tadds ins({buf}, %cst_1 : {TILE}, f32) outs({buf} : {TILE})
+        pto.set_flag[<PIPE_V>, <PIPE_MTE3>, <EVENT_ID{ev}>]
+        pto.wait_flag[<PIPE_V>, <PIPE_MTE3>, <EVENT_ID{ev}>]
+        pto.tstore ins({buf} : {TILE}) outs({pout} : {VIEW})
+        pto.set_flag[<PIPE_MTE3>, <PIPE_MTE2>, <EVENT_ID{ev}>]"""
+
+
+def kernel(chunks: int, chunk: int) -> str:
+    """``chunks`` times: ``chunk`` tile pairs of a 64 x (128 * chunk) f32 matrix, then a full barrier."""
+    cols = 128 * chunk
+    return f"""module attributes {{pto.target_arch = "a3"}} {{
+  func.func @stream(%arg0: !pto.ptr<f32>, %arg1: !pto.ptr<f32>) attributes {{pto.entry}} {{
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c64 = arith.constant 64 : index
+    %c128 = arith.constant 128 : index
+    %ccols = arith.constant {cols} : index
+    %cchunks = arith.constant {chunks} : index
+    %c0_i64 = arith.constant 0 : i64
+    %c16384_i64 = arith.constant 16384 : i64
+    %cst_2 = arith.constant 2.000000e+00 : f32
+    %cst_1 = arith.constant 1.000000e+00 : f32
+    %vin = pto.make_tensor_view %arg0, shape = [%c64, %ccols], strides = [%ccols, %c1] : !pto.tensor_view<?x?xf32>
+    %vout = pto.make_tensor_view %arg1, shape = [%c64, %ccols], strides = [%ccols, %c1] : !pto.tensor_view<?x?xf32>
+    %ping = pto.alloc_tile addr = %c0_i64 : {TILE}
+    %pong = pto.alloc_tile addr = %c16384_i64 : {TILE}
+    scf.for %it = %c0 to %cchunks step %c1 {{
+      pto.set_flag[<PIPE_MTE3>, <PIPE_MTE2>, <EVENT_ID0>]
+      pto.set_flag[<PIPE_MTE3>, <PIPE_MTE2>, <EVENT_ID1>]
+      scf.for %col = %c0 to %ccols step %c128 {{
+        %col1 = arith.addi %col, %c64 : index
+        %pin0 = pto.partition_view %vin, offsets = [%c0, %col], sizes = [%c64, %c64] : !pto.tensor_view<?x?xf32> -> {VIEW}
+        %pout0 = pto.partition_view %vout, offsets = [%c0, %col], sizes = [%c64, %c64] : !pto.tensor_view<?x?xf32> -> {VIEW}
+        %pin1 = pto.partition_view %vin, offsets = [%c0, %col1], sizes = [%c64, %c64] : !pto.tensor_view<?x?xf32> -> {VIEW}
+        %pout1 = pto.partition_view %vout, offsets = [%c0, %col1], sizes = [%c64, %c64] : !pto.tensor_view<?x?xf32> -> {VIEW}
+{_half("%ping", 0, "%pin0", "%pout0")}
+{_half("%pong", 1, "%pin1", "%pout1")}
+      }}
+      pto.wait_flag[<PIPE_MTE3>, <PIPE_MTE2>, <EVENT_ID0>]
+      pto.wait_flag[<PIPE_MTE3>, <PIPE_MTE2>, <EVENT_ID1>]
+      pto.barrier <PIPE_ALL>
+    }}
+    return
+  }}
+}}
+"""
+
+
+def per_chunk(chunk: int) -> int:
+    return PER_PAIR * chunk + 5  # two pre-sets, two final waits, the full barrier
+
+
+def child(n: int, chunk: int) -> dict:
+    """One run of about ``n`` instructions in this process: its figures and this process's peak RSS."""
+    import pyptoemu  # imported here: the parent process stays small
+
+    chunks = max(1, round(n / per_chunk(chunk)))
+    text = kernel(chunks, chunk)
+    t0 = time.perf_counter()
+    res = pyptoemu.run(text, data=False, max_steps=10**9)
+    wall = time.perf_counter() - t0
+    recorded = res.chip.recorder.seq
+    assert not res.findings, [str(f) for f in res.findings]
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # Linux: KiB
+    return {"target": n, "instructions": recorded, "cycles": res.cycles, "wall_s": wall,
+            "instr_per_s": recorded / wall, "peak_rss_mib": peak_kib / 1024, "bound": res.bound}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="1e6,3e6,1e7", help="instruction counts, comma-separated")
+    ap.add_argument("--chunk", type=int, default=8, help="tile pairs between two full barriers")
+    ap.add_argument("--child", type=float, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child is not None:
+        print(json.dumps(child(int(args.child), args.chunk)))
+        return 0
+    print(f"machine: {platform.machine()} {platform.processor() or ''} python {platform.python_version()}")
+    rows = []
+    for n in (int(float(s)) for s in args.sizes.split(",")):
+        out = subprocess.run([sys.executable, __file__, "--child", str(n), "--chunk", str(args.chunk)],
+                             capture_output=True, text=True, check=True)
+        row = json.loads(out.stdout.strip().splitlines()[-1])
+        rows.append(row)
+        print(f"{row['instructions']:>11,} instructions  {row['cycles']:>13,} cycles  {row['wall_s']:8.1f} s  "
+              f"{row['instr_per_s']:9,.0f} instr/s  peak RSS {row['peak_rss_mib']:7.1f} MiB", flush=True)
+    peaks = [r["peak_rss_mib"] for r in rows]
+    flat = max(peaks) - min(peaks) <= 0.1 * min(peaks) + 16
+    print(f"verdict: peak RSS {min(peaks):.0f}-{max(peaks):.0f} MiB over {rows[0]['instructions']:,}-"
+          f"{rows[-1]['instructions']:,} instructions: {'flat' if flat else 'GROWS'}, "
+          f"{'under' if max(peaks) < 1024 else 'OVER'} 1 GiB")
+    print(f"critical path: {rows[-1]['bound']}")
+    return 0 if flat and max(peaks) < 1024 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
