@@ -20,7 +20,7 @@ from ptoisa.text.parser import parse_file, parse_module
 from ptoisa.text.printer import print_module
 from ptoisa.tile.pipeline import is_tile_level, lower_tile_module
 from pyptoemu.check import autosync
-from pyptoemu.check.races import RaceDetector, access_pipes
+from pyptoemu.check.races import RaceDetector, access_map
 from pyptoemu.core import arith
 from pyptoemu.core.chip import Chip
 from pyptoemu.core.memory import GMBuffer, PartitionView, Ptr
@@ -312,7 +312,7 @@ def run(
     neck = CriticalPath()
     chip.recorder.consumers.append(neck)
     if races != "off":
-        detector = RaceDetector(chip, "error" if races == "error" else "warning", access_pipes(module, isa))
+        detector = RaceDetector(chip, "error" if races == "error" else "warning", access_map(module, isa, mach))
         chip.recorder.consumers.append(detector)
         chip.recorder.epoch_watchers.append(detector)
     launch = plan_launch(module, fn)

@@ -40,11 +40,7 @@ KIND_OF = {(True, False): "RAW", (False, True): "WAR", (True, True): "WAW"}
 PIPES = ("S", "MTE1", "MTE2", "MTE3", "V", "M", "FIX")
 PIPE_INDEX = {p: i for i, p in enumerate(PIPES)}
 ZERO = (0,) * len(PIPES)
-# Ops run by the scalar unit that read or write memory themselves (their spec's pipe is S) and the
-# async copies (spec pipe "none": they run on MTE2): with every tile op's pipes, the pipes whose
-# later accesses can race with an earlier one.
-ASYNC_COPY = "core.async_copy"
-PRUNE_EVERY = 4096  # accesses between two passes that drop what every pipe knows complete
+PRUNE_EVERY = 1024  # accesses between two passes that drop what every pipe knows complete
 
 
 def _join(a: tuple, b: tuple) -> tuple:
@@ -89,10 +85,17 @@ def is_atomic(ins: Instr) -> bool:
     return isinstance(attr, A.EnumAttr) and attr.value == "atomic_add"
 
 
-def access_pipes(module: A.Module, isa) -> frozenset:
-    """Every pipe an instruction of ``module`` that reads or writes memory can run on (from each op's
-    spec; sync ops, whose pipe rule is ``none``, access nothing)."""
-    out: set[str] = set()
+ANY = "*"  # an operand whose spec names no location: it may be in any buffer
+GM = "arg"  # the key of every GM buffer (one per pointer argument)
+MEMORY_KINDS = frozenset({"tile", "view", "handle"})
+
+
+def access_map(module: A.Module, isa, machine) -> dict[str, frozenset]:
+    """Which buffers each pipe can access in ``module``: for every op, each pipe its spec's rule can
+    pick, with every location its operands' specs allow (``gm`` is :data:`GM`, a tile location the
+    machine's buffer name, an operand with no locations :data:`ANY`). Sync ops access nothing."""
+    names = {loc: spec.name for loc, spec in machine.buffers.items()}
+    out: dict[str, set] = {}
     stack = [f.body for f in module.functions]
     while stack:
         region = stack.pop()
@@ -101,10 +104,20 @@ def access_pipes(module: A.Module, isa) -> frozenset:
             spec = isa.get(op.name) if op.name.startswith("pto.") else None
             if spec is None:
                 continue
-            out.update(p for p in spec.pipe.pipes() if p in PIPE_INDEX)
-            if spec.semantics == ASYNC_COPY:
-                out.add("MTE2")
-    return frozenset(out)
+            where: set[str] = set()
+            for operand in (*spec.ins, *spec.outs):
+                if not MEMORY_KINDS & set(operand.kinds or ()):
+                    continue
+                if not operand.locs:
+                    where.add(ANY)
+                    continue
+                where.update(GM if loc == "gm" else names.get(loc, ANY) for loc in operand.locs)
+            if not where:
+                continue
+            for pipe in spec.pipe.pipes():
+                if pipe in PIPE_INDEX:
+                    out.setdefault(pipe, set()).update(where)
+    return {p: frozenset(b) for p, b in out.items()}
 
 
 class Access:
@@ -229,12 +242,13 @@ class RaceDetector:
     """Follows a run (a :class:`~pyptoemu.core.recorder.Recorder` consumer) and adds a finding per
     racing pair of source lines when it finishes. ``chip`` is the chip (or lone core) that runs."""
 
-    def __init__(self, chip, severity: str = "error", pipes: frozenset | None = None) -> None:
+    def __init__(self, chip, severity: str = "error", access: dict[str, frozenset] | None = None) -> None:
         self.chip = chip
         self.machine = chip.machine
         self.findings = chip.findings
         self.severity = severity
-        self.access_pipes = frozenset(PIPES) if pipes is None else pipes
+        # pipe -> the buffers it can access (access_map); None: any pipe, any buffer
+        self.access = {p: frozenset({ANY}) for p in PIPES} if access is None else dict(access)
         self.clocks = _Clocks(chip.machine.in_order)
         self.used_ids: dict[tuple, set] = {}
         self.live: dict[str, tuple[LiveAccesses, LiveAccesses]] = {}
@@ -259,8 +273,7 @@ class RaceDetector:
             self.used_ids.setdefault(x.flag[:2], set()).add(x.flag[2])
         if not (x.reads or x.writes):
             return
-        if x.pipe not in self.access_pipes:  # a pipe no spec said could access memory: watch it from now on
-            self.access_pipes = self.access_pipes | {x.pipe}
+        self._expect(x)
         xa = Access(x, bool(x.writes) and self._atomic(x))
         for buf, lo, hi, fp in x.reads:
             self._access(xa, kx, buf, lo, hi, fp, False)
@@ -269,6 +282,17 @@ class RaceDetector:
         self.since_prune += 1
         if self.since_prune >= PRUNE_EVERY:
             self.forget_known()
+
+    def _expect(self, x: Instr) -> None:
+        """An access the specs did not foresee (a pipe or buffer no op's spec names): watched from
+        now on, so later pruning waits for that pipe too."""
+        can = self.access.get(x.pipe, frozenset())
+        if ANY in can:
+            return
+        for buf, *_ in (*x.reads, *x.writes):
+            key = GM if buf.startswith(GM) else buf
+            if key not in can:
+                can = self.access[x.pipe] = can | {key}
 
     def _atomic(self, x: Instr) -> bool:
         op = getattr(x.bound, "op", None)
@@ -329,17 +353,18 @@ class RaceDetector:
         cores = list(getattr(chip, "cores", [chip]))
         single = len(cores) == 1 and getattr(chip, "blocks", 1) == 1 and \
             getattr(getattr(chip, "launch", None), "mode", "combined") != "group"
-        floors = {}
-        for c in cores:
-            pipes = [p for p in self.access_pipes if p == "S" or p in c.pipes]
-            floors[c.label] = self.clocks.floor(c, pipes) if pipes else None
         for key, pair in self.live.items():
-            if key.startswith("arg"):
+            if key.startswith(GM):
                 if not single:
                     continue  # shared GM: other cores learn of an access only through hand-offs
-                floor = floors[cores[0].label]
+                core, buf = cores[0], GM
             else:
-                floor = floors.get(key.partition(":")[0])
+                label, _, buf = key.partition(":")
+                core = next((c for c in cores if c.label == label), None)
+                if core is None:
+                    continue
+            pipes = [p for p, can in self.access.items() if (buf in can or ANY in can) and (p == "S" or p in core.pipes)]
+            floor = self.clocks.floor(core, pipes) if pipes else None
             if floor is None:
                 continue
             for entries in pair:
@@ -403,4 +428,4 @@ def _report(findings, race: _Race, many: bool, severity: str, used_ids: dict, n_
                 "second": {"op": x.name, "core": x.core.label, "pipe": x.pipe, "line": str(x.loc)}})
 
 
-__all__ = ["PIPES", "PIPE_INDEX", "Access", "RaceDetector", "access_pipes", "is_atomic"]
+__all__ = ["PIPES", "PIPE_INDEX", "Access", "RaceDetector", "access_map", "is_atomic"]

@@ -38,3 +38,61 @@ def binary_kernel(body: str, rows: int = 16, cols: int = 64, dtype: str = "f32",
   }}
 }}
 """
+
+
+def copy_loop(n: int, late_race: bool, every: int = 0, windows: int = 0) -> str:
+    """``n`` load -> store copies of 16x64 f32 windows (MTE2 -> MTE3 flags); first, V writes a
+    tile %x; last, MTE3 stores %x: with ``late_race`` no V -> MTE3 flag orders the two. ``every``
+    copies a full barrier lets the pipes catch up with the scalar unit (the model's issue queues
+    have no depth: without a scalar sync point the whole loop is issued before the pipes run it).
+    ``windows``: copy only that many distinct windows, round and round (default: ``n``)."""
+    barrier = ""
+    if every:
+        barrier = f"""
+      %cut = arith.remui %i, %cevery : index
+      %at = arith.cmpi eq, %cut, %c0 : index
+      scf.if %at {{
+        pto.barrier <PIPE_ALL>
+      }}"""
+    sync = "" if late_race else """
+    pto.set_flag[<PIPE_V>, <PIPE_MTE3>, <EVENT_ID1>]
+    pto.wait_flag[<PIPE_V>, <PIPE_MTE3>, <EVENT_ID1>]"""
+    tile, view = vec(16, 64), pview(16, 64)
+    return f"""module {{
+  func.func @k(%arg0: !pto.ptr<f32>, %arg1: !pto.ptr<f32>) {{
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c16 = arith.constant 16 : index
+    %c64 = arith.constant 64 : index
+    %cn = arith.constant {n} : index
+    %cevery = arith.constant {max(every, 1)} : index
+    %cwin = arith.constant {windows or n} : index
+    %crows = arith.constant {16 * (windows or n)} : index
+    %cst = arith.constant 1.000000e+00 : f32
+    %c0_i64 = arith.constant 0 : i64
+    %c4096_i64 = arith.constant 4096 : i64
+    %vin = pto.make_tensor_view %arg0, shape = [%crows, %c64], strides = [%c64, %c1] : !pto.tensor_view<?x?xf32>
+    %vout = pto.make_tensor_view %arg1, shape = [%crows, %c64], strides = [%c64, %c1] : !pto.tensor_view<?x?xf32>
+    %t = pto.alloc_tile addr = %c0_i64 : {tile}
+    %x = pto.alloc_tile addr = %c4096_i64 : {tile}
+    pto.texpands ins(%cst : f32) outs(%x : {tile})
+    pto.set_flag[<PIPE_MTE3>, <PIPE_MTE2>, <EVENT_ID0>]
+    scf.for %i = %c0 to %cn step %c1 {{
+      %w = arith.remui %i, %cwin : index
+      %row = arith.muli %w, %c16 : index
+      %pin = pto.partition_view %vin, offsets = [%row, %c0], sizes = [%c16, %c64] : !pto.tensor_view<?x?xf32> -> {view}
+      %pout = pto.partition_view %vout, offsets = [%row, %c0], sizes = [%c16, %c64] : !pto.tensor_view<?x?xf32> -> {view}
+      pto.wait_flag[<PIPE_MTE3>, <PIPE_MTE2>, <EVENT_ID0>]
+      pto.tload ins(%pin : {view}) outs(%t : {tile})
+      pto.set_flag[<PIPE_MTE2>, <PIPE_MTE3>, <EVENT_ID0>]
+      pto.wait_flag[<PIPE_MTE2>, <PIPE_MTE3>, <EVENT_ID0>]
+      pto.tstore ins(%t : {tile}) outs(%pout : {view})
+      pto.set_flag[<PIPE_MTE3>, <PIPE_MTE2>, <EVENT_ID0>]{barrier}
+    }}
+    pto.wait_flag[<PIPE_MTE3>, <PIPE_MTE2>, <EVENT_ID0>]{sync}
+    %plast = pto.partition_view %vout, offsets = [%c0, %c0], sizes = [%c16, %c64] : !pto.tensor_view<?x?xf32> -> {view}
+    pto.tstore ins(%x : {tile}) outs(%plast : {view})
+    return
+  }}
+}}
+"""

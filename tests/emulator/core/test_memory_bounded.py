@@ -1,0 +1,34 @@
+"""Memory does not grow with the number of instructions (issue 8 item 8): without a trace or
+keep_log, a run keeps the live state only (the recorder's short reorder window, the race detector's
+live accesses, the critical path's summaries); statistics are accumulated. The figure for ten
+million instructions is benchmarks/memory_growth.py's."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import pyptoemu
+from tests.emulator.core.kernels import copy_loop
+
+
+def _peak(n: int, **kw) -> int:
+    tracemalloc.start()
+    try:
+        res = pyptoemu.run(copy_loop(n, late_race=False, every=50, windows=20), sync="asis", data=False, **kw)
+        assert res.findings == []
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_five_times_the_instructions_take_no_more_memory():
+    pyptoemu.run(copy_loop(4, late_race=False), sync="asis", data=False)  # specs and caches loaded
+    short, long = _peak(600), _peak(3000)  # about 3 600 and 18 000 instructions over the same windows
+    assert long - short < 512 * 1024, (short, long)
+
+
+def test_keep_log_keeps_every_instruction():
+    """The opposite, on purpose: every instruction kept costs memory per instruction."""
+    res = pyptoemu.run(copy_loop(50, late_race=False), sync="asis", data=False, keep_log=True)
+    assert len(res.core.trace_log) == res.chip.recorder.seq > 250
+    assert pyptoemu.run(copy_loop(50, late_race=False), sync="asis", data=False).core.trace_log == []
