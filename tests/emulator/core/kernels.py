@@ -48,12 +48,12 @@ def copy_loop(n: int, late_race: bool, every: int = 0, windows: int = 0) -> str:
     ``windows``: copy only that many distinct windows, round and round (default: ``n``)."""
     barrier = ""
     if every:
-        barrier = f"""
+        barrier = """
       %cut = arith.remui %i, %cevery : index
       %at = arith.cmpi eq, %cut, %c0 : index
-      scf.if %at {{
+      scf.if %at {
         pto.barrier <PIPE_ALL>
-      }}"""
+      }"""
     sync = "" if late_race else """
     pto.set_flag[<PIPE_V>, <PIPE_MTE3>, <EVENT_ID1>]
     pto.wait_flag[<PIPE_V>, <PIPE_MTE3>, <EVENT_ID1>]"""
