@@ -41,7 +41,8 @@ def _misuse(kernel: str, inputs: dict, blocks: int = 1) -> list[str]:
 def test_explicit_c2v_pipe_matches_numpy_over_blocks(staged):
     blocks, tiles = 2, 5  # more tiles than GM slots (4) and local slots (2): slots are reused
     inputs = _inputs(blocks, tiles)
-    r = pyptoemu.run(c2v_pipe(tiles, staged=staged), inputs=inputs, args={"arg4": blocks}, blocks=blocks)
+    r = pyptoemu.run(c2v_pipe(tiles, staged=staged), inputs=inputs, args={"arg4": blocks}, blocks=blocks,
+                     keep_log=True)
     assert r.findings == []
     np.testing.assert_allclose(r.outputs["arg2"].reshape(-1, 32), _reference(inputs, blocks, tiles), rtol=1e-5)
     pops = [i for c in r.chip.cores if c.kind.name == "aiv" for i in c.trace_log if i.name == "tpop" and i.pipe == "MTE2"]
