@@ -79,6 +79,7 @@ def verify_module(module: A.Module, entry: A.Function, isa, machine: Machine) ->
             if bad_types:
                 continue  # binding would only trip over the same unknown type
             errors.extend(_scalar_operand_errors(op, types))
+            errors.extend(_arith_type_errors(op, types))
             errors.extend(_yield_errors(op, types))
             errors.extend(_call_errors(op, types, module))
             errors.extend(_bind_and_check(su, op, types))
@@ -167,6 +168,28 @@ def _scalar_operand_errors(op: A.Op, types: dict) -> list[PtoError]:
     return []
 
 
+def _arith_type_errors(op: A.Op, types: dict) -> list[PtoError]:
+    """An arith op's operands have the type it is written with (MLIR: ``arith.addi %a, %b : i32``
+    takes two i32; a cast's operand has its source type; select's condition is i1). A value of
+    another width is not silently converted."""
+    if not op.name.startswith("arith.") or not op.operand_types:
+        return []
+    operands = list(op.operands)
+    wanted = list(op.operand_types)
+    if op.name == "arith.select" and operands:
+        cond, *operands = operands
+        if isinstance(types.get(cond), A.ScalarType) and types[cond].name != "i1":
+            return [VerifyError(f"arith.select: the condition {cond} is {types[cond]}, not i1", op.loc)]
+    if len(wanted) == 1:
+        wanted = wanted * len(operands)
+    for x, want in zip(operands, wanted, strict=False):
+        have = types.get(x) if isinstance(x, str) else None
+        if isinstance(have, A.ScalarType) and isinstance(want, A.ScalarType) and have.name != want.name:
+            return [VerifyError(f"{op.name}: operand {x} is {have.name} but the op is written for {want.name} "
+                                f"(convert it first, e.g. arith.index_cast)", op.loc)]
+    return []
+
+
 def _yield_errors(op: A.Op, types: dict) -> list[PtoError]:
     """What an scf.for or scf.if yields is of the kind of its results (a number where a number is
     carried, a tile where a tile is)."""
@@ -217,6 +240,13 @@ def _type_env(fn: A.Function) -> dict:
             iv, *carried = op.regions[0].args
             types[iv] = A.ScalarType("index")
             types.update(zip(carried, op.result_types, strict=False))
+        elif op.name == "scf.while" and op.regions:
+            # before-region arguments take the inputs' types, after-region ones the results'
+            types.update(zip(op.regions[0].args, op.operand_types or op.result_types, strict=False))
+            for region in op.regions[1:]:
+                types.update(zip(region.args, region.arg_types or op.result_types, strict=False))
+        for region in op.regions:
+            types.update((a, t) for a, t in zip(region.args, region.arg_types, strict=False) if a not in types)
     return types
 
 

@@ -163,3 +163,43 @@ def test_a_call_passing_a_pointer_where_a_number_belongs_is_found_before_running
     with pytest.raises(VerifyError, match=r"<string>:3:\d+: func.call: argument 0 \(%arg0\) is a !pto.ptr<f32> but "
                                           r"@helper takes a index"):
         pyptoemu.run(text)
+
+
+def _while_kernel(after_body: str) -> str:
+    """A kernel with an scf.while carrying an index %j (never iterated) whose after-region holds
+    ``after_body`` over the region argument %j2."""
+    return binary_kernel(f"""
+    %x = pto.alloc_tile : {T}
+    pto.tload ins(%p0 : {P}) outs(%x : {T})
+    %w = scf.while (%j = %c0) : (index) -> (index) {{
+      %lt = arith.cmpi slt, %j, %c0 : index
+      scf.condition(%lt) %j : index
+    }} do {{
+    ^bb0(%j2: index):
+{after_body}
+    }}
+    pto.tstore ins(%x : {T}) outs(%p2 : {P})""")
+
+
+def test_an_arith_op_written_for_another_width_than_its_operand_is_rejected():
+    text = binary_kernel("    %one = arith.constant 1 : i32\n    %s = arith.addi %c0, %one : i32")
+    with pytest.raises(VerifyError, match=r"<string>:\d+:5: arith.addi: operand %c0 is index but the op is written "
+                                          r"for i32"):
+        pyptoemu.run(text)
+
+
+def test_while_region_arguments_are_typed_before_running():
+    """The after-region argument %j2 is an index: using it as an i32 is found although the loop
+    body never runs."""
+    body = ("      %one = arith.constant 1 : i32\n      %jn = arith.addi %j2, %one : i32\n"
+            "      %jx = arith.index_cast %jn : i32 to index\n      scf.yield %jx : index")
+    with pytest.raises(VerifyError, match=r"<string>:\d+:7: arith.addi: operand %j2 is index"):
+        pyptoemu.run(_while_kernel(body))
+    ok = "      %jn = arith.addi %j2, %c1 : index\n      scf.yield %jn : index"
+    assert pyptoemu.run(_while_kernel(ok)).cycles > 0
+
+
+def test_select_needs_an_i1_condition():
+    text = binary_kernel("    %s = arith.select %c1, %c0, %c1 : index")
+    with pytest.raises(VerifyError, match=r"arith.select: the condition %c1 is index, not i1"):
+        pyptoemu.run(text)
