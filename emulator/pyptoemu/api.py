@@ -31,6 +31,7 @@ from pyptoemu.isa.runnable import load_isa
 from pyptoemu.output import write_npy, write_text
 from pyptoemu.result import PIPE_ORDER, CoreStats, PipeStats, RunResult, bound_of
 from pyptoemu.trace.bottleneck import CriticalPath
+from pyptoemu.trace.chrome import TraceWriter
 
 
 def load_kernel(kernel: str | os.PathLike | A.Module) -> A.Module:
@@ -306,8 +307,8 @@ def run(
     if not isinstance(blocks, int) or isinstance(blocks, bool) or blocks < 1:
         raise InputError(f"blocks must be a positive integer, not {blocks!r}")
     verify_module(module, fn, isa, mach)  # every op bound and checked before anything runs
-    chip = Chip(module, isa, mach, seed=seed, max_steps=max_steps, data=data,
-                keep_log=keep_log or trace is not None)
+    chip = Chip(module, isa, mach, seed=seed, max_steps=max_steps, data=data, keep_log=keep_log,
+                trace=trace is not None)
     # what follows the run while it goes (core/recorder.py): the race check and the critical path
     neck = CriticalPath()
     chip.recorder.consumers.append(neck)
@@ -319,6 +320,22 @@ def run(
     if launch.notice:
         notices = [*notices, launch.notice]
     values = bind_arguments(fn, inputs, args, chip)
+    writer = TraceWriter(trace, chip) if trace is not None else None  # the trace streams to its file
+    if writer is not None:
+        chip.recorder.consumers.append(writer)
+    try:
+        return _run_chip(chip, fn, values, blocks, launch, progress, (mach, mode, notices), output_dir, writer)
+    except BaseException:
+        if writer is not None:
+            writer.discard()  # nothing half-written is left (a finished trace was renamed already)
+        raise
+
+
+def _run_chip(chip: Chip, fn: A.Function, values: list, blocks: int, launch, progress, how: tuple, output_dir,
+              writer: TraceWriter | None) -> RunResult:
+    """Run the chip, let what follows the run conclude, build the result, write the files."""
+    mach, mode, notices = how
+    neck = chip.recorder.consumers[0]
     fault: KernelFault | None = None
     try:
         with progress(chip) if progress is not None else nullcontext():
@@ -334,10 +351,8 @@ def run(
                      neck=neck)
     if output_dir is not None and fault is None:
         save_outputs(result, output_dir)
-    if trace is not None:
-        from pyptoemu.trace.chrome import write_trace
-
-        result.trace = str(write_trace(chip, trace, result))
+    if writer is not None:
+        result.trace = str(writer.close(result))
         result.traces = [result.trace]
     if fault is None and result.errors():
         fault = FindingsError(f"the run ended with {len(result.errors())} error finding(s): "

@@ -20,7 +20,7 @@ import numpy as np
 from pyptoemu.errors import OutputError
 
 
-def _file_mode() -> int:
+def file_mode() -> int:
     """What ``open()`` would give a new file under the current umask (mkstemp makes it 0600)."""
     mask = os.umask(0)
     os.umask(mask)
@@ -40,7 +40,7 @@ def write_atomic(path: str | os.PathLike, write: Callable[[IO[bytes]], Any]) -> 
     try:
         with os.fdopen(fd, "wb") as f:
             write(f)
-        os.chmod(tmp, _file_mode())
+        os.chmod(tmp, file_mode())
         os.replace(tmp, target)
     except OSError as e:
         _discard(tmp)
@@ -83,4 +83,4 @@ def remove_stale(paths: list[Path]) -> list[Path]:
     return removed
 
 
-__all__ = ["remove_stale", "write_atomic", "write_json", "write_npy", "write_text"]
+__all__ = ["file_mode", "remove_stale", "write_atomic", "write_json", "write_npy", "write_text"]

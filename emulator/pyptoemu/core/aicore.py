@@ -133,6 +133,8 @@ class AICore:
         self.data = data if chip is None else chip.data  # False: timing only (no values computed)
         # keep every instruction on trace_log (memory grows with the run; see core/recorder.py)
         self.keep_log = keep_log if chip is None else chip.keep_log
+        # scalar spans and allocation counters (for a trace: its writer takes them as they come)
+        self.side_logs = self.keep_log if chip is None else chip.side_logs
         self.module = module
         self.isa = isa
         self.machine = machine
@@ -161,7 +163,7 @@ class AICore:
         self.block_idx, self.block_num = 0, 1
         self.subblock_idx, self.subblock_num = 0, 1
         self.max_steps = max_steps
-        self.trace_log: list[Instr] = []  # every recorded instruction, with keep_log only
+        self.log: list[Instr] = []  # every recorded instruction, with keep_log only (see trace_log)
         self.alloc_log: list[tuple[int, str, int]] = []  # (cycle, buffer name, bytes in use), with keep_log
         self.printed: list[str] = []
         self.blocked_scalar: Instr | None = None
@@ -170,6 +172,15 @@ class AICore:
         self.recorder.add_core(self)
         if check_uninitialised:
             self.memory.uninit_hook = self._uninitialised
+
+    @property
+    def trace_log(self) -> list[Instr]:
+        """Every instruction this core recorded, in record order: kept only when asked
+        (``pyptoemu.run(..., keep_log=True)``), since it grows with the run."""
+        if not self.keep_log:
+            raise AttributeError("trace_log is kept only with pyptoemu.run(..., keep_log=True) (memory would "
+                                 "grow with the run otherwise)")
+        return self.log
 
     # hooks ----------------------------------------------------------------------------------
 
@@ -223,7 +234,7 @@ class AICore:
         self.record(instr)
 
     def note_alloc(self, buf: OnChipBuffer) -> None:
-        if not self.keep_log:
+        if not self.side_logs:
             return
         used = buf.used_bytes()
         if not self.alloc_log or self.alloc_log[-1][1:] != (buf.spec.name, used):

@@ -43,9 +43,10 @@ LABEL = {"aic": "AIC", "aiv": "AIV", "combined": "CORE"}
 
 class Chip:
     def __init__(self, module: A.Module, isa, machine: Machine, seed: int = 0, max_steps: int = 10_000_000,
-                 data: bool = True, keep_log: bool = False):
+                 data: bool = True, keep_log: bool = False, trace: bool = False):
         self.data = data  # False: a timing-only run (pyptoemu.run(data=False))
         self.keep_log = keep_log  # every instruction kept on its core's trace_log (core/recorder.py)
+        self.side_logs = keep_log or trace  # scalar spans and allocations logged (a trace writer drains them)
         self.module = module
         self.isa = isa
         self.machine = machine

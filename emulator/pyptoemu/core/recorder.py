@@ -94,7 +94,7 @@ class Recorder:
         instr.seq = self.seq
         instr.core = core
         if self.keep_log:
-            core.trace_log.append(instr)
+            core.log.append(instr)
         heapq.heappush(self.heap, (instr.start, instr.seq, instr))
         self.since_drain += 1
         if self.since_drain >= DRAIN_EVERY:

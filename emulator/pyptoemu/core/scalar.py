@@ -56,7 +56,7 @@ class ScalarUnit:
         self.max_steps = int(core.max_steps)
         self.step_count = 0
         self.s_spans: list[tuple[int, int]] = []  # scalar activity for the trace (kept with keep_log)
-        self.keep_spans = bool(core.keep_log)
+        self.keep_spans = bool(core.side_logs)
         # the start of a scalar-unit record in flight (a full barrier draining, a tile op on PIPE_S
         # waiting for its latency): the recorder holds later records until it is recorded
         self.pending_start: int | None = None

@@ -207,7 +207,7 @@ class CriticalPath:
             node = _Node(ins, self._path_to_start(ins, state))
         ins.cp = node
         if ins.pipe == "S":
-            if ins.kind in (BARRIER, WAIT):
+            if ins.kind in (BARRIER, WAIT, XWAIT):  # the scalar unit waited: later issues follow it
                 state.s_syncs.append(node)
         else:
             state.add(node)

@@ -5,7 +5,10 @@ million instructions is benchmarks/memory_growth.py's."""
 
 from __future__ import annotations
 
+import json
 import tracemalloc
+
+import pytest
 
 import pyptoemu
 from tests.emulator.core.kernels import copy_loop
@@ -31,4 +34,17 @@ def test_keep_log_keeps_every_instruction():
     """The opposite, on purpose: every instruction kept costs memory per instruction."""
     res = pyptoemu.run(copy_loop(50, late_race=False), sync="asis", data=False, keep_log=True)
     assert len(res.core.trace_log) == res.chip.recorder.seq > 250
-    assert pyptoemu.run(copy_loop(50, late_race=False), sync="asis", data=False).core.trace_log == []
+    plain = pyptoemu.run(copy_loop(50, late_race=False), sync="asis", data=False)
+    with pytest.raises(AttributeError, match="keep_log=True"):
+        plain.core.trace_log  # noqa: B018 - the access is what is tested
+
+
+def test_a_trace_streams_one_event_per_instruction_and_keeps_no_log(tmp_path):
+    path = tmp_path / "t.json"
+    res = pyptoemu.run(copy_loop(300, late_race=False, every=50), sync="asis", data=False, trace=path)
+    doc = json.loads(path.read_text())
+    spans = [e for e in doc["traceEvents"] if e["ph"] == "X" and e["name"] != "scalar"]
+    assert len(spans) == res.chip.recorder.seq > 1800
+    assert sum(e["name"] == "tload" for e in spans) == 300
+    assert doc["otherData"]["cycles"] == res.cycles and doc["otherData"]["bound"] == res.bound
+    assert not res.core.keep_log and res.core.log == []

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 import pyptoemu
 from tests.emulator.core.kernels import binary_kernel, pview, vec
 
@@ -43,3 +45,19 @@ def test_a_short_one_shot_kernel_is_bound_by_its_two_loads():
     res = pyptoemu.run(EXAMPLES / "vadd_32x32.pto")
     assert res.bound.startswith("MTE2-bound: ")  # two loads then a short add and one store
     assert res.bound_pipe == "MTE2"
+
+
+def test_on_a_chip_the_path_follows_the_hand_off_to_the_other_core():
+    """The vector cores finish last, but what held them up is the cube core's work, which reaches
+    them through the FIFO: the verdict names the pop they waited on (a path confined to the core
+    that finished last could only call the time the scalar unit's)."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((32, 32)).astype(np.float16)
+    b = rng.standard_normal((32, 32)).astype(np.float16)
+    kernel = EXAMPLES / "matmul_c2v_epilogue.pto"
+    res = pyptoemu.run(kernel, inputs={"arg0": a, "arg1": b}, args={"arg3": 32})
+    assert res.bound.startswith("latency-bound: ")
+    assert "of the makespan waiting on tpop_from_aic at line 63" in res.bound
+    assert "pto.tpop_from_aic" in kernel.read_text().splitlines()[62]
+    share = int(res.bound.split(": ")[1].split("%")[0])
+    assert 50 <= share <= 95
