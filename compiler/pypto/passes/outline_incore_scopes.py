@@ -1,7 +1,9 @@
 """OutlineIncoreScopes: each ``with pl.incore():`` region of an Opaque/Orchestration function becomes an
 InCore function ``<parent>_incore_<k>`` (or the scope's ``name_hint``, made unique) plus a call to it
 where the region was (spec §3.4, seed 003 §4). A scope launched as SPMD blocks (``pl.spmd(n)``) keeps
-its block count on the call as ``kwargs["blocks"]``, which the runtime passes to the chip.
+its block count on the call as ``kwargs["blocks"]``, which the runtime passes to the chip. Last, a
+``pl.parallel`` loop that dispatches one kernel per iteration becomes one SPMD launch
+(:mod:`pypto.passes.parallel_to_spmd`).
 
 The scope is a boundary the user moves freely, so the kernel's signature is derived from how
 variables cross it (seed 003 §4.2), on SSA form where each variable object has one definition:
@@ -31,6 +33,7 @@ from pypto.ir.types import TensorType, TupleType, UnknownType, type_str
 from pypto.ir.visitor import stmt_list, substitute, walk_stmts
 from pypto.passes.base import NameAllocator, Pass
 from pypto.passes.ir_utils import all_names, definitions, type_vars, used_vars
+from pypto.passes.parallel_to_spmd import launch_parallel_loops
 
 
 def _is_incore_scope(s: Any) -> bool:
@@ -201,4 +204,4 @@ class OutlineIncoreScopesPass(Pass):
             o = _Outliner(f, taken)
             funcs.append(replace(f, body=o.block(f.body), type=FunctionType.Orchestration))
             funcs.extend(o.kernels)
-        return program.with_functions(funcs)
+        return launch_parallel_loops(program.with_functions(funcs))

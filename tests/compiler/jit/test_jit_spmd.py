@@ -183,3 +183,68 @@ LOAD = "t = pl.load(x, [0, 0], [16, 32])\n"
 ])
 def test_spmd_misuse_is_reported_at_the_users_line(body, match, tmp_path):
     _kernel_error("@pl.jit\ndef k(x: pl.Tensor, y: pl.Out[pl.Tensor]):\n" + body, tmp_path, match)
+
+
+@pl.jit
+def neg_rows(x: pl.Tensor, y: pl.Out[pl.Tensor], parallel: bool, overlap: int):
+    rows = x.shape[0]
+    if parallel:
+        for r in pl.parallel(0, rows - overlap, ROWS):
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="neg_rows"):
+                t = pl.load(x, [r, 0], [ROWS + overlap, 32])
+                pl.store(pl.neg(t), [r, 0], y)
+    else:
+        for r in pl.range(0, rows, ROWS):
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="neg_rows"):
+                pl.store(pl.neg(pl.load(x, [r, 0], [ROWS, 32])), [r, 0], y)
+
+
+def test_parallel_loop_of_one_kernel_is_one_launch_of_concurrent_blocks():
+    x = np.random.default_rng(4).standard_normal((128, 32)).astype(np.float32)
+    y_par, y_seq = np.zeros_like(x), np.zeros_like(x)
+    neg_rows(x, y_par, True, 0)
+    par = neg_rows.last_result
+    neg_rows(x, y_seq, False, 0)
+    seq = neg_rows.last_result
+    np.testing.assert_array_equal(y_par, -x)
+    np.testing.assert_array_equal(y_seq, -x)
+    assert (par.launches, seq.launches) == (1, 8)  # pl.range: one launch per iteration, one after another
+    assert len({core.id for core in par.cores}) == 8
+    assert par.cycles * 3 < seq.cycles  # eight iterations overlap on eight AIVs
+
+
+def test_iterations_of_a_parallel_loop_that_conflict_are_a_race():
+    x = np.ones((64 + ROWS, 32), np.float32)
+    with pytest.raises(KernelFault, match="race"):
+        neg_rows(x, np.zeros_like(x), True, ROWS)  # iterations store 32 rows, 16 apart: they overlap
+
+
+@pl.jit.incore
+def double_rows(x: pl.Tensor, y: pl.Out[pl.Tensor], row: pl.Scalar[pl.INDEX]):
+    y = pl.store(pl.muls(pl.load(x, [row, 0], [ROWS, 32]), 2.0), [row, 0], y)
+    return y
+
+
+@pl.jit.incore
+def tag_rows(y: pl.Out[pl.Tensor], row: pl.Scalar[pl.INDEX]):
+    t = pl.full([ROWS, 32], dtype=pl.FP32, value=0.0)
+    y = pl.store(pl.adds(t, pl.cast(pl.get_block_idx() + 10 * pl.get_block_num(), pl.FP32)), [row, 0], y)
+    return y
+
+
+@pl.jit
+def parallel_calls(x: pl.Tensor, y: pl.Out[pl.Tensor], z: pl.Out[pl.Tensor]):
+    for i in pl.parallel(x.shape[0] // ROWS):
+        y = double_rows(x, y, i * ROWS)  # carried result: the call's Out tensor
+    for i in pl.parallel(2):
+        z = tag_rows(z, i * ROWS)  # reads its own block id: stays one launch per iteration
+    return y
+
+
+def test_parallel_calls_of_jit_kernels():
+    x = np.random.default_rng(5).standard_normal((96, 32)).astype(np.float32)
+    y, z = np.zeros_like(x), np.full((2 * ROWS, 32), -1.0, np.float32)
+    parallel_calls(x, y, z)
+    np.testing.assert_array_equal(y, 2 * x)
+    np.testing.assert_array_equal(z, 10.0)  # block 0 of 1, twice
+    assert parallel_calls.last_result.launches == 3
