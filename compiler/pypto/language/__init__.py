@@ -66,7 +66,8 @@ tensor = _Namespace(
     ("create", "dim", "read", "write", "slice", "view", "assemble", "add", "sub", "mul", "div", "maximum", "exp", "cast", "matmul",
      "row_max", "row_sum", "add_scalar", "sub_scalar", "mul_scalar", "div_scalar", "reshape", "transpose"),
 )
-system = _Namespace("system", ("sync_src", "sync_dst", "bar_v", "bar_m", "bar_all", "task_dummy"))
+system = _Namespace("system", ("sync_src", "sync_dst", "bar_v", "bar_m", "bar_all", "task_dummy",
+                               "available_cluster_count", "available_aiv_count"))
 
 from pypto.language.jit import JITFunction, jit
 from pypto.language.surface import MaskPattern, PadValue

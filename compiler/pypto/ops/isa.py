@@ -126,6 +126,11 @@ def _target() -> tuple[ISA, Machine]:
     return found
 
 
+def chip_cores(kind: str) -> int:
+    """How many cores of ``kind`` (``aic``, ``aiv``) the target chip has (its machine file's ``chip:``)."""
+    return _target()[1].chip_spec().count(kind)
+
+
 def instruction(mnemonic: str) -> InstrSpec:
     """The ISA spec of ``mnemonic`` (``tadd``, ``pto.tmatmul.acc``); KeyError when there is none."""
     return _target()[0][mnemonic]

@@ -9,6 +9,7 @@ from pypto.errors import PyptoTypeError, Span
 from pypto.ir.expr import Call
 from pypto.ir.registry import create_op_call, register_op
 from pypto.ir.types import UnknownType
+from pypto.ops import isa
 
 SYNC = "SyncOp"
 _FLAG_ATTRS = {"set_pipe": int, "wait_pipe": int, "event_id": int}
@@ -65,3 +66,13 @@ def bar_m(span: Span | None = None) -> Call:
 
 def bar_all(span: Span | None = None) -> Call:
     return create_op_call("system.bar_all", [], {}, span)
+
+
+def available_cluster_count(span: Span | None = None) -> int:
+    """Core groups (1 AIC + 2 AIV) on the target chip: a ``pl.spmd`` count known when compiling."""
+    return isa.chip_cores("aic")
+
+
+def available_aiv_count(span: Span | None = None) -> int:
+    """Vector cores on the target chip: a ``pl.spmd`` count known when compiling."""
+    return isa.chip_cores("aiv")

@@ -77,7 +77,8 @@ def run(
     ``pyptoemu.run`` does); lists and scalars are converted. ``races`` is passed to every launch.
     """
     strat = as_strategy(strategy)
-    compiled = compile_program(program, strat, with_cpp=False)
+    # kernels carry the machine's arch (pto.target_arch), so that the emulator runs them on it
+    compiled = compile_program(program, strat, with_cpp=False, target_arch="a5" if machine == "a5" else "a2a3")
     prog = compiled.program
     func = prog.get_function(entry) if entry else default_entry(prog)
     if func is None:

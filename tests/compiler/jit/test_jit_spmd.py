@@ -11,6 +11,7 @@ import pytest
 
 import pypto.language as pl
 from pypto.errors import PyptoError
+from pypto.runtime import run
 from pyptoemu import KernelFault
 
 ROWS = 16
@@ -248,3 +249,40 @@ def test_parallel_calls_of_jit_kernels():
     np.testing.assert_array_equal(y, 2 * x)
     np.testing.assert_array_equal(z, 10.0)  # block 0 of 1, twice
     assert parallel_calls.last_result.launches == 3
+
+
+@pl.jit
+def one_row_per_aiv(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    for i in pl.spmd(pl.system.available_aiv_count()):
+        pl.store(pl.adds(pl.load(x, [i, 0], [1, 16]), 1.0), [i, 0], y)
+
+
+def test_spmd_over_every_vector_core_of_the_chip():
+    x = np.arange(48 * 16, dtype=np.float32).reshape(48, 16)
+    y = np.zeros_like(x)
+    one_row_per_aiv(x, y)  # isa_specs/machines/a2a3.yaml: 24 groups x 2 AIV
+    np.testing.assert_array_equal(y, x + 1)
+    assert len({core.id for core in one_row_per_aiv.last_result.cores}) == 48
+
+
+@pl.program
+class SpmdProgram:
+    """The older form: a program method launches a kernel as blocks with the dispatch form."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def twice(self, x: pl.Tensor[[64, 32], pl.FP32], y: pl.Out[pl.Tensor[[64, 32], pl.FP32]]):
+        i = pl.tile.get_block_idx()
+        pl.store(pl.muls(pl.load(x, [i * 16, 0], [16, 32]), 2.0), [i * 16, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[64, 32], pl.FP32], y: pl.Out[pl.Tensor[[64, 32], pl.FP32]]):
+        with pl.spmd(4):
+            self.twice(x, y)
+
+
+@pytest.mark.parametrize("machine, cores", [("a2a3", 4), ("a5", 1)])
+def test_program_form_spmd_runs_on_the_chip_or_in_waves_on_a5(machine, cores):
+    x = np.random.default_rng(6).standard_normal((64, 32)).astype(np.float32)
+    r = run(SpmdProgram, x, machine=machine)
+    np.testing.assert_allclose(r.arrays["y"], 2 * x, rtol=1e-6)
+    assert r.machine == machine and len(r.cores) == cores  # a5.yaml: one combined core runs the 4 blocks
