@@ -486,6 +486,9 @@ class FunctionParser:
     def _at_region(self, node: ast.With, ctx: ast.Call) -> None:
         """``with pl.at(level=CORE_GROUP, deps=[...]) as tid``: one InCore task, outlined as pl.incore is;
         ``tid`` names it for later ``deps=`` (spec §9)."""
+        if self.in_incore:
+            raise self.error("pl.at regions do not nest: this code already runs in an InCore kernel (the body "
+                             "of a pl.at, a pl.spmd loop or an InCore function)", ctx)
         check_at(self, ctx)
         kw = {k.arg: k.value for k in ctx.keywords}
         deps = tasks.dependencies(self, self.expr(kw["deps"]), kw["deps"]) if "deps" in kw else set()

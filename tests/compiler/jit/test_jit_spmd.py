@@ -177,6 +177,8 @@ LOAD = "t = pl.load(x, [0, 0], [16, 32])\n"
      "every block would do identical work"),
     ("    with pl.at(level=pl.Level.CORE_GROUP):\n        for i in pl.spmd(2):\n            " + LOAD,
      "cannot sit inside an InCore region"),
+    ("    for i in pl.spmd(2):\n        r = i * 16\n        with pl.at(level=pl.Level.CORE_GROUP):\n            "
+     + LOAD, "do not nest"),
     ("    for i in pl.spmd(0):\n        " + LOAD, "must be positive"),
     ("    for i in pl.spmd(2, deps=[x]):\n        " + LOAD, "task graphs"),
     ("    for r in pl.pipeline(0, 32, 16):\n        " + LOAD, "needs stage="),
