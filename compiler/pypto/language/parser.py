@@ -427,22 +427,36 @@ class FunctionParser:
             else:
                 self.env[name] = saved
         self.emit(St.ScopeStmt(ScopeKind.InCore, body, self.span(node), hint, n))
+        tasks.at_task(self, node, hint, set(), body)
 
     def spmd_with(self, node: ast.With, call: ast.Call) -> None:
-        """``with pl.spmd(n):`` around one kernel call (dispatch form), one ``pl.at`` region, or InCore
-        code that reads ``pl.get_block_idx()`` itself (inline form)."""
-        n, hint = check_spmd(self, call)
-        if node.items[0].optional_vars is not None:
-            raise self.error("'with pl.spmd(...) as tid' captures a task id for task graphs, which are not "
-                             "supported yet", node.items[0].optional_vars)
+        """``with pl.spmd(n[, deps=[...]]) [as tid]:`` around one kernel call (dispatch form), one
+        ``pl.at`` region, or InCore code that reads ``pl.get_block_idx()`` itself (inline form). The
+        launch is one task of the task graph: ``deps=`` are its declared edges, ``tid`` names it."""
+        n, hint = check_spmd(self, call, with_form=True)
+        kw = {k.arg: k.value for k in call.keywords}
+        deps = tasks.dependencies(self, self.expr(kw["deps"]), kw["deps"]) if "deps" in kw else set()
+        target = node.items[0].optional_vars
         if not self._dispatches(node.body):
             body = self.incore_block(node.body)
             if not any(isinstance(x, E.Call) and x.op.name == "block.get_block_idx" for x in walk(body)):
                 raise self.error("the body of pl.spmd neither calls a kernel nor reads pl.get_block_idx(), so "
                                  "every block would do identical work", node)
             self.emit(St.ScopeStmt(ScopeKind.InCore, body, self.span(node), hint, n))
-            return
-        body = self.block(node.body)
+            task = tasks.at_task(self, node, hint, deps, body)
+        else:
+            task = self._spmd_dispatch(node, n, hint, deps)
+        if target is not None:
+            self.env[self._target_name(target)] = task
+
+    def _spmd_dispatch(self, node: ast.With, n: int, hint: str, deps: set) -> Any:
+        """The dispatch form: the one kernel call or pl.at region of the body launched as n blocks."""
+        self.__dict__["spmd_deps"] = deps  # the pl.at region inside is this launch's task
+        try:
+            body = self.block(node.body)
+        finally:
+            inner_task = self.__dict__.pop("last_at_task", None)
+            self.__dict__.pop("spmd_deps", None)
         scopes = [i for i, x in enumerate(body.stmts) if isinstance(x, St.ScopeStmt)]
         calls = [i for i, x in enumerate(body.stmts) if isinstance(_stmt_call(x), E.Call)
                  and isinstance(_stmt_call(x).op, E.GlobalVar)]
@@ -453,6 +467,7 @@ class FunctionParser:
         if scopes:
             sc = stmts[scopes[0]]
             stmts[scopes[0]] = replace(sc, name_hint=sc.name_hint or hint, blocks=n)
+            task = inner_task
         else:
             st = stmts[calls[0]]
             c = _stmt_call(st)
@@ -462,8 +477,26 @@ class FunctionParser:
                                  "function", node)
             c = replace(c, kwargs={**c.kwargs, "blocks": n})
             stmts[calls[0]] = replace(st, value=c) if isinstance(st, St.AssignStmt) else replace(st, expr=c)
+            task = tasks.record_task(self, node, tasks.TaskId(hint or c.op.name, self.span(node).line, set(deps),
+                                                              self._call_touches(c, callee)))
         for x in stmts:
             self.emit(x)
+        return task
+
+    def _call_touches(self, call: E.Call, callee: St.Function | None) -> tuple[set, set]:
+        """(read, written) tensor names of a kernel call, by the callee's parameter directions."""
+        dirs = list(callee.param_directions) if callee is not None else None
+        if dirs is None and self.program is not None and call.op.name in self.program.signatures:
+            dirs = list(self.program.signatures[call.op.name][1].directions)
+        read, written = set(), set()
+        for i, a in enumerate(call.args):
+            if isinstance(a, E.Var) and isinstance(a.type, TensorType):
+                d = dirs[i] if dirs is not None and i < len(dirs) else ParamDirection.InOut
+                if d is not ParamDirection.Out:
+                    read.add(a.name)
+                if d is not ParamDirection.In:
+                    written.add(a.name)
+        return read, written
 
     def _callee(self, name: str) -> St.Function | None:
         ext = self.program.externals.get(name) if self.program is not None else None
@@ -492,10 +525,11 @@ class FunctionParser:
         check_at(self, ctx)
         kw = {k.arg: k.value for k in ctx.keywords}
         deps = tasks.dependencies(self, self.expr(kw["deps"]), kw["deps"]) if "deps" in kw else set()
+        deps |= self.__dict__.pop("spmd_deps", set())  # a pl.at launched by `with pl.spmd(deps=...)`
         body = self.incore_block(node.body)
         hint = at_name_hint(self, ctx)
         self.emit(St.ScopeStmt(ScopeKind.InCore, body, self.span(node), hint))
-        task = tasks.at_task(self, node, hint, deps, body)
+        task = self.__dict__["last_at_task"] = tasks.at_task(self, node, hint, deps, body)
         target = node.items[0].optional_vars
         if target is not None:
             self.env[self._target_name(target)] = task

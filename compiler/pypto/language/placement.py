@@ -92,15 +92,15 @@ def check_at(p: Any, call: ast.Call) -> None:
         if not isinstance(hint, str) or (hint and not hint.isidentifier()):
             raise p.error(f"pl.at(name_hint=...) must be an identifier, got {hint!r}", kwargs["name_hint"])
 _SPMD_HINTS = ("sync_start", "name_hint", "optimizations", "allow_early_resolve")
-_SPMD_TASK_GRAPH = ("deps", "predicate")
 
 
-def check_spmd(p: Any, call: ast.Call) -> tuple[int, str]:
+def check_spmd(p: Any, call: ast.Call, with_form: bool = False) -> tuple[int, str]:
     """The block count and name hint of a ``pl.spmd(core_num, ...)`` call in a DSL body.
 
     ``sync_start`` (every block starts together) is what the chip does anyway while there are free
-    cores; ``optimizations`` and ``allow_early_resolve`` are performance hints. ``deps=`` and
-    ``predicate=`` belong to task graphs, which the emulator does not support yet: refused by name.
+    cores; ``optimizations`` and ``allow_early_resolve`` are performance hints. ``deps=`` is legal
+    only in the ``with pl.spmd(n, deps=[...]) as tid`` form (the caller reads it); ``predicate=`` (a
+    conditionally skipped task) is not supported by the emulator: refused by name.
     """
     if p.in_incore:
         raise p.error("pl.spmd launches blocks from orchestration code; it cannot sit inside an InCore region "
@@ -110,9 +110,13 @@ def check_spmd(p: Any, call: ast.Call) -> tuple[int, str]:
         raise p.error(f"pl.spmd takes one block count, got {len(call.args)} positional arguments", call)
     count_node = call.args[0] if call.args else kwargs.pop("core_num")
     for k, value in kwargs.items():
-        if k in _SPMD_TASK_GRAPH:
-            raise p.error(f"pl.spmd({k}=...) belongs to task graphs, which are not supported yet", value)
-        if k not in _SPMD_HINTS:
+        if k == "predicate":
+            raise p.error("pl.spmd(predicate=...) (a conditionally skipped task) is not supported by the emulator "
+                          "yet", value)
+        if k == "deps" and not with_form:
+            raise p.error("pl.spmd() does not accept 'deps=' here (only in `with pl.spmd(n, deps=[...]) as tid:`)",
+                          value)
+        if k not in (*_SPMD_HINTS, "deps"):
             raise p.error(f"pl.spmd() got an unexpected keyword argument '{k}'", call)
     n = p.expr(count_node)
     if isinstance(n, bool) or not isinstance(n, int):

@@ -180,7 +180,8 @@ LOAD = "t = pl.load(x, [0, 0], [16, 32])\n"
     ("    for i in pl.spmd(2):\n        r = i * 16\n        with pl.at(level=pl.Level.CORE_GROUP):\n            "
      + LOAD, "do not nest"),
     ("    for i in pl.spmd(0):\n        " + LOAD, "must be positive"),
-    ("    for i in pl.spmd(2, deps=[x]):\n        " + LOAD, "task graphs"),
+    ("    for i in pl.spmd(2, deps=[x]):\n        " + LOAD, "does not accept 'deps=' here"),
+    ("    with pl.spmd(2, predicate=x):\n        i = pl.get_block_idx()\n", "predicate"),
     ("    for r in pl.pipeline(0, 32, 16):\n        " + LOAD, "needs stage="),
     ("    n = pl.tensor.dim(x, 0)\n    for i in pl.spmd(n):\n        " + LOAD, "known when the program is specialized"),
 ])
@@ -288,3 +289,29 @@ def test_program_form_spmd_runs_on_the_chip_or_in_waves_on_a5(machine, cores):
     r = run(SpmdProgram, x, machine=machine)
     np.testing.assert_allclose(r.arrays["y"], 2 * x, rtol=1e-6)
     assert r.machine == machine and len(r.cores) == cores  # a5.yaml: one combined core runs the 4 blocks
+
+
+@pl.jit
+def spmd_tasks(x: pl.Tensor, y: pl.Out[pl.Tensor], z: pl.Out[pl.Tensor], declare: bool):
+    with pl.manual_scope():
+        with pl.spmd(2, name_hint="double") as t1:  # noqa: SIM117  (the form upstream writes)
+            with pl.at(level=pl.Level.CORE_GROUP):
+                i = pl.get_block_idx()
+                pl.store(pl.muls(pl.load(x, [i * ROWS, 0], [ROWS, 32]), 2.0), [i * ROWS, 0], y)
+        if declare:
+            with pl.spmd(2, deps=[t1]):
+                j = pl.get_block_idx()
+                pl.store(pl.adds(pl.load(y, [j * ROWS, 0], [ROWS, 32]), 1.0), [j * ROWS, 0], z)
+        else:
+            with pl.spmd(2):
+                j = pl.get_block_idx()
+                pl.store(pl.adds(pl.load(y, [j * ROWS, 0], [ROWS, 32]), 1.0), [j * ROWS, 0], z)
+
+
+def test_spmd_launches_are_tasks_of_a_manual_scope():
+    x = np.random.default_rng(7).standard_normal((2 * ROWS, 32)).astype(np.float32)
+    y, z = np.zeros_like(x), np.zeros_like(x)
+    spmd_tasks(x, y, z, True)  # `with pl.spmd(n, deps=[t1])`: the declared edge orders the launches
+    np.testing.assert_allclose(z, 2 * x + 1, rtol=1e-6)
+    with pytest.raises(PyptoError, match="race: task .* both use tensor 'y'"):
+        spmd_tasks(x, y, z, False)  # the same launches with no edge: a race on hardware
