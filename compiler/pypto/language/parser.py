@@ -9,7 +9,7 @@ scope captured at decoration time.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from pypto.dtype import DataType
@@ -18,12 +18,10 @@ from pypto.errors import CompileError, ParseError, PyptoError, PyptoTypeError, S
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.types import ScalarType, TensorType, TileType, TupleType, UnknownType, static_int, type_str
-from pypto.ir.visitor import walk
-from pypto.language import dispatch, slicing, tasks
-from pypto.language.placement import at_name_hint, check_at, check_cluster, check_spmd
+from pypto.language import dispatch, slicing, spmd, tasks
+from pypto.language.placement import at_name_hint, check_at, check_cluster
 from pypto.language.source import Namespace, SourceInfo, is_pl_module
 from pypto.language.typing import AnnotationError, DirectionAnnotation, DynVar, to_ir_type
-from pypto.ops import block as B
 
 LOOP_HELPERS = {"range": ForKind.Sequential, "parallel": ForKind.Parallel, "unroll": ForKind.Unroll,
                 "pipeline": ForKind.Sequential, "parallel_for_power2": ForKind.Parallel}
@@ -371,7 +369,7 @@ class FunctionParser:
             tasks.open_scope(self, node, tasks.scope_mode(self, ctx))
             return
         if self._is_helper_call(ctx, "spmd"):
-            self.spmd_with(node, ctx)
+            spmd.spmd_with(self, node, ctx)
             return
         if self._is_helper_call(ctx, "cluster"):
             check_cluster(self, ctx)  # co-scheduling on one core group: no functional effect
@@ -392,129 +390,6 @@ class FunctionParser:
         finally:
             self.in_incore = saved
         return St.SeqStmts(tuple(out), self.span(stmts[0]) if stmts else self.span())
-
-    # ------------------------------------------------------------------ SPMD launches (spec pypto-jit §4.3)
-    def _single_at(self, stmts: list) -> ast.Call | None:
-        """The ``pl.at(...)`` call when ``stmts`` is exactly one ``with pl.at(...)`` statement."""
-        if len(stmts) == 1 and isinstance(stmts[0], ast.With) and len(stmts[0].items) == 1:
-            ctx = stmts[0].items[0].context_expr
-            if self._is_helper_call(ctx, "at"):
-                return ctx
-        return None
-
-    def spmd_loop(self, node: ast.For) -> None:
-        """``for i in pl.spmd(n):``: the body is a kernel launched as n blocks, ``i`` its block index.
-        A body that is one ``with pl.at(...)`` region is that region (its name_hint names the kernel)."""
-        n, hint = check_spmd(self, node.iter)
-        if node.orelse:
-            raise self.error("for ... else is not supported", node)
-        name = self._target_name(node.target)
-        idx = E.Var(name, ScalarType(DataType.INDEX), self.span(node.target))
-        stmts = node.body
-        at = self._single_at(stmts)
-        if at is not None:
-            check_at(self, at)
-            hint = at_name_hint(self, at) or hint
-            stmts = stmts[0].body
-        saved = self.env.get(name)
-        self.env[name] = idx
-        try:
-            prologue = (St.AssignStmt(idx, B.get_block_idx(span=self.span(node.target)), self.span(node.target)),)
-            body = self.incore_block(stmts, prologue)
-        finally:
-            if saved is None:
-                self.env.pop(name, None)
-            else:
-                self.env[name] = saved
-        self.emit(St.ScopeStmt(ScopeKind.InCore, body, self.span(node), hint, n))
-        tasks.at_task(self, node, hint, set(), body)
-
-    def spmd_with(self, node: ast.With, call: ast.Call) -> None:
-        """``with pl.spmd(n[, deps=[...]]) [as tid]:`` around one kernel call (dispatch form), one
-        ``pl.at`` region, or InCore code that reads ``pl.get_block_idx()`` itself (inline form). The
-        launch is one task of the task graph: ``deps=`` are its declared edges, ``tid`` names it."""
-        n, hint = check_spmd(self, call, with_form=True)
-        kw = {k.arg: k.value for k in call.keywords}
-        deps = tasks.dependencies(self, self.expr(kw["deps"]), kw["deps"]) if "deps" in kw else set()
-        target = node.items[0].optional_vars
-        if not self._dispatches(node.body):
-            body = self.incore_block(node.body)
-            if not any(isinstance(x, E.Call) and x.op.name == "block.get_block_idx" for x in walk(body)):
-                raise self.error("the body of pl.spmd neither calls a kernel nor reads pl.get_block_idx(), so "
-                                 "every block would do identical work", node)
-            self.emit(St.ScopeStmt(ScopeKind.InCore, body, self.span(node), hint, n))
-            task = tasks.at_task(self, node, hint, deps, body)
-        else:
-            task = self._spmd_dispatch(node, n, hint, deps)
-        if target is not None:
-            self.env[self._target_name(target)] = task
-
-    def _spmd_dispatch(self, node: ast.With, n: int, hint: str, deps: set) -> Any:
-        """The dispatch form: the one kernel call or pl.at region of the body launched as n blocks."""
-        self.__dict__["spmd_deps"] = deps  # the pl.at region inside is this launch's task
-        try:
-            body = self.block(node.body)
-        finally:
-            inner_task = self.__dict__.pop("last_at_task", None)
-            self.__dict__.pop("spmd_deps", None)
-        scopes = [i for i, x in enumerate(body.stmts) if isinstance(x, St.ScopeStmt)]
-        calls = [i for i, x in enumerate(body.stmts) if isinstance(_stmt_call(x), E.Call)
-                 and isinstance(_stmt_call(x).op, E.GlobalVar)]
-        if len(scopes) + len(calls) != 1:
-            raise self.error(f"the body of pl.spmd dispatches {len(scopes) + len(calls)} kernels; it must dispatch "
-                             "exactly one (one kernel call or one pl.at region)", node)
-        stmts = list(body.stmts)
-        if scopes:
-            sc = stmts[scopes[0]]
-            stmts[scopes[0]] = replace(sc, name_hint=sc.name_hint or hint, blocks=n)
-            task = inner_task
-        else:
-            st = stmts[calls[0]]
-            c = _stmt_call(st)
-            callee = self._callee(c.op.name)
-            if callee is not None and callee.type is not FunctionType.InCore:
-                raise self.error(f"pl.spmd launches InCore kernels; '{c.op.name}' is a {callee.type.name} "
-                                 "function", node)
-            c = replace(c, kwargs={**c.kwargs, "blocks": n})
-            stmts[calls[0]] = replace(st, value=c) if isinstance(st, St.AssignStmt) else replace(st, expr=c)
-            task = tasks.record_task(self, node, tasks.TaskId(hint or c.op.name, self.span(node).line, set(deps),
-                                                              self._call_touches(c, callee)))
-        for x in stmts:
-            self.emit(x)
-        return task
-
-    def _call_touches(self, call: E.Call, callee: St.Function | None) -> tuple[set, set]:
-        """(read, written) tensor names of a kernel call, by the callee's parameter directions."""
-        dirs = list(callee.param_directions) if callee is not None else None
-        if dirs is None and self.program is not None and call.op.name in self.program.signatures:
-            dirs = list(self.program.signatures[call.op.name][1].directions)
-        read, written = set(), set()
-        for i, a in enumerate(call.args):
-            if isinstance(a, E.Var) and isinstance(a.type, TensorType):
-                d = dirs[i] if dirs is not None and i < len(dirs) else ParamDirection.InOut
-                if d is not ParamDirection.Out:
-                    read.add(a.name)
-                if d is not ParamDirection.In:
-                    written.add(a.name)
-        return read, written
-
-    def _callee(self, name: str) -> St.Function | None:
-        ext = self.program.externals.get(name) if self.program is not None else None
-        return ext[1] if ext is not None else None
-
-    def _dispatches(self, stmts: list) -> bool:
-        """Whether ``stmts`` holds a ``pl.at`` region or a call of a kernel (else it is inline SPMD code)."""
-        for n in (x for s in stmts for x in ast.walk(s)):
-            if isinstance(n, ast.With) and any(self._is_helper_call(i.context_expr, "at") for i in n.items):
-                return True
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
-                    and n.func.value.id == "self" and "self" not in self.env:
-                return True
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id not in self.env:
-                found, obj = self.ns.lookup(n.func.id)
-                if found and (isinstance(obj, St.Function) or getattr(obj, "kind", None) in ("incore", "opaque")):
-                    return True
-        return False
 
     def _at_region(self, node: ast.With, ctx: ast.Call) -> None:
         """``with pl.at(level=CORE_GROUP, deps=[...]) as tid``: one InCore task, outlined as pl.incore is;
@@ -593,7 +468,7 @@ class FunctionParser:
             self.while_loop(node)
             return
         if helper == "spmd":
-            self.spmd_loop(node)
+            spmd.spmd_loop(self, node)
             return
         if helper not in LOOP_HELPERS:
             raise self.error("a for loop must iterate over pl.range, pl.parallel, pl.pipeline, pl.unroll, "
@@ -970,15 +845,6 @@ class FunctionParser:
         if not isinstance(t, ScalarType) or not (t.dtype.is_int() or t.dtype is DataType.INDEX):
             raise self.error(f"expected an integer, got {type_str(t)}", node, PyptoTypeError)
         return e
-
-
-def _stmt_call(s: Any) -> Any:
-    """The call an assignment or expression statement makes (None for other statements)."""
-    if isinstance(s, St.AssignStmt):
-        return s.value
-    if isinstance(s, St.EvalStmt):
-        return s.expr
-    return None
 
 
 def _static_binop(op: str, a: Any, b: Any) -> Any:

@@ -315,3 +315,22 @@ def test_spmd_launches_are_tasks_of_a_manual_scope():
     np.testing.assert_allclose(z, 2 * x + 1, rtol=1e-6)
     with pytest.raises(PyptoError, match="race: task .* both use tensor 'y'"):
         spmd_tasks(x, y, z, False)  # the same launches with no edge: a race on hardware
+
+
+@pl.jit
+def loop_task(x: pl.Tensor, y: pl.Out[pl.Tensor], z: pl.Out[pl.Tensor]):
+    with pl.manual_scope():
+        for i in pl.spmd(2):
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="triple") as t1:  # the loop's kernel and task
+                pl.store(pl.muls(pl.load(x, [i * ROWS, 0], [ROWS, 32]), 3.0), [i * ROWS, 0], y)
+        with pl.spmd(2, deps=[t1]):
+            j = pl.get_block_idx()
+            pl.store(pl.neg(pl.load(y, [j * ROWS, 0], [ROWS, 32])), [j * ROWS, 0], z)
+
+
+def test_spmd_loop_region_names_its_task():
+    x = np.random.default_rng(8).standard_normal((2 * ROWS, 32)).astype(np.float32)
+    y, z = np.zeros_like(x), np.zeros_like(x)
+    loop_task(x, y, z)
+    np.testing.assert_allclose(z, -3 * x, rtol=1e-6)
+    assert "triple" in loop_task.compile(x, y, z).pto

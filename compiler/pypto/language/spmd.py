@@ -1,0 +1,172 @@
+"""The statement forms of ``pl.spmd`` (spec pypto-jit §4.3), parsed on behalf of the DSL parser.
+
+* ``for i in pl.spmd(n):`` - the body is a kernel launched as ``n`` blocks, ``i`` its block index (a
+  body that is one ``with pl.at(...)`` region is that region);
+* ``with pl.spmd(n[, deps=[...]]) [as tid]:`` around one kernel call or one ``pl.at`` region (the
+  dispatch form), or around InCore code that reads ``pl.get_block_idx()`` itself (the inline form).
+
+The launch is an InCore scope (or a kernel call) carrying its block count (``ScopeStmt.blocks``,
+``Call.kwargs["blocks"]``), which the runtime passes to the chip, and one task of the task graph
+(:mod:`pypto.language.tasks`). ``p`` is the :class:`pypto.language.parser.FunctionParser`.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from typing import Any
+
+from pypto.dtype import DataType
+from pypto.enums import FunctionType, ParamDirection, ScopeKind
+from pypto.ir import expr as E
+from pypto.ir import stmt as St
+from pypto.ir.types import ScalarType, TensorType
+from pypto.ir.visitor import walk
+from pypto.language import tasks
+from pypto.language.placement import at_name_hint, check_at, check_spmd
+from pypto.ops import block as B
+
+
+def _stmt_call(s: Any) -> Any:
+    """The call an assignment or expression statement makes (None for other statements)."""
+    if isinstance(s, St.AssignStmt):
+        return s.value
+    if isinstance(s, St.EvalStmt):
+        return s.expr
+    return None
+
+
+def _single_at(p: Any, stmts: list) -> ast.Call | None:
+    """The ``pl.at(...)`` call when ``stmts`` is exactly one ``with pl.at(...)`` statement."""
+    if len(stmts) == 1 and isinstance(stmts[0], ast.With) and len(stmts[0].items) == 1:
+        ctx = stmts[0].items[0].context_expr
+        if p._is_helper_call(ctx, "at"):
+            return ctx
+    return None
+
+
+def spmd_loop(p: Any, node: ast.For) -> None:
+    """``for i in pl.spmd(n):``: the body is a kernel launched as n blocks, ``i`` its block index.
+    A body that is one ``with pl.at(...)`` region is that region (its name_hint names the kernel)."""
+    n, hint = check_spmd(p, node.iter)
+    if node.orelse:
+        raise p.error("for ... else is not supported", node)
+    name = p._target_name(node.target)
+    idx = E.Var(name, ScalarType(DataType.INDEX), p.span(node.target))
+    stmts = node.body
+    at = _single_at(p, stmts)
+    deps: set = set()
+    target = None
+    if at is not None:  # the region is the kernel: its name, its deps= and its `as tid` are the launch's
+        check_at(p, at)
+        hint = at_name_hint(p, at) or hint
+        kw = {k.arg: k.value for k in at.keywords}
+        deps = tasks.dependencies(p, p.expr(kw["deps"]), kw["deps"]) if "deps" in kw else set()
+        target = stmts[0].items[0].optional_vars
+        stmts = stmts[0].body
+    saved = p.env.get(name)
+    p.env[name] = idx
+    try:
+        prologue = (St.AssignStmt(idx, B.get_block_idx(span=p.span(node.target)), p.span(node.target)),)
+        body = p.incore_block(stmts, prologue)
+    finally:
+        if saved is None:
+            p.env.pop(name, None)
+        else:
+            p.env[name] = saved
+    p.emit(St.ScopeStmt(ScopeKind.InCore, body, p.span(node), hint, n))
+    task = tasks.at_task(p, node, hint, deps, body)
+    if target is not None:
+        p.env[p._target_name(target)] = task
+
+
+def spmd_with(p: Any, node: ast.With, call: ast.Call) -> None:
+    """``with pl.spmd(n[, deps=[...]]) [as tid]:`` around one kernel call (dispatch form), one
+    ``pl.at`` region, or InCore code that reads ``pl.get_block_idx()`` itself (inline form). The
+    launch is one task of the task graph: ``deps=`` are its declared edges, ``tid`` names it."""
+    n, hint = check_spmd(p, call, with_form=True)
+    kw = {k.arg: k.value for k in call.keywords}
+    deps = tasks.dependencies(p, p.expr(kw["deps"]), kw["deps"]) if "deps" in kw else set()
+    target = node.items[0].optional_vars
+    if not _dispatches(p, node.body):
+        body = p.incore_block(node.body)
+        if not any(isinstance(x, E.Call) and x.op.name == "block.get_block_idx" for x in walk(body)):
+            raise p.error("the body of pl.spmd neither calls a kernel nor reads pl.get_block_idx(), so "
+                             "every block would do identical work", node)
+        p.emit(St.ScopeStmt(ScopeKind.InCore, body, p.span(node), hint, n))
+        task = tasks.at_task(p, node, hint, deps, body)
+    else:
+        task = _spmd_dispatch(p, node, n, hint, deps)
+    if target is not None:
+        p.env[p._target_name(target)] = task
+
+
+def _spmd_dispatch(p: Any, node: ast.With, n: int, hint: str, deps: set) -> Any:
+    """The dispatch form: the one kernel call or pl.at region of the body launched as n blocks."""
+    p.__dict__["spmd_deps"] = deps  # the pl.at region inside is this launch's task
+    try:
+        body = p.block(node.body)
+    finally:
+        inner_task = p.__dict__.pop("last_at_task", None)
+        p.__dict__.pop("spmd_deps", None)
+    scopes = [i for i, x in enumerate(body.stmts) if isinstance(x, St.ScopeStmt)]
+    calls = [i for i, x in enumerate(body.stmts) if isinstance(_stmt_call(x), E.Call)
+             and isinstance(_stmt_call(x).op, E.GlobalVar)]
+    if len(scopes) + len(calls) != 1:
+        raise p.error(f"the body of pl.spmd dispatches {len(scopes) + len(calls)} kernels; it must dispatch "
+                         "exactly one (one kernel call or one pl.at region)", node)
+    stmts = list(body.stmts)
+    if scopes:
+        sc = stmts[scopes[0]]
+        stmts[scopes[0]] = replace(sc, name_hint=sc.name_hint or hint, blocks=n)
+        task = inner_task
+    else:
+        st = stmts[calls[0]]
+        c = _stmt_call(st)
+        callee = _callee(p, c.op.name)
+        if callee is not None and callee.type is not FunctionType.InCore:
+            raise p.error(f"pl.spmd launches InCore kernels; '{c.op.name}' is a {callee.type.name} "
+                             "function", node)
+        c = replace(c, kwargs={**c.kwargs, "blocks": n})
+        stmts[calls[0]] = replace(st, value=c) if isinstance(st, St.AssignStmt) else replace(st, expr=c)
+        task = tasks.record_task(p, node, tasks.TaskId(hint or c.op.name, p.span(node).line, set(deps),
+                                                          _call_touches(p, c, callee)))
+    for x in stmts:
+        p.emit(x)
+    return task
+
+
+def _call_touches(p: Any, call: E.Call, callee: St.Function | None) -> tuple[set, set]:
+    """(read, written) tensor names of a kernel call, by the callee's parameter directions."""
+    dirs = list(callee.param_directions) if callee is not None else None
+    if dirs is None and p.program is not None and call.op.name in p.program.signatures:
+        dirs = list(p.program.signatures[call.op.name][1].directions)
+    read, written = set(), set()
+    for i, a in enumerate(call.args):
+        if isinstance(a, E.Var) and isinstance(a.type, TensorType):
+            d = dirs[i] if dirs is not None and i < len(dirs) else ParamDirection.InOut
+            if d is not ParamDirection.Out:
+                read.add(a.name)
+            if d is not ParamDirection.In:
+                written.add(a.name)
+    return read, written
+
+
+def _callee(p: Any, name: str) -> St.Function | None:
+    ext = p.program.externals.get(name) if p.program is not None else None
+    return ext[1] if ext is not None else None
+
+
+def _dispatches(p: Any, stmts: list) -> bool:
+    """Whether ``stmts`` holds a ``pl.at`` region or a call of a kernel (else it is inline SPMD code)."""
+    for n in (x for s in stmts for x in ast.walk(s)):
+        if isinstance(n, ast.With) and any(p._is_helper_call(i.context_expr, "at") for i in n.items):
+            return True
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
+                and n.func.value.id == "self" and "self" not in p.env:
+            return True
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id not in p.env:
+            found, obj = p.ns.lookup(n.func.id)
+            if found and (isinstance(obj, St.Function) or getattr(obj, "kind", None) in ("incore", "opaque")):
+                return True
+    return False
