@@ -127,6 +127,7 @@ class TileOpBinding:
     names: tuple[str, ...]  # ins + outs, for the trace
     pipe_cache: dict[tuple, tuple] = field(default_factory=dict)
     timing_cache: dict[tuple, tuple] = field(default_factory=dict)
+    shapes_checked: set = field(default_factory=set)  # timing-only: operand shapes the semantics accepted
     # Derived once at binding, read on every issue:
     fetch: tuple = ()  # (operand name or literal int, scalar type written at the use), ins then outs
     n_ins: int = 0
@@ -296,7 +297,8 @@ class TileOpBinding:
         snaps = instr.operands
         n_ins = self.n_ins
         self.memory.note_reads(instr.reads, instr)
-        if not self.data:  # timing only: nothing to compute
+        if not self.data:  # timing only: nothing to compute, only the faults shapes alone decide
+            self._check_shapes_once(snaps)
             return []
         in_args = [_arg(s) for s in snaps[:n_ins]]
         out_args = [_arg(s) for s in snaps[n_ins:]]
@@ -307,6 +309,25 @@ class TileOpBinding:
                 r = r.copy()  # results must not alias memory that may change before commit
             fixed.append(r)
         return fixed
+
+    def _check_shapes_once(self, snaps: list) -> None:
+        """Timing-only runs still find the faults that need no data (a window leaving its source,
+        a result that does not fit its tile): the semantics run once per operand shapes and index
+        operands on zero stand-ins (calloc'd, so untouched pages cost nothing)."""
+        key = tuple(s.obj if s.kind == SCALAR and s.dtype == "index" else s.timing_key() for s in snaps)
+        if key in self.shapes_checked:
+            return
+        if len(self.shapes_checked) >= _SHAPES_REMEMBERED:  # bounded: a loop of offsets re-checks
+            self.shapes_checked.clear()
+        n = self.n_ins
+        with np.errstate(all="ignore"):
+            results = self.semantics([_standin(s) for s in snaps[:n]], [_standin(s) for s in snaps[n:]], self.attrs)
+        for s, r in zip(snaps[n:], results, strict=False):
+            if s.kind == TILE and isinstance(r, np.ndarray) and r.ndim == 2 and (
+                    r.shape[0] > s.obj.rows or r.shape[1] > s.obj.cols):
+                raise KernelFault(f"{self.op.name}: result {r.shape[0]}x{r.shape[1]} does not fit tile "
+                                  f"{s.obj.rows}x{s.obj.cols}", self.op.loc)
+        self.shapes_checked.add(key)
 
     # ---- commit: the commit queue, at completion
 
@@ -497,6 +518,22 @@ def _static_snap(name, held, declared, scalar_type: str | None) -> OperandSnap |
         return OperandSnap(SCALAR, None, 0, 0, scalar_type or ("f32" if t.name.startswith(("f", "bf"))
                                                               else "i32"), None)
     return None
+
+
+_SHAPES_REMEMBERED = 1024
+
+
+def _standin(s: OperandSnap) -> Arg:
+    """A timing-only operand: the shape and dtype of the real one, zeros for data."""
+    kind, obj = s.kind, s.obj
+    if kind == TILE:
+        return Arg("tile", s.dtype, obj.dtype, np.zeros((obj.rows, obj.cols), obj.dtype), obj.rows, obj.cols,
+                   s.vrow, s.vcol, obj.type.pad, s.loc)
+    if kind == VIEW:
+        dt = np_dtype(s.dtype)
+        return Arg("view", s.dtype, dt, np.zeros((obj.rows, obj.cols), dt), obj.rows, obj.cols, obj.rows, obj.cols,
+                   0, "gm")
+    return _arg(s)
 
 
 def _arg(s: OperandSnap) -> Arg:

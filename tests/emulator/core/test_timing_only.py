@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import pyptoemu
-from pyptoemu.errors import BoundsError, InputError
+from pyptoemu.errors import BoundsError, InputError, KernelFault
 from tests.emulator.core.kernels import binary_kernel, pview, vec
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -71,3 +71,29 @@ def test_data_dependent_scalar_reads_stop_with_a_clear_error():
     with pytest.raises(InputError, match=r"a05_scalar_getset.pto:25:\d+: tgetval reads a value into the scalar unit; "
                                          r"a timing-only run \(--no-data\)"):
         pyptoemu.run(kernel, data=False)
+
+
+def _faulting(body: str) -> str:
+    t = vec(16, 64)
+    return binary_kernel(f"""
+    %x = pto.alloc_tile : {t}
+    pto.tload ins(%p0 : {pview(16, 64)}) outs(%x : {t})
+{body}
+    pto.tstore ins(%x : {t}) outs(%p2 : {pview(16, 64)})""")
+
+
+@pytest.mark.parametrize("data", [True, False], ids=["data", "timing-only"])
+def test_a_window_leaving_its_source_faults_with_and_without_data(data):
+    body = (f"    %c40 = arith.constant 40 : index\n    %a = pto.alloc_tile : {vec(16, 32)}\n"
+            f"    pto.textract ins(%x, %c0, %c40 : {vec(16, 64)}, index, index) outs(%a : {vec(16, 32)})")
+    with pytest.raises(BoundsError, match=r"<string>:\d+:5: textract: window at \(0, 40\) of 16x32 leaves the "
+                                          r"16x64 source"):
+        pyptoemu.run(_faulting(body), data=data)
+
+
+@pytest.mark.parametrize("data", [True, False], ids=["data", "timing-only"])
+def test_a_result_that_does_not_fit_its_tile_faults_with_and_without_data(data):
+    body = (f"    %d = pto.alloc_tile : {vec(8, 8)}\n    %t = pto.alloc_tile : {vec(16, 64)}\n"
+            f"    pto.trowsum ins(%x, %t : {vec(16, 64)}, {vec(16, 64)}) outs(%d : {vec(8, 8)})")
+    with pytest.raises(KernelFault, match=r"<string>:\d+:5: pto.trowsum: result 16x1 does not fit tile 8x8"):
+        pyptoemu.run(_faulting(body), data=data)
