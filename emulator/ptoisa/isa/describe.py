@@ -46,11 +46,18 @@ def format_instruction(spec: InstrSpec) -> str:
     timing = spec.timing.describe()
     lines.append(f"  timing:      {timing[0]}")
     lines.extend(f"               {t}" for t in timing[1:])
+    if spec.conversions:
+        lines.append("  converts:    " + "; ".join(f"{s} -> {' '.join(d)}" for s, d in spec.conversions.items()))
+    if spec.constraints:
+        lines.append(f"  constraints: {', '.join(spec.constraints)}")
+    if spec.targets:
+        lines.append(f"  targets:     only {' and '.join(spec.targets)}")
     if spec.attrs:
         attrs = ", ".join(
             f"{a.name}: {a.type}" + (f" = {a.default}" if a.default is not None else "") for a in spec.attrs.values()
         )
         lines.append(f"  attrs:       {attrs}")
     lines.append(f"  semantics:   {spec.semantics or '-'}")
+    lines.append(f"  C++:         {spec.cpp}")
     lines.append(f"  implemented: {'yes' if spec.implemented else 'no'}")
     return "\n".join(lines)

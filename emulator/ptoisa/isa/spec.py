@@ -96,7 +96,8 @@ class PipeRule:
     def __str__(self) -> str:
         if self.by is None:
             return str(self.fixed)
-        items = ", ".join(f"{k}: {v}" for k, v in self.map.items())
+        items = ", ".join(f"{k}: {v}" + (f" (only on {'/'.join(self.elsewhere[k])})" if k in self.elsewhere else "")
+                          for k, v in self.map.items())
         tail = f", default: {self.default}" if self.default else ""
         return f"by {self.by} {{{items}{tail}}}"
 

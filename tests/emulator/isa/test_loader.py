@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from ptoisa.isa.describe import format_instruction
 from ptoisa.isa.spec import ISA, InstrSpec
 from ptoisa.machine import load_machine
 from pyptoemu.errors import SpecError
@@ -247,3 +248,15 @@ def test_isa_dir_env_override(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
     monkeypatch.setenv("PYPTOEMU_ISA_DIR", str(tmp_path))
     assert isa_dir() == tmp_path
+
+
+def test_describe_shows_the_target_rules() -> None:
+    """`isa show` prints what the YAML says per target: conversions, A5-only ops and moves, C++ name."""
+    isa = load_isa()
+    tcvt = format_instruction(isa["tcvt"])
+    assert "converts:    f32 -> f32 f16 bf16 i16 i32 i64;" in tcvt and "ui8 -> f16" in tcvt
+    assert "C++:         TCVT" in tcvt
+    assert "targets:     only a5" in format_instruction(isa["trandom"])
+    assert "vec->mat: V (only on a5)" in format_instruction(isa["tmov"])
+    assert "dtypes:      i16 i32 f16 f32\n" in format_instruction(isa["tadd"])
+    assert "dtypes:      i8 i16 i32 f16 bf16 f32\n" in format_instruction(load_isa(machine=load_machine("a5"))["tadd"])
