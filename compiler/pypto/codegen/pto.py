@@ -10,11 +10,13 @@ The module is built as ``ptoisa.text.ast`` nodes and written by the one printer
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
 from ptoisa.errors import Loc
 from ptoisa.text import ast as A
+from ptoisa.text.parser import parse_module
 from ptoisa.text.printer import PrintStyle, print_module
 from pypto.codegen.common import core_kind, kernels, tile_dims, valid_dims
 from pypto.dtype import DataType
@@ -89,6 +91,8 @@ class _FunctionGen:
         self.var_bufs: dict = {}  # tile variable -> (name, type) for values made by treshape
         # (memref, tile_buf, valid dims) -> name for tiles with a run-time valid shape; scoped per region
         self.dyn_buffers: dict = {}
+        self.span: Any = None  # the source span of the statement being lowered
+        self.op_spans: dict[int, Any] = {}  # id(emitted op) -> span of the statement it came from
 
     def new(self) -> str:
         self.counter += 1
@@ -96,6 +100,8 @@ class _FunctionGen:
 
     def emit(self, op: A.Op) -> None:
         self.ops.append(op)
+        if self.span is not None:
+            self.op_spans[id(op)] = self.span
 
     # ------------------------------------------------------------------ constants and values
     def const(self, value: Any, mlir: str) -> str:
@@ -340,6 +346,13 @@ class _FunctionGen:
             self.stmt(s)
 
     def stmt(self, s: Any) -> None:
+        outer, self.span = self.span, getattr(s, "span", None) or self.span
+        try:
+            self._stmt(s)
+        finally:
+            self.span = outer
+
+    def _stmt(self, s: Any) -> None:
         if isinstance(s, St.AssignStmt):
             self.assign(s)
         elif isinstance(s, St.EvalStmt):
@@ -750,3 +763,31 @@ class PTOCodegen:
 
     def module(self, func: St.Function) -> A.Module:
         return _FunctionGen(func, self.target_arch).module()
+
+    def source_lines(self, func: St.Function, text: str) -> dict[int, Any]:
+        """``{line of `text`: source span}`` for the ops of ``func``'s .pto, so that a fault the
+        emulator reports at a line of the generated text can name the user's line instead. Empty
+        when ``text`` is not what this generator prints for ``func`` (nothing is guessed)."""
+        gen = _FunctionGen(func, self.target_arch)
+        module = gen.module()
+        if print_module(module, STYLE) != text:
+            return {}
+        lines: dict[int, Any] = {}
+        for made, parsed in zip(_preorder(module), _preorder(parse_module(text)), strict=False):
+            if made.name != parsed.name:
+                return {}
+            span = gen.op_spans.get(id(made))
+            if span is not None and getattr(span, "line", 0) > 0:
+                lines.setdefault(parsed.loc.line, span)
+        return lines
+
+
+def _preorder(module: A.Module) -> Iterator[A.Op]:
+    def ops(region: A.Region) -> Iterator[A.Op]:
+        for op in region.ops:
+            yield op
+            for r in op.regions:
+                yield from ops(r)
+
+    for fn in module.functions:
+        yield from ops(fn.body)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
 import pyptoemu
+from ptoisa.errors import Loc
+from pypto.codegen.pto import PTOCodegen
 from pypto.errors import RuntimeFault
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
@@ -116,6 +119,7 @@ class Launcher:
         except pyptoemu.KernelFault as fault:
             if fault.result is not None:
                 self._account(fault.result)
+            _locate_in_source(fault, func, self.pto[func.name])
             raise
         self._account(r)
         for key, out in r.outputs.items():
@@ -123,3 +127,21 @@ class Launcher:
             if i in arrays:
                 arrays[i][...] = np.asarray(out).reshape(arrays[i].shape)
         return tuple(arrays.get(i) if i is not None else None for i in _returned_params(func))
+
+
+_TARGET_ARCH = re.compile(r'pto\.target_arch\s*=\s*"(\w+)"')
+
+
+def _locate_in_source(fault: pyptoemu.KernelFault, func: St.Function, text: str) -> None:
+    """Point a fault the emulator located at a line of the generated .pto at the user's source line
+    that produced that op, keeping the .pto line in the message; left as is when no line maps."""
+    loc = fault.loc
+    if loc is None or loc.file != "<string>":
+        return
+    arch = _TARGET_ARCH.search(text)
+    span = PTOCodegen(arch.group(1) if arch else "a2a3").source_lines(func, text).get(loc.line)
+    if span is None:
+        return
+    fault.loc = Loc(span.filename, span.line, span.col)
+    fault.message = f"{fault.message} (in kernel '{func.name}', generated .pto line {loc.line})"
+    fault.args = (fault.message,)

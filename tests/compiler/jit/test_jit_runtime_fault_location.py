@@ -1,0 +1,36 @@
+"""A kernel that faults at run time names the user's source line, not a line of the generated .pto."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pypto.language as pl
+from pyptoemu.errors import BoundsError
+
+ROWS = 16
+
+
+@pl.jit
+def ragged_exp(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    rows, cols = x.shape
+    for r in pl.range(0, rows, ROWS):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t = pl.load(x, [r, 0], [ROWS, cols])
+            pl.store(pl.exp(t), [r, 0], y)
+
+
+def test_out_of_bounds_load_on_the_last_chunk_points_at_the_load():
+    x = np.ones((40, 32), np.float32)  # 40 rows: the third 16-row chunk runs past the end
+    with pytest.raises(BoundsError, match=r"window \[32, 48\) is outside") as info:
+        ragged_exp(x, np.zeros_like(x))
+    line = ragged_exp.__wrapped__.__code__.co_firstlineno + 5
+    assert str(info.value).startswith(f"{__file__}:{line}:")
+    assert "<string>" not in str(info.value)
+
+
+def test_rows_that_divide_the_chunk_still_run():
+    x = np.random.default_rng(3).standard_normal((48, 32)).astype(np.float32)
+    y = np.zeros_like(x)
+    ragged_exp(x, y)
+    np.testing.assert_allclose(y, np.exp(x), rtol=1e-5)
