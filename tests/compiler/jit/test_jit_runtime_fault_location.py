@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import pypto.language as pl
+from pypto.runtime import run
 from pyptoemu.errors import BoundsError
 
 ROWS = 16
@@ -34,3 +37,28 @@ def test_rows_that_divide_the_chunk_still_run():
     y = np.zeros_like(x)
     ragged_exp(x, y)
     np.testing.assert_allclose(y, np.exp(x), rtol=1e-5)
+
+
+@pl.program
+class ShiftRows:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kern(self, x: pl.Tensor[[40, 32], pl.FP32], y: pl.Out[pl.Tensor[[40, 32], pl.FP32]],
+             r: pl.Scalar[pl.INDEX]) -> pl.Tensor[[40, 32], pl.FP32]:
+        t = pl.load(x, [r, 0], [16, 32])
+        y = pl.store(pl.muls(t, 2.0), [r, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[40, 32], pl.FP32],
+             y: pl.Out[pl.Tensor[[40, 32], pl.FP32]]) -> pl.Tensor[[40, 32], pl.FP32]:
+        for r in pl.range(0, 40, 16):
+            y = self.kern(x, y, r)
+        return y
+
+
+def test_seed_era_program_fault_points_at_the_load_too():
+    with pytest.raises(BoundsError, match=r"window \[32, 48\) is outside .*in kernel 'kern'") as info:
+        run(ShiftRows, np.ones((40, 32), np.float32))
+    source = Path(__file__).read_text().splitlines()
+    line = 1 + next(i for i, s in enumerate(source) if "t = pl.load(x, [r, 0], [16, 32])" in s)
+    assert str(info.value).startswith(f"{__file__}:{line}:")
