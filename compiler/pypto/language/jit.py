@@ -62,6 +62,7 @@ class JITFunction(InlineFunction):
         self.kind = kind
         self.options = options
         self._cache: dict = {}
+        self._returned_outs: tuple = ()  # per returned value, the Out parameter it names (or None)
 
     # ------------------------------------------------------------------ entry calls
     def _bind(self, args: tuple, kwargs: dict) -> inspect.BoundArguments:
@@ -115,7 +116,13 @@ class JITFunction(InlineFunction):
         arrays = []
         for name in compiled.tensor_params:
             arrays.append(as_numpy(bound.arguments[name]))
-        compiled.execute([a for a, _ in arrays], config)
+        result = compiled.execute([a for a, _ in arrays], config)
+        by_name = {name: work for name, (work, _) in zip(compiled.tensor_params, arrays, strict=True)}
+        for name, value in zip(self._returned_outs, result.outputs, strict=False):
+            # an Out parameter rebound to a new tensor (`z = pl.add(x, y)`): its final value is what
+            # the caller's array must hold
+            if name is not None and isinstance(value, np.ndarray) and not np.shares_memory(value, by_name[name]):
+                np.copyto(by_name[name], value)
         for (work, writer) in arrays:
             write_back(work, writer)
         self.last_result = compiled.last_result
@@ -155,6 +162,8 @@ class JITFunction(InlineFunction):
             shape, dtype = tensors[a.arg]
             params.append(E.Var(a.arg, TensorType(shape, dtype), src.span(a)))
             dirs.append(direction)
+        self._returned_outs = _return_final_outs(src, [p.name for p, d in zip(params, dirs, strict=True)
+                                                       if d is not ParamDirection.In])
         sig = Signature(self.__name__, params, dirs, (), {})
         ctx = ProgramContext({})
         ctx.signatures[self.__name__] = (E.GlobalVar(self.__name__), sig)
@@ -214,6 +223,29 @@ def _direction_of(arg: ast.arg, env: dict, src: SourceInfo) -> ParamDirection:
         raise PyptoTypeError(f"parameter '{arg.arg}' is a scalar; pass a Python int/float/bool for it "
                              "(a tensor was given)", src.span(arg))
     return ParamDirection.In
+
+
+def _return_final_outs(src: SourceInfo, outs: list[str]) -> tuple:
+    """Per value the entry returns, the Out parameter it names (or None). An entry without a
+    ``return`` gets ``return <its Out parameters>`` appended to its source tree, so that an Out
+    parameter rebound by a tensor op (``z = pl.add(x, y)``) reaches the caller's array instead of
+    being silently dropped."""
+    body = src.node.body
+    if not any(isinstance(s, ast.Return) for s in ast.walk(src.node)):
+        if not outs:
+            return ()
+        last = body[-1]
+        names = [ast.Name(id=o, ctx=ast.Load()) for o in outs]
+        ret = ast.Return(value=names[0] if len(names) == 1 else ast.Tuple(elts=names, ctx=ast.Load()))
+        ast.copy_location(ret, last)
+        for n in [*names, ret.value]:
+            ast.copy_location(n, last)
+        body.append(ret)
+        return tuple(outs)
+    last = [s for s in body if isinstance(s, ast.Return)]
+    value = last[-1].value if last else None
+    elts = value.elts if isinstance(value, ast.Tuple) else [value]
+    return tuple(e.id if isinstance(e, ast.Name) and e.id in outs else None for e in elts)
 
 
 def _with_returns(fn: St.Function) -> St.Function:
