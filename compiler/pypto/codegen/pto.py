@@ -631,7 +631,8 @@ class _FunctionGen:
         return name, pty
 
     def load(self, call: E.Call, result: Any, s: Any = None) -> None:
-        sizes = [_dim(d) for d in result.type.valid_shape]
+        vs = [_dim(d) for d in result.type.valid_shape]
+        sizes = [1] * (len(call.args[1].elements) - len(vs)) + vs  # a lower-rank tile: unit leading dims
         p, pty = self.partition(call.args[0], call.args[1], sizes)
         dst, dty = self.buf(result)
         self.emit(_op("pto.tload", ins=[p], in_types=[pty], outs=[dst], out_types=[dty], is_dps=True))

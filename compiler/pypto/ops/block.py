@@ -282,7 +282,12 @@ def _mm_dtype(name: str, a: TileType, b: TileType, span: Span) -> DataType:
     if a.dtype not in legal:
         allowed = ", ".join(d.name for d in legal)
         raise PyptoTypeError(f"{name}: {a.dtype.name} operands are not supported (supported: {allowed})", span)
-    return DataType.FP32 if a.dtype.is_float() else DataType.INT32
+    return accumulator_dtype(a.dtype)
+
+
+def accumulator_dtype(operand: DataType) -> DataType:
+    """The dtype the cube accumulates products of ``operand`` tiles in (L0C holds FP32 or INT32)."""
+    return DataType.FP32 if operand.is_float() else DataType.INT32
 
 
 def _mm_check(name: str, a: TileType, b: TileType, span: Span) -> None:
@@ -496,19 +501,24 @@ def _load(args: list, kw: dict, span: Span) -> TileType:
     offs = int_list("block.load", args[1], "offsets", span)
     shapes = int_list("block.load", args[2], "shapes", span)
     valid = int_list("block.load", args[3], "valid_shapes", span) if len(args) > 3 else shapes
-    if not offs or not len(offs) == len(shapes) == len(valid):
+    if not offs or not shapes or len(shapes) != len(valid) or len(shapes) > len(offs):
         raise PyptoTypeError(
-            f"block.load: offsets, shapes and valid_shapes need the same non-zero length, got "
-            f"{len(offs)}, {len(shapes)} and {len(valid)}",
+            f"block.load: offsets, shapes and valid_shapes need the same non-zero length (shapes may "
+            f"leave out leading unit dims), got {len(offs)}, {len(shapes)} and {len(valid)}",
             span,
         )
     if len(offs) != len(t.shape):
         raise PyptoTypeError(
             f"block.load: tensor has rank {len(t.shape)} but {len(offs)} offsets were given", span
         )
+    # A tile of lower rank than the tensor (a [M, K] tile of a [B, M, K] tensor) takes one element
+    # along each leading dim, like a store of a lower-rank tile.
+    lead = len(offs) - len(shapes)
+    one = ConstInt(1, DataType.INDEX)
     # Only the valid region is transferred (the rest of the tile is padding), so a partial tail tile
     # may overhang the tensor: the bounds check uses the valid shape, not the tile shape.
-    for i, (o, s, v, d) in enumerate(zip(offs, shapes, valid, t.shape, strict=False)):
+    for i, (o, s, v, d) in enumerate(zip(offs, (one,) * lead + tuple(shapes), (one,) * lead + tuple(valid), t.shape,
+                                         strict=False)):
         so, ss, sv, sd = static_int(o), static_int(s), static_int(v), static_int(d)
         if sv is not None and ss is not None and not 0 < sv <= ss:
             raise PyptoTypeError(

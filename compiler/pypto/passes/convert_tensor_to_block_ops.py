@@ -19,9 +19,12 @@ A kernel written with tensor ops (``pl.add(a, b)`` on Tensors, the ``*_scalar`` 
   become ``row_expand_sub`` etc. Other broadcasts (``[R, C] * [1, C]``, ``[R, 1] + [1, C]``) are
   converted with whole-tensor tiles and made explicit with the expand ops by the pre-memory
   normalisation (:mod:`pypto.passes.broadcast`).
-* ``matmul`` (and kernels mixing tensor ops with explicit block ops) are converted without a loop:
-  operands go DDR -> Mat -> Left/Right (``move(transpose=True)`` for ``a_trans``/``b_trans``), the
-  product lands in Acc and is stored from there; shapes must fit the cube buffers.
+* A returned ``matmul`` of any M, N, K and batch dims is a loop nest over the cube buffers
+  (:mod:`pypto.lib.matmul`: M/N blocks, split-K accumulated in L0C, ragged tails as zero-padded
+  boxes with valid shapes) that stores straight into its Out tensor. A matmul whose product feeds
+  another op of the kernel (and kernels mixing tensor ops with explicit block ops) is converted
+  without a loop: operands go DDR -> Mat -> Left/Right (``move(transpose=True)`` for
+  ``a_trans``/``b_trans``), the product lands in Acc; those shapes must fit the cube buffers.
 
 Each returned value that became a tile gets a new ``Out`` parameter ``out_<k>`` of the original
 tensor type, and every call site allocates it with ``tensor.create`` and passes it along.
@@ -40,6 +43,7 @@ from pypto.ir import stmt as St
 from pypto.ir.expr import static_int
 from pypto.ir.types import ScalarType, TensorType, TileType, nbytes, shape_str, static_shape
 from pypto.ir.visitor import stmt_list, substitute, walk, walk_stmts
+from pypto.lib.matmul import MatmulEmitter, cube_granule
 from pypto.ops import block as B
 from pypto.ops import tensor as T
 from pypto.passes.base import NameAllocator, Pass
@@ -62,17 +66,6 @@ def _tensor_call(e: Any) -> bool:
 
 def _ceil(a: int, b: int) -> int:
     return -(-a // b) * b
-
-
-def _cube_granule(dtype: DataType) -> int:
-    """Multiple every matmul dim (M, K, N) is padded to: one fractal box edge for every operand layout.
-
-    Left (ZZ) boxes are ``16 x 32/sizeof``, Right (ZN) ``32/sizeof x 16``, Mat (NZ) ``16 x 32/sizeof``
-    and Acc ``16 x 16`` (pto-text-format §5.2); a dim padded to the larger of 16 and ``32/sizeof`` fits
-    all of them, also when an operand is moved transposed. The tails are zero-filled by the load and
-    excluded by the valid shapes, so the product is exact for any M, N and K.
-    """
-    return max(16, 32 // dtype.nbytes)
 
 
 def _idx(v: int) -> E.ConstInt:
@@ -334,6 +327,7 @@ class _Converter:
         self.row_vecs, self.col_vecs = set(), set()
         out: list = []
         tiles: dict = {}
+        stored: dict = {}
 
         def tile_of(v: Any) -> Any:
             if v not in tiles:
@@ -358,6 +352,12 @@ class _Converter:
                 out.append(s)
                 continue
             if s.value.op.name == "tensor.matmul":
+                if s.var in self.results and not self.used_by_ops(s.var):
+                    # the product goes straight to its Out tensor, block by block (pypto.lib.matmul)
+                    o = self.out_params[self.results.index(s.var)]
+                    more, stored[s.var] = self.tiled_matmul(s, o)
+                    out += more
+                    continue
                 tiles[s.var] = self.matmul(s, out)
                 continue
             shape = static_shape(s.var.type)
@@ -366,8 +366,23 @@ class _Converter:
             tiles[s.var] = self.let(f"{s.var.name}_tile", self.block_call(s, tile_of, out, None), out, shape)
         outs = []
         for r, o in zip(self.results, self.out_params, strict=False):
+            if r in stored:
+                outs.append(stored[r])
+                continue
             outs.append(self.let(f"{r.name}_out", B.store(tiles[r], [0] * len(r.type.shape), o), out))
         return out + [self.final_return(outs)]
+
+    def used_by_ops(self, v: Any) -> bool:
+        """Whether another statement than the return reads ``v``."""
+        return any(v in walk(s) for s in self.stmts if s is not self.ret and not (isinstance(s, St.AssignStmt)
+                                                                                 and s.var is v))
+
+    def tiled_matmul(self, s: St.AssignStmt, out_param: E.Var) -> tuple[list, E.Var]:
+        """``s`` (a matmul whose result is returned) as a loop nest over the cube buffers."""
+        for x in s.value.args:
+            if x in self.converted:
+                raise CompileError("tensor.matmul operands must be kernel parameters (inputs from DDR)", s.span)
+        return MatmulEmitter(s.value, self.names.fresh, s.value.span).emit(out_param)
 
     def check_fits(self, v: Any, shape: list, space: MemorySpace) -> None:
         size = nbytes(TileType(tuple(shape), v.type.dtype))
@@ -390,7 +405,7 @@ class _Converter:
             shape = static_shape(x.type)
             if shape is None or len(shape) != 2:
                 raise CompileError("tensor.matmul: only static 2-D operands are converted", s.span)
-            padded = [_ceil(d, _cube_granule(x.type.dtype)) for d in shape]
+            padded = [_ceil(d, cube_granule(x.type.dtype)) for d in shape]
             self.check_fits(x, padded, MemorySpace.Mat)
             self.check_fits(x, padded, space)
             load = B.load(x, [0, 0], padded, list(shape), MemorySpace.Mat, span=span)

@@ -1,0 +1,1 @@
+"""PyPTO-Lib: tensor-level primitives and composites, lowered by tiling (seed 003)."""

@@ -1,0 +1,278 @@
+"""Matmul for any shape: ``[.., M, K] @ [.., K, N]`` tiled over the cube buffers (seed 003 §1-§3).
+
+``tensor.matmul`` on tensors of any static M, N, K (and NumPy batch dims, broadcast like
+``numpy.matmul``) becomes a loop nest of cube tile ops:
+
+    for each output batch index:                   (one loop per batch dim; a size-1 operand dim is 0)
+      for each M block, for each N block:          (full blocks in a loop, a ragged tail peeled)
+        acc  = matmul(A[m, k0], B[k0, n])          (DDR -> Mat -> Left / Right -> Acc)
+        for each further K chunk:                  (split-K: accumulate in L0C, matmul_acc)
+          acc = matmul_acc(acc, A[m, k], B[k, n])
+        C[m, n] = store(acc)                       (Acc -> DDR, only the valid region)
+
+Tiling rule (:func:`plan_matmul`; every capacity is read from the machine file through
+:data:`pypto.enums.CAPACITY`, no size lives here):
+
+1. Every dim is padded to the cube granule ``g = max(16, 32 / sizeof(T))``: one fractal box edge for
+   every operand layout, also when an operand is moved transposed (``_cube_granule``). A tail block
+   is a tile of the padded tail size whose valid shape is the true extent; Mat loads zero-fill the
+   rest of the tile, so padded K columns/rows add nothing to a product.
+2. Each tile may take at most half of its buffer, so two generations of it fit (the peeled first
+   chunk and the loop's, or a ping-pong pair for the pipes to overlap).
+3. ``bm x bn`` (the accumulator) starts as the padded ``M x N`` and the larger side is halved (to a
+   multiple of ``g``) until ``bm * bn * sizeof(acc)`` fits half of L0C (Acc).
+4. ``bk`` is the largest multiple of ``g`` (at most the padded K) for which ``bm x bk`` fits half of
+   L0A (Left), ``bk x bn`` half of L0B (Right) and both together half of L1 (Mat): the Mat tiles of
+   one K chunk are exactly its L0 tiles (the IR has no sub-window extract from Mat to L0).
+5. Each dim is then split evenly: ``n = ceil(D / b)`` blocks of ``ceil_g(D / n)``, so the tail
+   block is as small as it can be (M = 300 with ``bm <= 80`` is 80, 80, 80, 60, not 128, 128, 44).
+6. K chunks after the first accumulate in the same L0C tile (``matmul_acc``): split-K whenever K
+   does not fit one chunk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pypto.dtype import DataType
+from pypto.enums import CAPACITY, MemorySpace
+from pypto.errors import CompileError, Span
+from pypto.ir import expr as E
+from pypto.ir import stmt as St
+from pypto.ir.types import ScalarType, static_shape
+from pypto.ops import block as B
+
+# A tile may use at most 1 / SHARE of its buffer (rule 2).
+SHARE = 2
+
+
+def cube_granule(dtype: DataType) -> int:
+    """Multiple every matmul dim is padded to: the larger fractal box edge of all cube layouts.
+
+    Left (ZZ) boxes are ``16 x 32/sizeof``, Right (ZN) ``32/sizeof x 16``, Mat (NZ) ``16 x 32/sizeof``
+    and Acc ``16 x 16`` (pto-text-format §5.2).
+    """
+    return max(16, 32 // dtype.nbytes)
+
+
+def _ceil_to(a: int, b: int) -> int:
+    return -(-a // b) * b
+
+
+def _even(extent: int, cap: int, g: int) -> int:
+    """The block size that splits ``extent`` into as few blocks of at most ``cap`` as possible, as
+    evenly as the granule allows (rule 5)."""
+    count = -(-extent // cap)
+    return min(cap, _ceil_to(-(-extent // count), g))
+
+
+@dataclass(frozen=True)
+class MatmulTiling:
+    """Block sizes (multiples of ``granule``) of one matmul: ``bm x bk`` A chunks, ``bk x bn`` B
+    chunks and ``bm x bn`` accumulators."""
+
+    bm: int
+    bn: int
+    bk: int
+    granule: int
+
+
+def plan_matmul(m: int, n: int, k: int, dtype: DataType, acc_dtype: DataType) -> MatmulTiling:
+    """The block sizes of an ``[M, K] @ [K, N]`` product by the rule in the module docstring."""
+    g = cube_granule(dtype)
+    mp, np_, kp = _ceil_to(m, g), _ceil_to(n, g), _ceil_to(k, g)
+    size, acc_size = dtype.nbytes, acc_dtype.nbytes
+    bm, bn = mp, np_
+    while bm * bn * acc_size > CAPACITY[MemorySpace.Acc] // SHARE:
+        if bm >= bn:
+            bm = max(g, _ceil_to(bm // 2, g))
+        else:
+            bn = max(g, _ceil_to(bn // 2, g))
+    bm, bn = _even(m, bm, g), _even(n, bn, g)
+
+    def fits(bk: int) -> bool:
+        return (bm * bk * size <= CAPACITY[MemorySpace.Left] // SHARE
+                and bk * bn * size <= CAPACITY[MemorySpace.Right] // SHARE
+                and (bm + bn) * bk * size <= CAPACITY[MemorySpace.Mat] // SHARE)
+
+    if not fits(g):
+        raise CompileError(f"matmul {m}x{k} @ {k}x{n}: a {bm}x{g} / {g}x{bn} chunk does not fit the cube buffers")
+    bk = kp
+    if not fits(bk):
+        lo, hi = 1, kp // g  # fits(lo * g) holds, fits(hi * g) does not
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if fits(mid * g) else (lo, mid)
+        bk = lo * g
+    return MatmulTiling(bm, bn, _even(k, bk, g), g)
+
+
+@dataclass(frozen=True)
+class _Segment:
+    """``count`` blocks along one dim at offsets ``start + i * step``, each a tile of ``tile`` elements
+    of which ``valid`` are data."""
+
+    start: int
+    count: int
+    step: int
+    tile: int
+    valid: int
+
+
+def _segments(extent: int, block: int, g: int) -> list[_Segment]:
+    full, rem = divmod(extent, block)
+    segs = [_Segment(0, full, block, block, block)] if full else []
+    if rem:
+        segs.append(_Segment(full * block, 1, block, _ceil_to(rem, g), rem))
+    return segs
+
+
+def _idx(v: int) -> E.ConstInt:
+    return E.ConstInt(v, DataType.INDEX)
+
+
+class MatmulEmitter:
+    """Emits the tiled loop nest of one ``c = tensor.matmul(a, b)`` that stores into ``out``.
+
+    ``fresh(base)`` gives unique names in the function being built. :meth:`emit` returns the
+    statements and the variable holding ``out`` after the last store (the loops carry the output
+    tensor as an iteration argument, as SSA form requires).
+    """
+
+    def __init__(self, call: E.Call, fresh: Callable[[str], str], span: Span | None = None):
+        self.call = call
+        self.fresh = fresh
+        self.span = span or call.span
+        a, b = call.args
+        self.a, self.b = a, b
+        self.a_trans, self.b_trans = bool(call.kwargs.get("a_trans")), bool(call.kwargs.get("b_trans"))
+        sa, sb = static_shape(a.type), static_shape(b.type)
+        if sa is None or sb is None:
+            raise CompileError("tensor.matmul: operands need static shapes to be tiled", self.span)
+        if len(sa) < 2 or len(sb) < 2:
+            raise CompileError(
+                "tensor.matmul: a 1-D operand is not tiled in a kernel; reshape it to [1, K] or [K, 1] first",
+                self.span)
+        self.sa, self.sb = sa, sb
+        self.m = sa[-1] if self.a_trans else sa[-2]
+        self.k = sa[-2] if self.a_trans else sa[-1]
+        self.n = sb[-2] if self.b_trans else sb[-1]
+        out_shape = static_shape(call.type)
+        self.batch = out_shape[:-2]
+        acc_dtype = B.accumulator_dtype(a.type.dtype)
+        if call.type.dtype is not acc_dtype:
+            raise CompileError(
+                f"tensor.matmul: the cube accumulates in {acc_dtype.name}; a {call.type.dtype.name} result would "
+                f"need a cast on the way out, which is not converted (use out_dtype=pl.{acc_dtype.name})",
+                self.span,
+            )
+        self.tiling = plan_matmul(self.m, self.n, self.k, a.type.dtype, acc_dtype)
+
+    # ------------------------------------------------------------------ building blocks
+    def let(self, base: str, call: E.Call, out: list) -> E.Var:
+        v = E.Var(self.fresh(base), call.type, self.span)
+        out.append(St.AssignStmt(v, call, self.span))
+        return v
+
+    def over(self, segs: list[_Segment], name: str, carried: list, inner: Callable) -> tuple[list, list]:
+        """Statements running ``inner(offset, segment, carried) -> (stmts, carried)`` for every block of
+        ``segs``: a one-block segment inline at a constant offset, a longer one as a loop carrying
+        ``carried`` (iteration arguments in, yielded values out)."""
+        stmts: list = []
+        for seg in segs:
+            if seg.count == 1:
+                more, carried = inner(_idx(seg.start), seg, carried)
+                stmts += more
+                continue
+            lv = E.Var(self.fresh(name), ScalarType(DataType.INDEX), self.span)
+            off = E.mul(lv, _idx(seg.step), self.span)
+            if seg.start:
+                off = E.add(off, _idx(seg.start), self.span)
+            ias = [E.IterArg(self.fresh(f"{c.name}_it"), c.type, self.span, c) for c in carried]
+            more, new = inner(off, seg, ias)
+            body = St.SeqStmts(tuple(more + [St.YieldStmt(tuple(new), self.span)]), self.span)
+            rvs = [E.Var(self.fresh(f"{c.name}_next"), c.type, self.span) for c in carried]
+            stmts.append(St.ForStmt(lv, _idx(0), _idx(seg.count), _idx(1), tuple(ias), body, tuple(rvs), self.span))
+            carried = rvs
+        return stmts, carried
+
+    def operand(self, x: Any, trans: bool, batch_offs: list, rows: tuple, cols: tuple, space: MemorySpace,
+                out: list) -> E.Var:
+        """One operand chunk in L0: ``rows``/``cols`` are (offset, segment) in the un-transposed
+        orientation ([M, K] for A, [K, N] for B); a transposed operand is read the other way round
+        and moved with ``transpose=True``."""
+        (ro, rs), (co, cs) = (cols, rows) if trans else (rows, cols)
+        load = B.load(x, batch_offs + [ro, co], [rs.tile, cs.tile], [rs.valid, cs.valid], MemorySpace.Mat,
+                      span=self.span)
+        mat = self.let(f"{x.name}_mat", load, out)
+        return self.let(f"{x.name}_{space.name.lower()}", B.move(mat, space, trans, span=self.span), out)
+
+    def batch_offsets(self, x: Any, shape: tuple, idx: list) -> list:
+        """Offsets of operand ``x`` along its batch dims for the output batch index ``idx``: NumPy
+        broadcasting aligns batch dims from the right, and a size-1 dim is read at 0."""
+        nb = len(shape) - 2
+        offs = []
+        for d in range(nb):
+            od = len(self.batch) - nb + d
+            offs.append(idx[od] if shape[d] != 1 or self.batch[od] == 1 else _idx(0))
+        return offs
+
+    # ------------------------------------------------------------------ the nest
+    def emit(self, out_tensor: E.Var) -> tuple[list, E.Var]:
+        t = self.tiling
+        batch_segs = [[_Segment(0, d, 1, 1, 1)] for d in self.batch]
+        m_segs, n_segs = _segments(self.m, t.bm, t.granule), _segments(self.n, t.bn, t.granule)
+
+        def batch_level(level: int, idx: list) -> Callable:
+            def inner(off: Any, seg: _Segment, carried: list) -> tuple[list, list]:
+                here = idx + [off]
+                if level + 1 < len(self.batch):
+                    return self.over(batch_segs[level + 1], "bb", carried, batch_level(level + 1, here))
+                return self.over(m_segs, "bm", carried, self.m_level(here, n_segs))
+            return inner
+
+        if self.batch:
+            stmts, carried = self.over(batch_segs[0], "bb", [out_tensor], batch_level(0, []))
+        else:
+            stmts, carried = self.over(m_segs, "bm", [out_tensor], self.m_level([], n_segs))
+        return stmts, carried[0]
+
+    def m_level(self, idx: list, n_segs: list) -> Callable:
+        def inner(mo: Any, ms: _Segment, carried: list) -> tuple[list, list]:
+            def n_inner(no: Any, ns: _Segment, carried2: list) -> tuple[list, list]:
+                return self.block(idx, (mo, ms), (no, ns), carried2[0])
+            return self.over(n_segs, "bn", carried, n_inner)
+        return inner
+
+    def block(self, idx: list, mrow: tuple, ncol: tuple, out_tensor: Any) -> tuple[list, list]:
+        """One ``bm x bn`` output block: the K chunks accumulated in L0C, then stored."""
+        t = self.tiling
+        a_offs, b_offs = self.batch_offsets(self.a, self.sa, idx), self.batch_offsets(self.b, self.sb, idx)
+        k_segs = _segments(self.k, t.bk, t.granule)
+        first = k_segs[0]
+        rest = ([_Segment(first.start + first.step, first.count - 1, first.step, first.tile, first.valid)]
+                if first.count > 1 else []) + k_segs[1:]
+        first = _Segment(first.start, 1, first.step, first.tile, first.valid)
+
+        def chunk(ko: Any, ks: _Segment, acc: Any, out: list) -> E.Var:
+            left = self.operand(self.a, self.a_trans, a_offs, mrow, (ko, ks), MemorySpace.Left, out)
+            right = self.operand(self.b, self.b_trans, b_offs, (ko, ks), ncol, MemorySpace.Right, out)
+            if acc is None:
+                return self.let("acc", B.matmul(left, right, span=self.span), out)
+            return self.let("acc", B.matmul_acc(acc, left, right, span=self.span), out)
+
+        stmts: list = []
+        acc = chunk(_idx(0), first, None, stmts)
+
+        def k_inner(ko: Any, ks: _Segment, carried: list) -> tuple[list, list]:
+            out: list = []
+            return out, [chunk(ko, ks, carried[0], out)]
+
+        more, (acc,) = self.over(rest, "bk", [acc], k_inner)
+        stmts += more
+        offs = list(idx) + [mrow[0], ncol[0]]
+        stored = self.let(f"{out_tensor.name}_st", B.store(acc, offs, out_tensor, span=self.span), stmts)
+        return stmts, [stored]
+
