@@ -21,6 +21,7 @@ from pypto.passes.init_memref import InitMemRefPass
 from pypto.passes.insert_sync import InsertSyncPass
 from pypto.passes.memory_reuse import MemoryReusePass
 from pypto.passes.outline_incore_scopes import OutlineIncoreScopesPass
+from pypto.passes.outline_tensor_ops import OutlineTensorOpsPass
 from pypto.passes.unroll_loops import UnrollLoopsPass
 
 
@@ -31,10 +32,12 @@ class OptimizationStrategy(enum.Enum):
 
 # UnrollLoops follows ConvertToSSA (see its module docstring); outlining precedes the tensor-to-block
 # conversion so that tensor ops written inside `with pl.incore():` are converted in the new kernel.
+# OutlineTensorOps follows it: the parents of outlined scopes are Orchestration by then, and their
+# computing tensor ops become kernels the same way.
 # FuseLoops needs block-level loops and outlined kernels, and runs before memory is planned;
 # ExpandPower2 follows it so that two fused power-of-two loops are expanded once, chunk by chunk.
 _FRONT = (ConvertToSSAPass, UnrollLoopsPass, SplitChunkedLoopsPass, InterchangeChunkLoopsPass, OutlineIncoreScopesPass,
-          ConvertTensorToBlockOpsPass, FuseLoopsPass, ExpandPower2Pass)
+          OutlineTensorOpsPass, ConvertTensorToBlockOpsPass, FuseLoopsPass, ExpandPower2Pass)
 STRATEGIES: dict[OptimizationStrategy, tuple[type, ...]] = {
     OptimizationStrategy.Default: (*_FRONT, InitMemRefPass, MemoryReusePass, InsertSyncPass, AllocateMemoryAddrPass),
     OptimizationStrategy.PTOAS: (*_FRONT, InitMemRefPass, MemoryReusePass, AllocateMemoryAddrPass),
@@ -49,6 +52,7 @@ PRODUCES = {
     "split-chunked-loops": {"TypeChecked", "SSAForm"},
     "interchange-chunk-loops": {"TypeChecked", "SSAForm"},
     "outline-incore-scopes": _SPLIT,
+    "outline-tensor-ops": _SPLIT,
     "convert-tensor-to-block-ops": _SPLIT | _BLOCK,
     "fuse-loops": _SPLIT | _BLOCK,
     "expand-power2": _SPLIT | _BLOCK,

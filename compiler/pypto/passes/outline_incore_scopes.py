@@ -112,7 +112,9 @@ def _read_exprs(s: Any) -> list:
     return []
 
 
-class _Outliner:
+class Outliner:
+    """Outlines the InCore scopes of one function into kernels (``self.kernels``)."""
+
     def __init__(self, func: St.Function, taken: NameAllocator):
         self.func = func
         self.taken = taken
@@ -201,7 +203,7 @@ class OutlineIncoreScopesPass(Pass):
             if f.type is FunctionType.InCore or not any(_is_incore_scope(s) for s in walk_stmts(f.body)):
                 funcs.append(f)
                 continue
-            o = _Outliner(f, taken)
+            o = Outliner(f, taken)
             funcs.append(replace(f, body=o.block(f.body), type=FunctionType.Orchestration))
             funcs.extend(o.kernels)
         return launch_parallel_loops(program.with_functions(funcs))

@@ -1,5 +1,7 @@
 """Host-side interpreter of Orchestration functions: tensors are NumPy arrays, kernels run on the
-emulator (see :mod:`pypto.runtime.launch`)."""
+emulator (see :mod:`pypto.runtime.launch`). The host only orchestrates: calls, scalar control flow,
+tensor allocation, views and element reads; every computing tensor op was outlined into a kernel by
+the compiler (:mod:`pypto.passes.outline_tensor_ops`), so none is evaluated here."""
 
 from __future__ import annotations
 
@@ -22,7 +24,6 @@ _BIN = {
     "BitOr": operator.or_, "BitXor": operator.xor, "BitShiftLeft": operator.lshift,
     "BitShiftRight": operator.rshift, "Min": min, "Max": max,
 }
-_TENSOR_BIN = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "maximum": np.maximum}
 
 
 class _Return(Exception):
@@ -150,26 +151,8 @@ class Interpreter:
         if name == "tensor.write":
             args[0][tuple(int(i) for i in args[1])] = args[2]
             return args[0]
-        return self.host_compute(c, args)
-
-    def host_compute(self, c: E.Call, args: list) -> Any:
-        """A computing tensor op (arithmetic, exp, cast, matmul, row reductions)."""
-        name = c.op.name
-        kw = c.kwargs
-        short = name.split(".", 1)[1]
-        if short in _TENSOR_BIN:
-            return _TENSOR_BIN[short](args[0], args[1]).astype(c.type.dtype.numpy)
-        if short.endswith("_scalar") and short[:-7] in _TENSOR_BIN:
-            return _TENSOR_BIN[short[:-7]](args[0], args[1]).astype(c.type.dtype.numpy)
-        if name == "tensor.exp":
-            return np.exp(args[0]).astype(c.type.dtype.numpy)
-        if name == "tensor.cast":
-            return args[0].astype(kw["target_type"].numpy)
-        if name == "tensor.matmul":
-            a = np.swapaxes(args[0], -1, -2) if kw.get("a_trans") and args[0].ndim > 1 else args[0]
-            b = np.swapaxes(args[1], -1, -2) if kw.get("b_trans") and args[1].ndim > 1 else args[1]
-            return np.asarray(a.astype(np.float64) @ b.astype(np.float64)).astype(c.type.dtype.numpy)
-        if name in ("tensor.row_max", "tensor.row_sum"):
-            fn = np.max if name.endswith("max") else np.sum
-            return fn(args[0], axis=-1, keepdims=kw.get("keep_dim") is not False)
-        raise RuntimeFault(f"op '{name}' cannot run on the host (block ops belong in an InCore function)", c.span)
+        raise RuntimeFault(
+            f"op '{name}' cannot run on the host: the host only orchestrates (calls, scalar control, tensor "
+            "allocation and views); computing ops run as kernels (OutlineTensorOps)",
+            c.span,
+        )
