@@ -162,10 +162,10 @@ class MatmulEmitter:
         out_shape = static_shape(call.type)
         self.batch = out_shape[:-2]
         acc_dtype = B.accumulator_dtype(a.type.dtype)
-        if call.type.dtype is not acc_dtype:
+        if call.type.dtype is not acc_dtype and call.type.dtype not in B.ACC_STORE_DTYPES.get(acc_dtype, ()):
             raise CompileError(
                 f"tensor.matmul: the cube accumulates in {acc_dtype.name}; a {call.type.dtype.name} result would "
-                f"need a cast on the way out, which is not converted (use out_dtype=pl.{acc_dtype.name})",
+                f"need a cast the store cannot do (use out_dtype=pl.{acc_dtype.name})",
                 self.span,
             )
         self.tiling = plan_matmul(self.m, self.n, self.k, a.type.dtype, acc_dtype)

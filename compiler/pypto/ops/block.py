@@ -567,7 +567,7 @@ def _store(args: list, kw: dict, span: Span) -> TensorType:
                 f"of size {sd} of the output tensor",
                 span,
             )
-    if t.dtype is not out.dtype:
+    if t.dtype is not out.dtype and not (is_accumulator(t) and out.dtype in ACC_STORE_DTYPES.get(t.dtype, ())):
         raise PyptoTypeError(
             f"block.store: tile dtype {t.dtype.name} differs from output tensor dtype {out.dtype.name}", span
         )
@@ -576,6 +576,16 @@ def _store(args: list, kw: dict, span: Span) -> TensorType:
         raise PyptoTypeError(f"block.store: an atomic add into {out.dtype.name} is not supported (atomic adds "
                              f"take {allowed})", span)
     return out
+
+
+# An accumulator (L0C) tile is stored through the fixpipe, which converts it to the GM dtype on the
+# way out (tstore: "acc sources convert to the GM dtype", isa_specs/instructions/data_movement.yaml).
+ACC_STORE_DTYPES = {DataType.FP32: (DataType.FP16, DataType.BF16)}
+
+
+def is_accumulator(t: TileType) -> bool:
+    """Whether ``t`` lives in L0C: Acc tiles, and only they, use 1024-byte fractals."""
+    return t.view.fractal == 1024
 
 
 def _padded(shape: tuple, rank: int) -> tuple:

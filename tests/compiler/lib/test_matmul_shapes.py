@@ -131,13 +131,36 @@ def test_plan_fits_the_buffers(m, n, k, dtype):
         assert block - g < -(-extent // count)
 
 
-def test_fp16_result_names_the_fix():
+def _plain_matmul(sa: tuple, sb: tuple, dtype: DataType):
+    """``a @ b`` with the default result dtype (the operands')."""
     ib = IRBuilder()
     with ib.program("Matmul") as p, ib.function("mm", type=ir.FunctionType.InCore) as f:
-        a = f.param("a", ir.TensorType([300, 40], DataType.FP16))
-        b = f.param("b", ir.TensorType([40, 20], DataType.FP16))
+        a = f.param("a", ir.TensorType(list(sa), dtype))
+        b = f.param("b", ir.TensorType(list(sb), dtype))
         c = tensor.matmul(a, b)
         f.return_type(c.type)
         ib.return_stmt(ib.let("c", c))
-    with pytest.raises(PyptoError, match=r"accumulates in FP32.*out_dtype=pl.FP32"):
-        compile_program(p.get_result(), with_cpp=False)
+    return p.get_result()
+
+
+@needs_emulator
+@pytest.mark.parametrize("dtype", [DataType.FP16, DataType.BF16])
+def test_half_result_is_converted_by_the_store(dtype):
+    """``a @ b`` of FP16/BF16 operands is an FP16/BF16 tensor, as in NumPy/torch: the FP32 accumulator
+    is converted by the fixpipe store (one rounding of the FP32 sum)."""
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((100, 130)).astype(NP[dtype])
+    b = rng.standard_normal((130, 70)).astype(NP[dtype])
+    r = run(_plain_matmul((100, 130), (130, 70), dtype), a, b)
+    got = r.outputs[0]
+    assert got.dtype == NP[dtype]
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    rtol = 1e-3 if dtype is DataType.FP16 else 1.6e-2
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=rtol, atol=rtol * np.abs(want).max())
+
+
+def test_int8_result_names_the_fix():
+    """INT8 operands accumulate in INT32; the store does not narrow integers, so the error says what
+    to write instead."""
+    with pytest.raises(PyptoError, match=r"accumulates in INT32.*out_dtype=pl.INT32"):
+        compile_program(_plain_matmul((300, 40), (40, 20), DataType.INT8), with_cpp=False)
