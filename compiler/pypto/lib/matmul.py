@@ -28,6 +28,9 @@ Tiling rule (:func:`plan_matmul`; every capacity is read from the machine file t
    block is as small as it can be (M = 300 with ``bm <= 80`` is 80, 80, 80, 60, not 128, 128, 44).
 6. K chunks after the first accumulate in the same L0C tile (``matmul_acc``): split-K whenever K
    does not fit one chunk.
+7. When A's whole ``bm x K`` row panel (all its K chunks) fits half of L1, it is loaded once per M
+   block and every N block moves its chunks from L1 to L0A (``a_panel``; the K loop is then
+   unrolled over the panel's tiles); otherwise A is reloaded per block like B.
 """
 
 from __future__ import annotations
@@ -77,6 +80,7 @@ class MatmulTiling:
     bn: int
     bk: int
     granule: int
+    a_panel: bool = False
 
 
 def plan_matmul(m: int, n: int, k: int, dtype: DataType, acc_dtype: DataType) -> MatmulTiling:
@@ -106,7 +110,9 @@ def plan_matmul(m: int, n: int, k: int, dtype: DataType, acc_dtype: DataType) ->
             mid = (lo + hi) // 2
             lo, hi = (mid, hi) if fits(mid * g) else (lo, mid)
         bk = lo * g
-    return MatmulTiling(bm, bn, _even(k, bk, g), g)
+    bk = _even(k, bk, g)
+    k_tiles = sum(seg.tile * seg.count for seg in _segments(k, bk, g))
+    return MatmulTiling(bm, bn, bk, g, a_panel=bm * k_tiles * size <= CAPACITY[MemorySpace.Mat] // SHARE)
 
 
 @dataclass(frozen=True)
@@ -198,16 +204,19 @@ class MatmulEmitter:
             carried = rvs
         return stmts, carried
 
-    def operand(self, x: Any, trans: bool, batch_offs: list, rows: tuple, cols: tuple, space: MemorySpace,
-                out: list) -> E.Var:
-        """One operand chunk in L0: ``rows``/``cols`` are (offset, segment) in the un-transposed
-        orientation ([M, K] for A, [K, N] for B); a transposed operand is read the other way round
-        and moved with ``transpose=True``."""
+    def mat(self, x: Any, trans: bool, batch_offs: list, rows: tuple, cols: tuple, out: list) -> E.Var:
+        """One operand chunk loaded to L1: ``rows``/``cols`` are (offset, segment) in the
+        un-transposed orientation ([M, K] for A, [K, N] for B); a transposed operand is read the
+        other way round."""
         (ro, rs), (co, cs) = (cols, rows) if trans else (rows, cols)
         load = B.load(x, batch_offs + [ro, co], [rs.tile, cs.tile], [rs.valid, cs.valid], MemorySpace.Mat,
                       span=self.span)
-        mat = self.let(f"{x.name}_mat", load, out)
-        return self.let(f"{x.name}_{space.name.lower()}", B.move(mat, space, trans, span=self.span), out)
+        return self.let(f"{x.name}_mat", load, out)
+
+    def l0(self, mat: E.Var, trans: bool, space: MemorySpace, out: list) -> E.Var:
+        """A Mat chunk moved to L0A/L0B (``transpose=True`` for a transposed operand)."""
+        base = mat.name.rsplit("_mat", 1)[0]
+        return self.let(f"{base}_{space.name.lower()}", B.move(mat, space, trans, span=self.span), out)
 
     def batch_offsets(self, x: Any, shape: tuple, idx: list) -> list:
         """Offsets of operand ``x`` along its batch dims for the output batch index ``idx``: NumPy
@@ -241,38 +250,59 @@ class MatmulEmitter:
 
     def m_level(self, idx: list, n_segs: list) -> Callable:
         def inner(mo: Any, ms: _Segment, carried: list) -> tuple[list, list]:
+            pre: list = []
+            panel = None
+            if self.tiling.a_panel and sum(seg.count for seg in n_segs) > 1:
+                # rule 7: A's row panel stays in L1 while every N block uses it
+                a_offs = self.batch_offsets(self.a, self.sa, idx)
+                panel = [self.mat(self.a, self.a_trans, a_offs, (mo, ms), k, pre) for k in self.k_chunks()]
+
             def n_inner(no: Any, ns: _Segment, carried2: list) -> tuple[list, list]:
-                return self.block(idx, (mo, ms), (no, ns), carried2[0])
-            return self.over(n_segs, "bn", carried, n_inner)
+                return self.block(idx, (mo, ms), (no, ns), carried2[0], panel)
+            more, carried = self.over(n_segs, "bn", carried, n_inner)
+            return pre + more, carried
         return inner
 
-    def block(self, idx: list, mrow: tuple, ncol: tuple, out_tensor: Any) -> tuple[list, list]:
-        """One ``bm x bn`` output block: the K chunks accumulated in L0C, then stored."""
+    def k_chunks(self) -> list[tuple[Any, _Segment]]:
+        """Every K chunk as (constant offset, one-block segment), for an unrolled K loop."""
+        t = self.tiling
+        return [(_idx(seg.start + i * seg.step), _Segment(seg.start + i * seg.step, 1, seg.step, seg.tile, seg.valid))
+                for seg in _segments(self.k, t.bk, t.granule) for i in range(seg.count)]
+
+    def block(self, idx: list, mrow: tuple, ncol: tuple, out_tensor: Any, panel: list | None) -> tuple[list, list]:
+        """One ``bm x bn`` output block: the K chunks accumulated in L0C, then stored. With an A
+        ``panel`` (its Mat tiles, one per K chunk) the K loop is unrolled over the panel."""
         t = self.tiling
         a_offs, b_offs = self.batch_offsets(self.a, self.sa, idx), self.batch_offsets(self.b, self.sb, idx)
-        k_segs = _segments(self.k, t.bk, t.granule)
-        first = k_segs[0]
-        rest = ([_Segment(first.start + first.step, first.count - 1, first.step, first.tile, first.valid)]
-                if first.count > 1 else []) + k_segs[1:]
-        first = _Segment(first.start, 1, first.step, first.tile, first.valid)
 
-        def chunk(ko: Any, ks: _Segment, acc: Any, out: list) -> E.Var:
-            left = self.operand(self.a, self.a_trans, a_offs, mrow, (ko, ks), MemorySpace.Left, out)
-            right = self.operand(self.b, self.b_trans, b_offs, (ko, ks), ncol, MemorySpace.Right, out)
+        def chunk(ko: Any, ks: _Segment, acc: Any, out: list, a_mat: Any = None) -> E.Var:
+            if a_mat is None:
+                a_mat = self.mat(self.a, self.a_trans, a_offs, mrow, (ko, ks), out)
+            left = self.l0(a_mat, self.a_trans, MemorySpace.Left, out)
+            right = self.l0(self.mat(self.b, self.b_trans, b_offs, (ko, ks), ncol, out), self.b_trans,
+                            MemorySpace.Right, out)
             if acc is None:
                 return self.let("acc", B.matmul(left, right, span=self.span), out)
             return self.let("acc", B.matmul_acc(acc, left, right, span=self.span), out)
 
         stmts: list = []
-        acc = chunk(_idx(0), first, None, stmts)
+        if panel is not None:
+            acc = None
+            for (ko, ks), a_mat in zip(self.k_chunks(), panel, strict=True):
+                acc = chunk(ko, ks, acc, stmts, a_mat)
+        else:
+            k_segs = _segments(self.k, t.bk, t.granule)
+            first = k_segs[0]
+            rest = ([_Segment(first.start + first.step, first.count - 1, first.step, first.tile, first.valid)]
+                    if first.count > 1 else []) + k_segs[1:]
+            acc = chunk(_idx(0), _Segment(first.start, 1, first.step, first.tile, first.valid), None, stmts)
 
-        def k_inner(ko: Any, ks: _Segment, carried: list) -> tuple[list, list]:
-            out: list = []
-            return out, [chunk(ko, ks, carried[0], out)]
+            def k_inner(ko: Any, ks: _Segment, carried: list) -> tuple[list, list]:
+                out: list = []
+                return out, [chunk(ko, ks, carried[0], out)]
 
-        more, (acc,) = self.over(rest, "bk", [acc], k_inner)
-        stmts += more
+            more, (acc,) = self.over(rest, "bk", [acc], k_inner)
+            stmts += more
         offs = list(idx) + [mrow[0], ncol[0]]
         stored = self.let(f"{out_tensor.name}_st", B.store(acc, offs, out_tensor, span=self.span), stmts)
         return stmts, [stored]
-

@@ -15,6 +15,7 @@ from conftest import needs_emulator
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import pyptoemu
 from pypto import DataType, ir
 from pypto.enums import CAPACITY, MemorySpace
 from pypto.errors import PyptoError
@@ -100,13 +101,18 @@ def test_batched_transposed_rhs_broadcast():
     check_matmul((2, 13, 20), (9, 13), DataType.BF16, a_trans=True, b_trans=True)
 
 
-def test_large_product_is_a_loop_nest_with_split_k():
-    """256 x 512 @ 512 x 384 in FP16 does not fit L0 as whole operands: the kernel loops over M and N
-    blocks and accumulates 4 K chunks in one L0C tile."""
+@needs_emulator
+def test_large_product_is_a_loop_nest_with_split_k_and_an_l1_panel():
+    """256 x 512 @ 512 x 384 in FP16 does not fit L0 as whole operands: 2 x 4 blocks of 128 x 96,
+    each accumulating 4 K chunks of 128 in one L0C tile (32 cube ops, 8 stores). A's 128 x 512 row
+    panel fits half of L1, so it is loaded once per M block: 2 x 4 A loads + 32 B loads, not 64."""
     compiled = compile_program(matmul_program((256, 512), (512, 384), DataType.FP16), with_cpp=False)
     pto = compiled.pto["mm"]
     assert "scf.for" in pto
     assert pto.count("pto.tmatmul.acc") >= 1 and "pto.tmatmul ins" in pto
+    r = pyptoemu.run(pto, entry="mm", data=False)  # timing only: the schedule, no values
+    assert r.pipes["M"].instructions == 32 and r.pipes["FIX"].instructions == 8
+    assert r.pipes["MTE2"].instructions == 8 + 32
 
 
 @settings(max_examples=60)
