@@ -54,6 +54,18 @@ class OrchMatmul:
         return c
 
 
+@pl.program
+class OrchIf:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 32], pl.FP32], b: pl.Tensor[[16, 32], pl.FP32],
+             flag: pl.Scalar[pl.INDEX]) -> pl.Tensor[[16, 32], pl.FP32]:
+        if flag > 0:
+            c = pl.add(a, b)
+        else:
+            c = pl.mul(pl.sub(a, b), 2.0)
+        return c
+
+
 def rand(shape, seed, dtype=np.float32):
     return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
 
@@ -105,6 +117,15 @@ def test_orchestration_matmul_runs_tiled_on_the_cube():
     compiled = compile_program(OrchMatmul)
     assert compiled.core["main_matmul"] == "aic"
     assert "PTO2_WORKER_CUBE" in generate_orchestration(compiled.program, compiled.core)["main"]
+
+
+@needs_emulator
+@pytest.mark.parametrize("flag,launches", [(1, 1), (0, 2)])
+def test_ops_in_host_branches_launch_only_when_taken(flag, launches):
+    a, b = rand((16, 32), 9), rand((16, 32), 10)
+    r = run(OrchIf, a, b, flag)
+    assert r.launches == launches
+    np.testing.assert_allclose(r.outputs[0], a + b if flag else (a - b) * 2.0, rtol=1e-6)
 
 
 def test_host_interpreter_refuses_computing_ops():
