@@ -112,7 +112,7 @@ class TwoInlines:
 
 def _log(program) -> list[str]:
     pm = PassManager.get_strategy()
-    pm.passes = pm.passes[:7]
+    pm.passes = pm.passes[:[type(p) for p in pm.passes].index(FuseLoopsPass) + 1]  # up to FuseLoops
     pm.run_passes(program)
     assert isinstance(pm.passes[-1], FuseLoopsPass)
     return pm.passes[-1].log
@@ -191,7 +191,7 @@ def test_illegal_pairs_are_left_alone_with_the_reason(consumer, reason, tmp_path
     log = _log(program)
     assert len(log) == 1 and "not fused" in log[0] and reason in log[0], log
     ir.compile(program, output_dir=str(tmp_path), dump_passes=True)
-    dump = (tmp_path / "passes_dump" / "07_after_FuseLoops.py").read_text()
+    dump = next((tmp_path / "passes_dump").glob("*_after_FuseLoops.py")).read_text()
     assert reason in dump.splitlines()[0]
     x = _x()
     r = pypto.runtime.run(program, x)
