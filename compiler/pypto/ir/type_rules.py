@@ -43,7 +43,7 @@ def broadcast_shapes(a: tuple, b: tuple, what: str, span: Span) -> tuple:
     return tuple(reversed(out))
 
 
-# Binary tile ops whose broadcasts the compiler lowers to the expand ops (pypto.passes.broadcast).
+# Binary tile ops whose broadcasts the compiler lowers to the expand ops (pypto.lib.broadcast).
 BROADCAST_OPS = ("add", "sub", "mul", "div", "maximum", "minimum")
 
 
@@ -51,7 +51,7 @@ def check_broadcast_lowerable(op: str, a: tuple, b: tuple, out: tuple, span: Spa
     """Reject at ``span`` a tile broadcast that NumPy allows but no lowering computes.
 
     PTO element-wise instructions take operands of one shape; broadcasts become expand ops
-    (:mod:`pypto.passes.broadcast`), which exist for 2-D tiles of static shape only, and only the
+    (:mod:`pypto.lib.broadcast`), which exist for 2-D tiles of static shape only, and only the
     ``BROADCAST_OPS`` are lowered. Anything else would run the instruction over a smaller operand
     and read past its end, so it is an error here rather than a fault (or wrong numbers) at run time.
     """

@@ -51,7 +51,10 @@ _UNIFIED = ["add", "sub", "mul", "div", "maximum", "exp", "cast", "reshape", "tr
 _BLOCK = ["create_tile", "load", "store", "move", "neg", "sqrt", "rsqrt", "recip", "log", "abs", "relu", "matmul_acc", "matmul_bias", "gemv", "gemv_acc", "gemv_bias", "minimum", "min", "sum", "max", "cmp", "cmps", "row_min", "row_expand", "row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand_div", "col_expand", "col_expand_mul", "col_expand_div", "col_expand_sub", "expands", "rem", "rems", "and_", "ands", "or_", "ors", "xor", "xors", "shl", "shls", "shr", "shrs", "maxs", "mins", "prelu", "not_", "addc", "subc", "addsc", "subsc", "lrelu", "sel", "sels"]
 _TENSOR = ["create_tensor", "assemble", "dim"]
 _IDS = ["get_block_idx", "get_block_num", "get_subblock_idx"]
-for _name in _UNIFIED + _BLOCK + _TENSOR + _IDS:
+# the tensor-level library (pypto.lib): pl.<name> on Tensors; names shared with tile ops dispatch on the argument
+_LIB = ["sigmoid", "tanh", "gelu", "silu", "reciprocal", "pow", "mean", "broadcast_to", "slice", "concat", "softmax",
+        "log_softmax", "layer_norm", "rms_norm", "swiglu"]
+for _name in _UNIFIED + _BLOCK + _TENSOR + _IDS + _LIB:
     globals()[_name] = _OpStub("", _name)
 
 block = _Namespace(
@@ -63,8 +66,11 @@ block = _Namespace(
 tile = block
 tensor = _Namespace(
     "tensor",
-    ("create", "dim", "read", "write", "slice", "view", "assemble", "add", "sub", "mul", "div", "maximum", "exp", "cast", "matmul",
-     "row_max", "row_sum", "add_scalar", "sub_scalar", "mul_scalar", "div_scalar", "reshape", "transpose"),
+    ("create", "dim", "read", "write", "slice", "view", "assemble", "add", "sub", "mul", "div", "maximum", "exp",
+     "cast", "matmul", "row_max", "row_sum", "add_scalar", "sub_scalar", "mul_scalar", "div_scalar", "reshape",
+     "transpose", "neg", "sqrt", "rsqrt", "reciprocal", "log", "abs", "relu", "sigmoid", "tanh", "gelu", "silu",
+     "minimum", "pow", "sum", "max", "min", "mean", "broadcast_to", "concat", "softmax", "log_softmax", "layer_norm",
+     "rms_norm", "swiglu"),
 )
 system = _Namespace("system", ("sync_src", "sync_dst", "bar_v", "bar_m", "bar_all", "task_dummy",
                                "available_cluster_count", "available_aiv_count"))

@@ -15,6 +15,7 @@ from pypto.ir.types import ScalarType, TensorType, TileType, TupleType, UnknownT
 from pypto.language import surface, tasks
 from pypto.language.source import InlineFunction, Namespace, SourceInfo, is_pl_module
 from pypto.language.typing import dynamic
+from pypto.lib import ops as LIB
 from pypto.ops import block as B
 from pypto.ops import get_op, is_op_registered
 from pypto.ops import system as SY
@@ -154,6 +155,8 @@ def pl_call(p: Any, node: ast.Call, name: str, pl: Any, args: list | None = None
             return E.cast(p.to_ir(args[0], node), args[1] if len(args) > 1 else kwargs["target_type"], p.span(node))
         builder = E.min_ if name == "min" else E.max_
         return builder(p.to_ir(args[0], node), p.to_ir(args[1], node), p.span(node))
+    if first == "tensor" and name in LIB.BUILDERS:  # the tensor-level library (pypto.lib)
+        return invoke(p, node, f"pl.{name}", LIB.BUILDERS[name], args, kwargs)
     if name in TENSOR_ONLY or (name not in BLOCK_ONLY and first == "tensor"):
         return namespace_call(p, node, "tensor", "create" if name == "create_tensor" else name, args, kwargs)
     if name in BLOCK_ONLY or first == "tile":
@@ -175,6 +178,8 @@ def namespace_call(p: Any, node: ast.Call, ns: str, name: str, args: list | None
     if ns == "block" and name in ("min", "max", "sum") and len(args) > 1 and _kind(args[1]) == "tile":
         name = {"min": "minimum", "max": "maximum"}.get(name, name)
     fn = _builder(module, name)
+    if ns == "tensor" and name in LIB.BUILDERS:
+        fn = LIB.BUILDERS[name]
     if fn is None:
         raise p.error(f"unknown op 'pl.{ns + '.' if ns != 'block' or _explicit(node) else ''}{name}'", node.func)
     return invoke(p, node, f"pl.{name}", fn, args, kwargs or {})

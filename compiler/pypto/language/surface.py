@@ -22,6 +22,7 @@ from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.types import ScalarType, TensorType, TileType, static_int
 from pypto.language import tasks
+from pypto.lib import ops as LIB
 from pypto.ops import block as B
 from pypto.ops import tensor as T
 from pypto.ops import tile_data as D
@@ -248,6 +249,11 @@ def fillpad(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
 
 
 def concat(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
+    if args and _kind(args[0]) == "tensor":  # tensors: the library's concat along any axis (pypto.lib)
+        try:
+            return LIB.concat(*args, **kwargs, span=p.span(node))
+        except TypeError as e:
+            raise p.error(f"pl.concat: {e}", node, PyptoTypeError) from None
     a, b = _bind_args(p, node, "pl.concat", ("a", "b"), args, kwargs, 2)
     if _kind(a) != "tile" or _kind(b) != "tile":
         raise p.error("pl.concat joins two tiles (load tensor windows first in InCore code)", node, PyptoTypeError)

@@ -1,1 +1,24 @@
-"""PyPTO-Lib: tensor-level primitives and composites, lowered by tiling (seed 003)."""
+"""PyPTO-Lib (seed 003): the tensor-level primitive library, bound to ``pl``.
+
+``pl.<name>(x, ...)`` on Tensors builds one tensor op (:mod:`pypto.lib.ops`) in any function; in an
+InCore kernel (a ``@pl.function(type=InCore)``, an outlined ``with pl.incore():`` scope) the
+ExpandLibraryOps pass replaces it by the op's definition, PyPTO IR over the block ops:
+
+* element-wise (:mod:`pypto.lib.elementwise`): add, sub, mul, div, maximum, minimum with NumPy
+  broadcasting and scalar operands, pow by an integer, exp, log, sqrt, rsqrt, reciprocal, neg, abs,
+  relu, sigmoid, tanh, gelu, silu, cast;
+* matmul and batched matmul for any M, N, K (:mod:`pypto.lib.matmul`, through ConvertTensorToBlockOps);
+* reductions (:mod:`pypto.lib.reduction`): sum, max, min, mean over any axis or axes, ``keepdim``
+  (and the older row_sum/row_max);
+* layout ops (broadcast_to, slice, concat) and composites (softmax, log_softmax, layer_norm,
+  rms_norm, swiglu) have their IR ops and ``pl`` names; their definitions follow.
+
+Tiling for any shape, tails and the two-level loops are :mod:`pypto.lib.tiling`; the view casts
+``cast_tensor_to_tile`` / ``cast_tile_to_tensor`` are :mod:`pypto.lib.ops`.
+"""
+
+from pypto.lib import elementwise, reduction  # noqa: F401 - register the definitions
+from pypto.lib.ops import BUILDERS, cast_tensor_to_tile, cast_tile_to_tensor
+from pypto.lib.registry import DEFINITIONS, defined
+
+__all__ = ["BUILDERS", "DEFINITIONS", "cast_tensor_to_tile", "cast_tile_to_tensor", "defined"]

@@ -4,11 +4,13 @@ from pypto.passes.allocate_memory_addr import AllocateMemoryAddrPass
 from pypto.passes.chunk_loops import InterchangeChunkLoopsPass, SplitChunkedLoopsPass
 from pypto.passes.convert_tensor_to_block_ops import ConvertTensorToBlockOpsPass
 from pypto.passes.convert_to_ssa import ConvertToSSAPass
+from pypto.passes.expand_library_ops import ExpandLibraryOpsPass
 from pypto.passes.expand_power2 import ExpandPower2Pass
 from pypto.passes.fuse_loops import FuseLoopsPass
 from pypto.passes.init_memref import InitMemRefPass
 from pypto.passes.insert_sync import InsertSyncPass
 from pypto.passes.manager import OptimizationStrategy, PassManager
+from pypto.passes.materialize_tile_views import MaterializeTileViewsPass
 from pypto.passes.memory_reuse import MemoryReusePass
 from pypto.passes.outline_incore_scopes import OutlineIncoreScopesPass
 from pypto.passes.unroll_loops import UnrollLoopsPass
@@ -67,9 +69,32 @@ def allocate_memory_addr() -> AllocateMemoryAddrPass:
 
 
 __all__ = [
-    "AllocateMemoryAddrPass", "ConvertTensorToBlockOpsPass", "ConvertToSSAPass", "ExpandPower2Pass", "FuseLoopsPass", "InitMemRefPass", "InsertSyncPass",
-    "InterchangeChunkLoopsPass", "MemoryReusePass", "OptimizationStrategy", "OutlineIncoreScopesPass", "PassManager",
-    "SplitChunkedLoopsPass", "UnrollLoopsPass", "allocate_memory_addr", "basic_memory_reuse",
-    "convert_tensor_to_block_ops", "convert_to_ssa", "expand_power2", "fuse_loops", "init_mem_ref", "insert_sync", "interchange_chunk_loops",
-    "outline_incore_scopes", "split_chunked_loops", "unroll_loops",
+    "AllocateMemoryAddrPass",
+    "ConvertTensorToBlockOpsPass",
+    "ConvertToSSAPass",
+    "ExpandLibraryOpsPass",
+    "ExpandPower2Pass",
+    "FuseLoopsPass",
+    "InitMemRefPass",
+    "InsertSyncPass",
+    "InterchangeChunkLoopsPass",
+    "MaterializeTileViewsPass",
+    "MemoryReusePass",
+    "OptimizationStrategy",
+    "OutlineIncoreScopesPass",
+    "PassManager",
+    "SplitChunkedLoopsPass",
+    "UnrollLoopsPass",
+    "allocate_memory_addr",
+    "basic_memory_reuse",
+    "convert_tensor_to_block_ops",
+    "convert_to_ssa",
+    "expand_power2",
+    "fuse_loops",
+    "init_mem_ref",
+    "insert_sync",
+    "interchange_chunk_loops",
+    "outline_incore_scopes",
+    "split_chunked_loops",
+    "unroll_loops",
 ]

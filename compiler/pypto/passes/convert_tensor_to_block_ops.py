@@ -18,7 +18,7 @@ A kernel written with tensor ops (``pl.add(a, b)`` on Tensors, the ``*_scalar`` 
 * Values shaped ``[R, 1]`` (row reductions) are row vectors; ``x - row_max(x)`` style broadcasts
   become ``row_expand_sub`` etc. Other broadcasts (``[R, C] * [1, C]``, ``[R, 1] + [1, C]``) are
   converted with whole-tensor tiles and made explicit with the expand ops by the pre-memory
-  normalisation (:mod:`pypto.passes.broadcast`).
+  normalisation (:mod:`pypto.lib.broadcast`).
 * A returned ``matmul`` of any M, N, K and batch dims is a loop nest over the cube buffers
   (:mod:`pypto.lib.matmul`: M/N blocks, split-K accumulated in L0C, ragged tails as zero-padded
   boxes with valid shapes) that stores straight into its Out tensor. A matmul whose product feeds
@@ -43,11 +43,11 @@ from pypto.ir import stmt as St
 from pypto.ir.expr import static_int
 from pypto.ir.types import ScalarType, TensorType, TileType, nbytes, shape_str, static_shape
 from pypto.ir.visitor import stmt_list, substitute, walk, walk_stmts
+from pypto.lib.broadcast import lower_binary
 from pypto.lib.matmul import MatmulEmitter, cube_granule
 from pypto.ops import block as B
 from pypto.ops import tensor as T
 from pypto.passes.base import NameAllocator, Pass
-from pypto.passes.broadcast import lower_binary
 from pypto.passes.ir_utils import all_names
 
 _ELEMENTWISE = {"tensor.add": "add", "tensor.sub": "sub", "tensor.mul": "mul", "tensor.div": "div",
@@ -295,7 +295,7 @@ class _Converter:
             if ka == kb:
                 return getattr(B, short)(tile_of(a), tile_of(b), span=span)
             # a row or column vector against a full block (or the two vectors: an outer op): the
-            # expand-op lowering tile-level code uses (passes/broadcast.py)
+            # expand-op lowering tile-level code uses (lib/broadcast.py)
             ta, tb = tile_of(a), tile_of(b)
             tr, tc = self.tile_shape
             vr, vc = (g.vr, g.vc) if g is not None else (tr, tc)

@@ -15,10 +15,12 @@ from pypto.passes.checks import check_orchestration
 from pypto.passes.chunk_loops import InterchangeChunkLoopsPass, SplitChunkedLoopsPass
 from pypto.passes.convert_tensor_to_block_ops import ConvertTensorToBlockOpsPass
 from pypto.passes.convert_to_ssa import ConvertToSSAPass
+from pypto.passes.expand_library_ops import ExpandLibraryOpsPass
 from pypto.passes.expand_power2 import ExpandPower2Pass
 from pypto.passes.fuse_loops import FuseLoopsPass
 from pypto.passes.init_memref import InitMemRefPass
 from pypto.passes.insert_sync import InsertSyncPass
+from pypto.passes.materialize_tile_views import MaterializeTileViewsPass
 from pypto.passes.memory_reuse import MemoryReusePass
 from pypto.passes.outline_incore_scopes import OutlineIncoreScopesPass
 from pypto.passes.outline_tensor_ops import OutlineTensorOpsPass
@@ -36,8 +38,11 @@ class OptimizationStrategy(enum.Enum):
 # computing tensor ops become kernels the same way.
 # FuseLoops needs block-level loops and outlined kernels, and runs before memory is planned;
 # ExpandPower2 follows it so that two fused power-of-two loops are expanded once, chunk by chunk.
+# The library ops of a kernel are expanded into tile loops over views, which become loads and stores
+# once the kernel boundary is known (seed 003 §2); ConvertTensorToBlockOps handles what is left (matmul).
 _FRONT = (ConvertToSSAPass, UnrollLoopsPass, SplitChunkedLoopsPass, InterchangeChunkLoopsPass, OutlineIncoreScopesPass,
-          OutlineTensorOpsPass, ConvertTensorToBlockOpsPass, FuseLoopsPass, ExpandPower2Pass)
+          OutlineTensorOpsPass, ExpandLibraryOpsPass, MaterializeTileViewsPass, ConvertTensorToBlockOpsPass,
+          FuseLoopsPass, ExpandPower2Pass)
 STRATEGIES: dict[OptimizationStrategy, tuple[type, ...]] = {
     OptimizationStrategy.Default: (*_FRONT, InitMemRefPass, MemoryReusePass, InsertSyncPass, AllocateMemoryAddrPass),
     OptimizationStrategy.PTOAS: (*_FRONT, InitMemRefPass, MemoryReusePass, AllocateMemoryAddrPass),
@@ -53,6 +58,8 @@ PRODUCES = {
     "interchange-chunk-loops": {"TypeChecked", "SSAForm"},
     "outline-incore-scopes": _SPLIT,
     "outline-tensor-ops": _SPLIT,
+    "expand-library-ops": _SPLIT,
+    "materialize-tile-views": _SPLIT,
     "convert-tensor-to-block-ops": _SPLIT | _BLOCK,
     "fuse-loops": _SPLIT | _BLOCK,
     "expand-power2": _SPLIT | _BLOCK,

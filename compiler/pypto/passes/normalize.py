@@ -38,10 +38,10 @@ from pypto.ir.expr import static_int
 from pypto.ir.registry import create_op_call
 from pypto.ir.types import TileType
 from pypto.ir.visitor import stmt_list, substitute, walk
+from pypto.lib.broadcast import BROADCASTING, lower_binary, needs_lowering, vec_kind
 from pypto.ops import block as B
 from pypto.ops import isa
 from pypto.passes.analysis import space_of_def
-from pypto.passes.broadcast import BROADCASTING, lower_binary, needs_lowering, vec_kind
 
 _ROW = {"block.sum": "row_sum", "block.max": "row_max", "block.min": "row_min"}
 # op -> (scratch shape and dtype from the call's tile operands) for the ops that get a compiler scratch tile.

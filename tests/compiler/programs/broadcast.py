@@ -1,4 +1,4 @@
-"""Broadcasting binary ops in kernels: each form the expand-op lowering takes (passes/broadcast.py)."""
+"""Broadcasting binary ops in kernels: each form the expand-op lowering takes (lib/broadcast.py)."""
 
 import pypto.language as pl
 

@@ -1,0 +1,195 @@
+"""Building library IR: statements, SSA loops over blocks, and the windows a block reads and writes.
+
+A library definition receives an :class:`Emitter` and appends PyPTO IR to it: ``let`` binds a call
+to a fresh variable, ``loop`` builds a ``for`` whose loop-carried values (the output tensor being
+assembled, a running reduction tile) are SSA iter args, and ``blocks`` runs a body once per block of
+a :class:`~pypto.lib.tiling.Plan` (a loop over the full blocks, then the tail block peeled with its
+own static valid shape). A block reads its operands with :func:`read` (``cast_tensor_to_tile`` of
+the operand's window, broadcasting vectors and scalars NumPy's way) and writes its result with
+:func:`write` (``cast_tile_to_tensor`` + ``tensor.assemble`` into the output).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from pypto.dtype import DataType
+from pypto.enums import TilePad
+from pypto.errors import CompileError, Span
+from pypto.ir import expr as E
+from pypto.ir import stmt as St
+from pypto.ir.types import ScalarType, TensorType, TileType, static_shape
+from pypto.lib import ops as L
+from pypto.lib.tiling import Plan
+from pypto.ops import tensor as T
+
+if TYPE_CHECKING:
+    from pypto.passes.base import NameAllocator
+
+
+def idx(v: int) -> E.ConstInt:
+    return E.ConstInt(v, DataType.INDEX)
+
+
+class Emitter:
+    """An append-only statement list plus the function's name allocator and a workspace factory.
+
+    ``workspace(type, base)`` returns a GM tensor the definition may write and read back (an
+    intermediate that does not stay on chip); the expansion pass turns it into an ``Out`` parameter
+    the caller allocates.
+    """
+
+    def __init__(self, names: NameAllocator, span: Span, workspace: Callable[[TensorType, str], E.Var]):
+        self.names = names
+        self.span = span
+        self.workspace = workspace
+        self.stmts: list = []
+
+    def child(self) -> Emitter:
+        return Emitter(self.names, self.span, self.workspace)
+
+    def let(self, base: str, call: E.Expr, valid: tuple | None = None) -> E.Var:
+        """Bind ``call`` to a fresh variable; a tile result gets ``valid`` as its valid shape."""
+        t = call.type
+        if valid is not None and isinstance(t, TileType):
+            t = replace(t, tile_view=replace(t.view, valid_shape=tuple(idx(v) if isinstance(v, int) else v
+                                                                         for v in valid)))
+        v = E.Var(self.names.fresh(base), t, self.span)
+        self.stmts.append(St.AssignStmt(v, call, self.span))
+        return v
+
+    def loop(self, count: int, carried: list, body: Callable[[Emitter, E.Expr, list], list],
+             name: str = "i") -> list:
+        """``for i in range(count)`` carrying ``carried``; ``body(em, i, iters)`` returns the next values.
+
+        A single iteration is emitted inline with ``i = 0`` (no loop)."""
+        if count == 1:
+            return list(body(self, idx(0), list(carried)))
+        lv = E.Var(self.names.fresh(name), ScalarType(DataType.INDEX), self.span)
+        iters = [E.IterArg(self.names.fresh(f"{c.name}_it"), c.type, self.span, c) for c in carried]
+        inner = self.child()
+        new = list(body(inner, lv, list(iters)))
+        stmts = inner.stmts + ([St.YieldStmt(tuple(new), self.span)] if carried else [])
+        rvs = [E.Var(self.names.fresh(f"{c.name}_rv"), c.type, self.span) for c in carried]
+        self.stmts.append(St.ForStmt(lv, idx(0), idx(count), idx(1), tuple(iters), St.SeqStmts(tuple(stmts), self.span),
+                                     tuple(rvs), self.span))
+        return rvs
+
+
+@dataclass(frozen=True)
+class Window:
+    """One block of a plan: offsets (expressions) and valid extents of rows and columns, and the
+    tile shape ``[tr, tc]`` shared by every block of the plan; ``rank1`` when the data is a vector."""
+
+    ro: Any
+    co: Any
+    vr: int
+    vc: int
+    tr: int
+    tc: int
+    rank1: bool = False
+
+    @property
+    def valid(self) -> tuple:
+        return (self.vc,) if self.rank1 else (self.vr, self.vc)
+
+    @property
+    def row_valid(self) -> tuple:
+        return (self.vr, 1)
+
+
+def offset_of(start: int, i: E.Expr, size: int) -> E.Expr:
+    if isinstance(i, E.ConstInt):
+        return idx(start + i.value * size)
+    e = i * size if size != 1 else i
+    return e + start if start else e
+
+
+def blocks(em: Emitter, plan: Plan, carried: list, body: Callable[[Emitter, Window, list], list],
+           rank1: bool = False, cols: bool = True) -> list:
+    """Run ``body(em, window, carried) -> carried`` over every block of ``plan`` (rows outer).
+
+    With ``cols=False`` the body runs once per row block with ``co = 0`` and ``vc = cols`` (it walks
+    the columns itself: the two-level loop of the row reductions)."""
+
+    def over_cols(em: Emitter, ro: E.Expr, vr: int, carried: list) -> list:
+        if not cols:
+            return body(em, Window(ro, idx(0), vr, plan.cols, plan.tr, plan.tc, rank1), carried)
+        for start, count, valid in plan.segments(1):
+            carried = em.loop(count, carried, lambda e, j, c, s=start, v=valid: body(
+                e, Window(ro, offset_of(s, j, plan.tc), vr, v, plan.tr, plan.tc, rank1), c), "bj")
+        return carried
+
+    for start, count, valid in plan.segments(0):
+        carried = em.loop(count, carried, lambda e, i, c, s=start, v=valid: over_cols(
+            e, offset_of(s, i, plan.tr), v, c), "bi")
+    return carried
+
+
+def chunks(em: Emitter, plan: Plan, win: Window, carried: list, body: Callable[[Emitter, Window, list], list]) -> list:
+    """The inner level of a two-level loop: ``body`` over the column chunks of row block ``win``."""
+    for start, count, valid in plan.segments(1):
+        carried = em.loop(count, carried, lambda e, j, c, s=start, v=valid: body(
+            e, replace(win, co=offset_of(s, j, plan.tc), vc=v), c), "bk")
+    return carried
+
+
+# ----------------------------------------------------------------------------- operand windows
+
+
+def shape2(t: TensorType) -> tuple[int, ...]:
+    s = static_shape(t)
+    if s is None:
+        raise CompileError("library ops need static shapes to be tiled")
+    return tuple(s)
+
+
+def kind(x: Any, out_shape: tuple) -> str:
+    """How operand ``x`` broadcasts against a 2-D (or 1-D) result: 'full', 'row' ([R, 1]),
+    'col' ([1, C] or [C]), 'one' ([1, 1] or [1])."""
+    s = shape2(x.type)
+    if len(s) == 1:  # a vector is one row: a 1-D window of it, whatever the result's rank
+        if s[0] == 1 and out_shape[-1] != 1:
+            return "one"
+        return "col" if len(out_shape) == 2 and out_shape[0] != 1 else "full"
+    r, c = s
+    if c == 1 and out_shape[1] != 1:
+        return "one" if r == 1 and out_shape[0] != 1 else "row"
+    if r == 1 and out_shape[0] != 1:
+        return "col"
+    return "full"
+
+
+def read(em: Emitter, x: E.Var, win: Window, k: str = "full", pad: TilePad = TilePad.null) -> E.Var:
+    """The tile of operand ``x`` (of broadcast kind ``k``) that block ``win`` reads."""
+    rank = len(shape2(x.type))
+    if rank == 1:
+        offs, sizes, valid = ([idx(0)], [1], [1]) if k == "one" else ([win.co], [win.tc], [win.vc])
+    elif k == "row":
+        offs, sizes, valid = [win.ro, idx(0)], [win.tr, 1], [win.vr, 1]
+    elif k == "col":
+        offs, sizes, valid = [idx(0), win.co], [1, win.tc], [1, win.vc]
+    elif k == "one":
+        offs, sizes, valid = [idx(0), idx(0)], [1, 1], [1, 1]
+    else:
+        offs, sizes, valid = [win.ro, win.co], [win.tr, win.tc], [win.vr, win.vc]
+    if pad is not TilePad.null and list(valid) == list(sizes):
+        pad = TilePad.null  # a full window has no padding to fill
+    return em.let(f"{x.name}_t", L.cast_tensor_to_tile(x, offs, sizes, valid, pad, span=em.span))
+
+
+def write(em: Emitter, tile: E.Var, out: E.Var, win: Window, k: str = "full") -> E.Var:
+    """``out`` with ``tile`` (the block's valid region) assembled at the block's window."""
+    rank = len(shape2(out.type))
+    if rank == 1:
+        offs = [win.co]
+    elif k == "row":
+        offs = [win.ro, idx(0)]
+    elif k == "col":
+        offs = [idx(0), win.co]
+    else:
+        offs = [win.ro, win.co]
+    view = em.let(f"{tile.name}_v", L.cast_tile_to_tensor(tile, span=em.span))
+    return em.let(out.name.split("_it")[0], T.assemble(out, view, offs, span=em.span))

@@ -1,0 +1,169 @@
+"""Reductions: sum, max, min and mean over any axis or axes of a 1-D or 2-D tensor, ``keepdim``.
+
+* Over the last axis (a row reduction): row blocks of whole rows, ``row_<op>`` per block. A row
+  wider than a tile is reduced by a **two-level loop**: the outer loop over row blocks, the inner
+  loop over column chunks, the partial ``[tr, 1]`` result carried from chunk to chunk and combined
+  with ``add``/``maximum``/``minimum``.
+* Over the first axis of a 2-D tensor (a column reduction): column blocks, ``<op>(axis=0)`` per block,
+  and the same two-level loop over row chunks when the column is taller than a tile.
+* Over both axes: the column reduction into a ``[1, C]`` workspace, then the row reduction of it.
+* ``mean`` is the sum scaled by ``1 / count`` once the reduction is complete.
+
+The tail chunk of a reduction is padded with the reduction's identity (:func:`pypto.lib.tiling.pad_for`).
+A result with no dims left (every axis reduced without ``keepdim``) is refused with a message:
+kernels write tensors, so ask for ``keepdim=True``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from pypto.dtype import DataType
+from pypto.errors import CompileError
+from pypto.ir import expr as E
+from pypto.ir.types import TensorType
+from pypto.lib import tiling
+from pypto.lib.body import Body, work_dtype
+from pypto.lib.emit import Emitter, Window, blocks, idx, offset_of, read, shape2, write
+from pypto.lib.ops import cast_tile_to_tensor, reduce_axes
+from pypto.lib.registry import definition
+from pypto.lib.tiling import Plan
+from pypto.ops import block as B
+from pypto.ops import tensor as T
+
+COMBINE = {"sum": "add", "max": "maximum", "min": "minimum"}
+LIVE = 3  # the input tile, the scratch of row_<op> and the result
+
+
+def combine(b: Body, reduce: str, acc: E.Var, part: E.Var) -> E.Var:
+    return b.op(COMBINE[reduce], acc, part)
+
+
+def row_stat(em: Emitter, plan: Plan, win: Window, reduce: str, term: callable, work: DataType) -> E.Var:
+    """``[tr, 1]``: ``reduce`` over the row block ``win`` of the tile ``term(body, chunk_window)``
+    (a whole-row tile, or chunk by chunk with the partial result carried through a loop)."""
+    first = replace(win, co=idx(0), vc=min(plan.tc, plan.cols))
+    b = Body(em, first)
+    acc = b.row_reduce(reduce, b.cast(term(b, first), work))
+    rest = plan.cols - plan.tc
+    if rest <= 0:
+        return acc
+    for start, count, valid in Plan(plan.rows, rest, plan.tr, plan.tc).segments(1):
+        def chunk(e: Emitter, j: E.Expr, carried: list, s: int = start, v: int = valid) -> list:
+            w = replace(win, co=offset_of(plan.tc + s, j, plan.tc), vc=v)
+            cb = Body(e, w)
+            part = cb.row_reduce(reduce, cb.cast(term(cb, w), work))
+            return [combine(cb, reduce, carried[0], part)]
+
+        (acc,) = em.loop(count, [acc], chunk, "bk")
+    return acc
+
+
+def squeeze(em: Emitter, t: E.Var, length: int, valid: int) -> E.Var:
+    """A ``[n, 1]`` or ``[1, n]`` result as the ``[n]`` vector a ``keepdim=False`` output holds
+    (``block.reshape`` is a view: the same bytes)."""
+    return em.let(f"{t.name}_1d", B.reshape(t, [length], span=em.span), (valid,))
+
+
+def write_vector(em: Emitter, t: E.Var, out: E.Var, offset: E.Expr) -> E.Var:
+    view = em.let(f"{t.name}_v", cast_tile_to_tensor(t, span=em.span))
+    return em.let(out.name.split("_it")[0], T.assemble(out, view, [offset], span=em.span))
+
+
+def reduce_rows(em: Emitter, x: E.Var, out: E.Var, reduce: str, scale: float | None, span: object) -> E.Var:
+    """``out[r] = reduce(x[r, :])`` (``out`` is ``[R, 1]`` or ``[R]``)."""
+    rows, cols = shape2(x.type)
+    dtype = x.type.dtype
+    work = work_dtype(dtype, ("row_" + reduce, COMBINE[reduce], "muls"))
+    plan = tiling.plan(rows, cols, [dtype, work], LIVE, span=span)
+    pad = tiling.pad_for(reduce)
+
+    def block(e: Emitter, win: Window, carried: list) -> list:
+        r = row_stat(e, plan, win, reduce, lambda b, w: read(b.em, x, w, pad=pad), work)
+        b = Body(e, win)
+        if scale is not None:
+            r = b.scalar("muls", r, scale)
+        r = b.cast(r, out.type.dtype)
+        if len(shape2(out.type)) == 1:
+            return [write_vector(e, squeeze(e, r, win.tr, win.vr), carried[0], win.ro)]
+        return [write(e, r, carried[0], win, "row")]
+
+    return blocks(em, plan, [out], block, cols=False)[0]
+
+
+def reduce_cols(em: Emitter, x: E.Var, out: E.Var, reduce: str, scale: float | None, span: object) -> E.Var:
+    """``out[c] = reduce(x[:, c])`` (``out`` is ``[1, C]`` or ``[C]``): column blocks outer, row
+    chunks inner when a column is taller than one tile."""
+    rows, cols = shape2(x.type)
+    dtype = x.type.dtype
+    work = work_dtype(dtype, (reduce, COMBINE[reduce], "muls"))
+    plan = tiling.plan(rows, cols, [dtype, work], LIVE, row_vectors=False, span=span)
+    pad = tiling.pad_for(reduce)
+
+    def column_block(e: Emitter, co: E.Expr, vc: int, carried: list) -> list:
+        first = Window(idx(0), co, min(plan.tr, rows), vc, plan.tr, plan.tc)
+        b = Body(e, first)
+        acc = b.col_reduce(reduce, b.cast(read(e, x, first, pad=pad), work))
+        for start, count, valid in Plan(rows - plan.tr, cols, plan.tr, plan.tc).segments(0) if rows > plan.tr else ():
+            def chunk(ce: Emitter, i: E.Expr, c: list, s: int = start, v: int = valid) -> list:
+                w = replace(first, ro=offset_of(plan.tr + s, i, plan.tr), vr=v)
+                cb = Body(ce, w)
+                part = cb.col_reduce(reduce, cb.cast(read(ce, x, w, pad=pad), work))
+                return [combine(cb, reduce, c[0], part)]
+
+            (acc,) = e.loop(count, [acc], chunk, "bk")
+        if scale is not None:
+            acc = b.scalar("muls", acc, scale)
+        acc = b.cast(acc, out.type.dtype)
+        if len(shape2(out.type)) == 1:
+            return [write_vector(e, squeeze(e, acc, plan.tc, vc), carried[0], co)]
+        return [write(e, acc, carried[0], first, "col")]
+
+    carried = [out]
+    for start, count, valid in plan.segments(1):
+        carried = em.loop(count, carried, lambda e, j, c, s=start, v=valid: column_block(
+            e, offset_of(s, j, plan.tc), v, c), "bj")
+    return carried[0]
+
+
+def reduce_tensor(em: Emitter, x: E.Var, out: E.Var, reduce: str, axes: tuple, mean: bool, span: object) -> E.Var:
+    shape = shape2(x.type)
+    if len(shape) != 2:
+        raise CompileError(f"{reduce} is tiled over 2-D tensors here; got rank {len(shape)}", span)
+    count = 1
+    for a in axes:
+        count *= shape[a]
+    scale = 1.0 / count if mean else None
+    if axes == (1,):
+        return reduce_rows(em, x, out, reduce, scale, span)
+    if axes == (0,):
+        return reduce_cols(em, x, out, reduce, scale, span)
+    if len(shape2(out.type)) != 2:
+        raise CompileError(f"{reduce} over every axis leaves no dims: pass keepdim=True (kernels write tensors)", span)
+    cols = em.workspace(TensorType((idx(1), idx(shape[1])), x.type.dtype), "cols")
+    cols = reduce_cols(em, x, cols, reduce, None, span)
+    return reduce_rows(em, cols, out, reduce, scale, span)
+
+
+def _reduction(name: str, reduce: str, mean: bool) -> None:
+    @definition("tensor." + name)
+    def define(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
+        x = call.args[0]
+        axes = reduce_axes(call.op.name, len(x.type.shape), call.args[1] if len(call.args) > 1 else None, call.span)
+        return reduce_tensor(em, x, out, reduce, axes, mean, call.span)
+
+
+for _name, _reduce in (("sum", "sum"), ("max", "max"), ("min", "min")):
+    _reduction(_name, _reduce, False)
+_reduction("mean", "sum", True)
+
+
+def _row_reduction(name: str, reduce: str) -> None:
+    @definition("tensor." + name)
+    def define(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
+        x = call.args[0]
+        return reduce_tensor(em, x, out, reduce, (len(x.type.shape) - 1,), False, call.span)
+
+
+_row_reduction("row_sum", "sum")
+_row_reduction("row_max", "max")

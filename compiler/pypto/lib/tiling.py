@@ -1,0 +1,112 @@
+"""Tile sizes for any tensor shape, from the machine's buffer capacity.
+
+The rule (every number comes from the Vec buffer (UB) record of the machine file through
+``pypto.enums.CAPACITY``, itself read by ``ptoisa.machine``; nothing here is a machine number):
+
+* A library loop body keeps ``live`` tiles of one block on chip at once (its inputs, the
+  intermediates that overlap and its result; each definition declares its count). All of them
+  together take at most **half the UB**, so the memory planner has room for the neighbouring
+  iterations' tiles and the scratch of the reductions; and one tile is at most **a sixth of the UB**
+  (32 KiB on a2a3), so a loop has several blocks for MTE2, V and MTE3 to overlap.
+* A block is ``[tr, tc]`` elements over the 2-D view ``[R, C]`` of the data (rows x the last axis).
+  Columns are padded to the 32-byte row alignment of a vector tile (``tc`` a multiple of
+  ``32 / sizeof``); rows to 8 when a row vector (``[tr, 1]``, column-major) is involved, since its
+  storage is one 32-byte block per 8 rows.
+* Whole rows first: ``tc`` is all of ``C`` (padded) if ``row_align`` such rows fit the budget; the
+  rows per block ``tr`` are then the most that fit (at most ``R`` rounded up to the row alignment).
+* A row that does not fit is split into column chunks of the widest ``tc`` that fits with
+  ``row_align`` rows (``tr = row_align``): element-wise ops simply iterate over the 2-D grid, row
+  reductions and the composites built on them run a **two-level loop** (an outer loop over row
+  blocks, inner loops over column chunks carrying the partial reductions as ``[tr, 1]`` tiles).
+* The last block along an axis that does not divide evenly is a **tail**: it has the same tile shape
+  and a smaller static valid shape (``valid_row`` / ``valid_col``), so loads, ops and stores touch
+  only real data; where a consumer reads the padding the tile is padded with the consumer's
+  identity (``pad_for``: zero for sum, -inf for max, +inf for min).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pypto.dtype import DataType
+from pypto.enums import CAPACITY, MemorySpace, TilePad
+from pypto.errors import CompileError, Span
+
+ROW_BYTES = 32  # a vector tile row and a row vector's column are stored in 32-byte blocks (pto-text-format §5)
+MIN_ROW_ALIGN = 8  # rows of a [tr, 1] row vector per 32-byte block of fp32 (its storage unit)
+
+
+def ceil_to(n: int, m: int) -> int:
+    return -(-n // m) * m
+
+
+def budget_bytes() -> int:
+    """Bytes all live tiles of one block may take: half the UB."""
+    return CAPACITY[MemorySpace.Vec] // 2
+
+
+def max_tile_bytes() -> int:
+    """Bytes one tile may take: a sixth of the UB."""
+    return CAPACITY[MemorySpace.Vec] // 6
+
+
+def col_align(dtype: DataType) -> int:
+    return max(1, ROW_BYTES // dtype.nbytes)
+
+
+def row_align(dtype: DataType) -> int:
+    return max(MIN_ROW_ALIGN, ROW_BYTES // dtype.nbytes)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A ``[tr, tc]`` block over ``[rows, cols]``; ``chunked`` when a row needs several blocks."""
+
+    rows: int
+    cols: int
+    tr: int
+    tc: int
+
+    @property
+    def chunked(self) -> bool:
+        return self.tc < self.cols
+
+    def segments(self, axis: int) -> list[tuple[int, int, int]]:
+        """``(start, count, valid)`` runs along rows (0) or columns (1): ``count`` full blocks from
+        ``start`` (a loop when more than one), then the tail block with ``valid`` < the block size."""
+        extent, t = (self.rows, self.tr) if axis == 0 else (self.cols, self.tc)
+        n, rem = divmod(extent, t)
+        out = [(0, n, t)] if n else []
+        if rem:
+            out.append((n * t, 1, rem))
+        return out
+
+
+def plan(rows: int, cols: int, dtypes: list[DataType], live: int, *, row_vectors: bool = True,
+         span: Span | None = None) -> Plan:
+    """The block for ``live`` tiles over ``[rows, cols]``: sized by the widest of ``dtypes``, aligned
+    for the narrowest."""
+    if rows <= 0 or cols <= 0:
+        raise CompileError(f"cannot tile an empty [{rows}, {cols}] tensor", span)
+    dtype = max(dtypes, key=lambda d: d.nbytes)
+    narrow = min(dtypes, key=lambda d: d.nbytes)
+    nbytes = dtype.nbytes
+    ca = col_align(narrow)
+    ra = row_align(narrow) if row_vectors else 1
+    budget = budget_bytes() // live
+    tile_cap = min(budget, max_tile_bytes())
+    cp = ceil_to(cols, ca)
+    if ra * cp * nbytes <= tile_cap:
+        tc = cp
+    else:
+        tc = (tile_cap // (ra * nbytes)) // ca * ca
+        if tc < ca:
+            raise CompileError(f"{live} tiles of {ra} x {ca} {dtype.name} do not fit in the UB", span)
+    tr = max(ra, (tile_cap // (tc * nbytes)) // ra * ra)
+    tr = min(tr, ceil_to(rows, ra)) if rows > 1 else 1  # one row: [1, tc] tiles, broadcast like NumPy
+    return Plan(rows, cols, tr, tc)
+
+
+def pad_for(reduce: str) -> TilePad:
+    """The pad value a reduction's input needs outside its valid region (its identity)."""
+    return {"sum": TilePad.zero, "max": TilePad.min, "min": TilePad.max}[reduce]

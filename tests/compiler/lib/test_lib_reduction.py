@@ -1,0 +1,54 @@
+"""pypto.lib reductions on the emulator against NumPy: sum/max/min/mean over the last axis, the
+first axis and both, keepdim or not, tails padded with the reduction's identity, and rows or
+columns longer than one tile (the two-level loop)."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from programs import close, data, program
+
+from pypto import DataType
+from pypto.lib import ops as L
+from pypto.runtime import run
+
+F32, F16, BF16 = DataType.FP32, DataType.FP16, DataType.BF16
+REF = {"sum": np.sum, "max": np.max, "min": np.min, "mean": np.mean}
+
+
+def _case(name, shape, axis, keepdim, dtype, seed):
+    x = data(shape, dtype, seed)
+    prog = program(lambda a: getattr(L, name)(a, axis, keepdim=keepdim), [("x", shape, dtype)])
+    got = run(prog, x).outputs[0]
+    want = REF[name](x.astype(np.float64), axis=axis, keepdims=keepdim)
+    n = np.prod([shape[a] for a in (axis if isinstance(axis, tuple) else (axis,))])
+    # a sum's error grows with the count it adds (the emulator accumulates f16/bf16 in f32)
+    atol = {F32: 1e-5, F16: 2e-3, BF16: 1.6e-2}[dtype] * (np.sqrt(n) if name in ("sum",) else 1) * 2
+    close(got, want, dtype, atol=atol)
+
+
+@settings(max_examples=16)
+@given(name=st.sampled_from(sorted(REF)), rows=st.sampled_from([1, 3, 8, 37, 100]),
+       cols=st.sampled_from([1, 5, 16, 130]), axis=st.sampled_from([0, 1, -1, (0, 1)]),
+       keepdim=st.booleans(), dtype=st.sampled_from([F32, F16, BF16]))
+def test_reduction_matches_numpy(name, rows, cols, axis, keepdim, dtype):
+    if axis == (0, 1):
+        keepdim = True  # a kernel writes a tensor: every axis reduced needs keepdim
+    _case(name, (rows, cols), axis, keepdim, dtype, rows + cols)
+
+
+@pytest.mark.parametrize("name,shape,axis", [
+    ("max", (37, 6000), -1),     # rows wider than a tile: two-level loop over column chunks
+    ("sum", (3, 100000), 1),
+    ("min", (20000, 3), 0),      # columns taller than a tile: two-level loop over row chunks
+    ("mean", (301, 257), (0, 1)),
+])
+def test_reduction_larger_than_a_buffer(name, shape, axis):
+    _case(name, shape, axis, True, F32, 7)
+
+
+def test_all_axes_without_keepdim_is_refused():
+    from pypto.errors import CompileError
+    prog = program(lambda a: L.sum(a, (0, 1)), [("x", (4, 8), F32)])
+    with pytest.raises(CompileError, match="keepdim=True"):
+        run(prog, data((4, 8), F32, 0))
