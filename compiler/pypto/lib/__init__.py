@@ -10,14 +10,15 @@ ExpandLibraryOps pass replaces it by the op's definition, PyPTO IR over the bloc
 * matmul and batched matmul for any M, N, K (:mod:`pypto.lib.matmul`, through ConvertTensorToBlockOps);
 * reductions (:mod:`pypto.lib.reduction`): sum, max, min, mean over any axis or axes, ``keepdim``
   (and the older row_sum/row_max);
-* layout ops (broadcast_to, slice, concat) and composites (softmax, log_softmax, layer_norm,
-  rms_norm, swiglu) have their IR ops and ``pl`` names; their definitions follow.
+* composites (:mod:`pypto.lib.composite`), built from the primitives' tile functions as one tile
+  loop each: softmax, log_softmax, layer_norm, rms_norm, swiglu;
+* layout ops (broadcast_to, slice, concat) have their IR ops and ``pl`` names; their definitions follow.
 
 Tiling for any shape, tails and the two-level loops are :mod:`pypto.lib.tiling`; the view casts
 ``cast_tensor_to_tile`` / ``cast_tile_to_tensor`` are :mod:`pypto.lib.ops`.
 """
 
-from pypto.lib import elementwise, reduction  # noqa: F401 - register the definitions
+from pypto.lib import composite, elementwise, reduction  # noqa: F401 - register the definitions
 from pypto.lib.ops import BUILDERS, cast_tensor_to_tile, cast_tile_to_tensor
 from pypto.lib.registry import DEFINITIONS, defined
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from programs import NP, close, data, program
+from lib_programs import NP, close, data, program
 
 from pypto import DataType
 from pypto.lib import ops as L

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from programs import close, data, program
+from lib_programs import close, data, program
 
 from pypto import DataType
 from pypto.lib import ops as L
