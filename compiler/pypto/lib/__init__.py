@@ -12,13 +12,14 @@ ExpandLibraryOps pass replaces it by the op's definition, PyPTO IR over the bloc
   (and the older row_sum/row_max);
 * composites (:mod:`pypto.lib.composite`), built from the primitives' tile functions as one tile
   loop each: softmax, log_softmax, layer_norm, rms_norm, swiglu;
-* layout ops (broadcast_to, slice, concat) have their IR ops and ``pl`` names; their definitions follow.
+* layout (:mod:`pypto.lib.layout`): broadcast_to, slice, concat, 2-D transpose (``reshape`` of a
+  GM tensor inside a kernel is not tiled: it is an error naming the op).
 
 Tiling for any shape, tails and the two-level loops are :mod:`pypto.lib.tiling`; the view casts
 ``cast_tensor_to_tile`` / ``cast_tile_to_tensor`` are :mod:`pypto.lib.ops`.
 """
 
-from pypto.lib import composite, elementwise, reduction  # noqa: F401 - register the definitions
+from pypto.lib import composite, elementwise, layout, reduction  # noqa: F401 - register the definitions
 from pypto.lib.ops import BUILDERS, cast_tensor_to_tile, cast_tile_to_tensor
 from pypto.lib.registry import DEFINITIONS, defined
 

@@ -1,0 +1,48 @@
+"""pypto.lib layout primitives on the emulator against NumPy: broadcast_to, slice, concat, transpose
+(copies through tiles with moved windows; ragged shapes and tails)."""
+
+import numpy as np
+import pytest
+from lib_programs import data, program
+
+from pypto import DataType
+from pypto.lib import ops as L
+from pypto.ops import tensor as T
+from pypto.runtime import run
+
+F32, F16 = DataType.FP32, DataType.FP16
+
+
+def _run(build, arrays, dtype=F32):
+    params = [(f"x{i}", a.shape, dtype) for i, a in enumerate(arrays)]
+    return run(program(build, params), *arrays).outputs[0]
+
+
+@pytest.mark.parametrize("src,dst", [((1, 70), (37, 70)), ((37, 1), (37, 70)), ((1, 1), (5, 9)), ((70,), (3, 70)),
+                                     ((1,), (13,))])
+def test_broadcast_to(src, dst):
+    x = data(src, F32, 1)
+    np.testing.assert_array_equal(_run(lambda a: L.broadcast_to(a, list(dst)), [x]), np.broadcast_to(x, dst))
+
+
+@pytest.mark.parametrize("shape,size,offset", [((300, 1030), (37, 500), (101, 7)), ((9, 9), (1, 9), (8, 0)),
+                                               ((1000,), (333,), (17,))])
+def test_slice(shape, size, offset):
+    x = data(shape, F16, 2)
+    got = _run(lambda a: L.slice(a, list(size), list(offset)), [x], F16)
+    want = x[tuple(np.s_[o:o + n] for o, n in zip(offset, size, strict=True))]
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("a,b,axis", [((37, 70), (5, 70), 0), ((37, 70), (37, 33), 1), ((13,), (200,), 0)])
+def test_concat(a, b, axis):
+    x, y = data(a, F32, 3), data(b, F32, 4)
+    params = [("x", a, F32), ("y", b, F32)]
+    got = run(program(lambda p, q: L.concat(p, q, axis), params), x, y).outputs[0]
+    np.testing.assert_array_equal(got, np.concatenate([x, y], axis))
+
+
+@pytest.mark.parametrize("shape", [(8, 8), (37, 70), (1, 13), (130, 3)])
+def test_transpose(shape):
+    x = data(shape, F32, 5)
+    np.testing.assert_array_equal(_run(lambda a: T.transpose(a, 0, 1), [x]), x.T)
