@@ -62,10 +62,10 @@ def row_program(em: Emitter, call: E.Call, out: E.Var, stats: list[RowStat], pro
     x = call.args[0]
     weights = list(call.args[1:])
     shape = shape2(x.type)
-    if len(shape) != 2:
-        raise CompileError(f"{call.op.name} is tiled over 2-D tensors [rows, features]; got rank {len(shape)}",
+    if len(shape) < 2:
+        raise CompileError(f"{call.op.name} is tiled over [..., rows, features] tensors; got rank {len(shape)}",
                            call.span)
-    rows, cols = shape
+    rows, cols = shape[-2:]
     plan = tiling.plan(rows, cols, [x.type.dtype, work], live, span=call.span)
     cache: dict = {}
 
@@ -93,7 +93,7 @@ def row_program(em: Emitter, call: E.Call, out: E.Var, stats: list[RowStat], pro
             return emit_out(e, win, carried)
         return chunks(e, plan, win, carried, emit_out)
 
-    return blocks(em, plan, [out], block, cols=False)[0]
+    return blocks(em, plan, [out], block, cols=False, lead=tuple(shape[:-2]))[0]
 
 
 def _shifted_exp(b: Body, t: Tiles, v: dict) -> E.Var:

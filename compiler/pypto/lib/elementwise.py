@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from pypto.errors import CompileError
 from pypto.ir import expr as E
 from pypto.ir.expr import static_int
 from pypto.lib import tiling
@@ -118,21 +117,20 @@ def pow_tile(b: Body, t: E.Var, n: int) -> E.Var:
 # ----------------------------------------------------------------------------- tensor-level lowering
 
 
-def grid_of(out_shape: tuple) -> tuple[int, int, bool]:
-    """``(R, C, rank1)`` of the 2-D view a result is tiled over."""
+def grid_of(out_shape: tuple) -> tuple[int, int, bool, tuple]:
+    """``(R, C, rank1, lead)`` of the 2-D view a result is tiled over: its last two dims (a vector is
+    one row); ``lead`` are the extents of the dims before them, each looped over."""
     if len(out_shape) == 1:
-        return 1, out_shape[0], True
-    if len(out_shape) == 2:
-        return out_shape[0], out_shape[1], False
-    raise CompileError(f"library ops are tiled over 1-D and 2-D tensors; got rank {len(out_shape)}")
+        return 1, out_shape[0], True, ()
+    return out_shape[-2], out_shape[-1], False, tuple(out_shape[:-2])
 
 
 def map_blocks(em: Emitter, call: E.Call, out: E.Var, operands: list, body: Callable[[Body, list, list], E.Var],
                live: int) -> E.Var:
     """``out`` with ``body(b, tiles, kinds)`` computed for every block of the result's tiling."""
     out_shape = shape2(call.type)
-    rows, cols, rank1 = grid_of(out_shape)
-    kinds = [kind(x, out_shape) for x in operands]
+    rows, cols, rank1, lead = grid_of(out_shape)
+    kinds = [kind(x, out_shape[-2:]) for x in operands]
     dtypes = [x.type.dtype for x in operands] + [call.type.dtype]
     plan = tiling.plan(rows, cols, dtypes, live, row_vectors=not rank1, span=call.span)
 
@@ -141,7 +139,7 @@ def map_blocks(em: Emitter, call: E.Call, out: E.Var, operands: list, body: Call
         tiles = [read(e, x, win, k) for x, k in zip(operands, kinds, strict=True)]
         return [write(e, body(b, tiles, kinds), carried[0], win)]
 
-    return blocks(em, plan, [out], block, rank1=rank1)[0]
+    return blocks(em, plan, [out], block, rank1=rank1, lead=lead)[0]
 
 
 def _unary_def(name: str) -> None:

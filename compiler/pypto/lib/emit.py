@@ -23,6 +23,7 @@ from pypto.ir import stmt as St
 from pypto.ir.types import ScalarType, TensorType, TileType, static_shape
 from pypto.lib import ops as L
 from pypto.lib.tiling import Plan
+from pypto.ops import block as B
 from pypto.ops import tensor as T
 
 if TYPE_CHECKING:
@@ -81,7 +82,8 @@ class Emitter:
 @dataclass(frozen=True)
 class Window:
     """One block of a plan: offsets (expressions) and valid extents of rows and columns, and the
-    tile shape ``[tr, tc]`` shared by every block of the plan; ``rank1`` when the data is a vector."""
+    tile shape ``[tr, tc]`` shared by every block of the plan; ``rank1`` when the data is a vector;
+    ``lead`` the indices of the leading dims of an N-D result (the block is one ``[rows, cols]`` slice)."""
 
     ro: Any
     co: Any
@@ -90,6 +92,7 @@ class Window:
     tr: int
     tc: int
     rank1: bool = False
+    lead: tuple = ()
 
     @property
     def valid(self) -> tuple:
@@ -108,11 +111,18 @@ def offset_of(start: int, i: E.Expr, size: int) -> E.Expr:
 
 
 def blocks(em: Emitter, plan: Plan, carried: list, body: Callable[[Emitter, Window, list], list],
-           rank1: bool = False, cols: bool = True) -> list:
+           rank1: bool = False, cols: bool = True, lead: tuple = ()) -> list:
     """Run ``body(em, window, carried) -> carried`` over every block of ``plan`` (rows outer).
 
     With ``cols=False`` the body runs once per row block with ``co = 0`` and ``vc = cols`` (it walks
-    the columns itself: the two-level loop of the row reductions)."""
+    the columns itself: the two-level loop of the row reductions). ``lead`` are the extents of an N-D
+    result's leading dims: one loop each, outermost, around the 2-D grid of the last two dims."""
+    if lead:
+        def one(e: Emitter, i: E.Expr, c: list) -> list:
+            return blocks(e, plan, c, lambda ee, w, cc: body(ee, replace(w, lead=(i, *w.lead)), cc), rank1, cols,
+                          lead[1:])
+
+        return em.loop(lead[0], carried, one, "li")
 
     def over_cols(em: Emitter, ro: E.Expr, vr: int, carried: list) -> list:
         if not cols:
@@ -154,7 +164,7 @@ def kind(x: Any, out_shape: tuple) -> str:
         if s[0] == 1 and out_shape[-1] != 1:
             return "one"
         return "col" if len(out_shape) == 2 and out_shape[0] != 1 else "full"
-    r, c = s
+    r, c = s[-2:]
     if c == 1 and out_shape[1] != 1:
         return "one" if r == 1 and out_shape[0] != 1 else "row"
     if r == 1 and out_shape[0] != 1:
@@ -162,8 +172,17 @@ def kind(x: Any, out_shape: tuple) -> str:
     return "full"
 
 
+def _lead_offsets(x: E.Var, win: Window, trailing: int = 2) -> list:
+    """The offsets of N-D operand ``x``'s dims before its ``trailing`` ones in block ``win`` (0 where
+    ``x`` broadcasts)."""
+    s = shape2(x.type)[:-trailing]
+    lead = win.lead[len(win.lead) - len(s):] if s else ()
+    return [idx(0) if d == 1 else i for d, i in zip(s, lead, strict=True)]
+
+
 def read(em: Emitter, x: E.Var, win: Window, k: str = "full", pad: TilePad = TilePad.null) -> E.Var:
-    """The tile of operand ``x`` (of broadcast kind ``k``) that block ``win`` reads."""
+    """The tile of operand ``x`` (of broadcast kind ``k``) that block ``win`` reads; an N-D operand's
+    ``[1, .., 1, tr, tc]`` window is re-viewed as the ``[tr, tc]`` tile it is (no data moves)."""
     rank = len(shape2(x.type))
     if rank == 1:
         offs, sizes, valid = ([idx(0)], [1], [1]) if k == "one" else ([win.co], [win.tc], [win.vc])
@@ -177,7 +196,12 @@ def read(em: Emitter, x: E.Var, win: Window, k: str = "full", pad: TilePad = Til
         offs, sizes, valid = [win.ro, win.co], [win.tr, win.tc], [win.vr, win.vc]
     if pad is not TilePad.null and list(valid) == list(sizes):
         pad = TilePad.null  # a full window has no padding to fill
-    return em.let(f"{x.name}_t", L.cast_tensor_to_tile(x, offs, sizes, valid, pad, span=em.span))
+    if rank <= 2:
+        return em.let(f"{x.name}_t", L.cast_tensor_to_tile(x, offs, sizes, valid, pad, span=em.span))
+    ones = [1] * (rank - 2)
+    t = em.let(f"{x.name}_nd", L.cast_tensor_to_tile(x, _lead_offsets(x, win) + offs, ones + sizes, ones + valid,
+                                                    pad, span=em.span))
+    return em.let(f"{x.name}_t", B.reshape(t, sizes, span=em.span), tuple(valid))
 
 
 def write(em: Emitter, tile: E.Var, out: E.Var, win: Window, k: str = "full") -> E.Var:
@@ -191,5 +215,11 @@ def write(em: Emitter, tile: E.Var, out: E.Var, win: Window, k: str = "full") ->
         offs = [idx(0), win.co]
     else:
         offs = [win.ro, win.co]
-    view = em.let(f"{tile.name}_v", L.cast_tile_to_tensor(tile, span=em.span))
-    return em.let(out.name.split("_it")[0], T.assemble(out, view, offs, span=em.span))
+    return assemble(em, tile, out, offs, win)
+
+
+def assemble(em: Emitter, tile: E.Var, out: E.Var, offs: list, win: Window) -> E.Var:
+    """``out`` with ``tile`` assembled at ``offs`` of its trailing dims (and the block's leading indices)."""
+    lead = _lead_offsets(out, win, len(offs)) if len(out.type.shape) > len(offs) else []
+    view = em.let(f"{tile.name}_v", L.cast_tile_to_tensor(tile, rank=len(lead) + len(offs), span=em.span))
+    return em.let(out.name.split("_it")[0], T.assemble(out, view, lead + offs, span=em.span))

@@ -50,7 +50,9 @@ def _shift(offsets: list, by: list) -> list:
 def copy_blocks(em: Emitter, src: E.Var, shape: tuple, out: E.Var, src_at: list, dst_at: list,
                 span: object) -> E.Var:
     """``out[dst_at + w] = src[src_at + w]`` for every window ``w`` of a ``shape`` grid."""
-    rows, cols, rank1 = grid_of(shape)
+    rows, cols, rank1, lead = grid_of(shape)
+    if lead:
+        raise CompileError(f"slice/concat are tiled over 1-D and 2-D tensors here; got rank {len(shape)}", span)
     plan = tiling.plan(rows, cols, [src.type.dtype], 2, row_vectors=False, span=span)
 
     def block(e: Emitter, win: Window, carried: list) -> list:

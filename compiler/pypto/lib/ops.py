@@ -22,6 +22,7 @@ appear only once incore boundaries are set).
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 from pypto.dtype import DataType, promote
@@ -67,12 +68,14 @@ def _cast_tensor_to_tile(args: list, kw: dict, span: Span) -> TileType:
     return TileType(sizes, t.dtype, tile_view=vec_view(sizes, valid, pad=pad))
 
 
-@register_op("tensor.cast_tile_to_tensor", LIB, ("tile",))
+@register_op("tensor.cast_tile_to_tensor", LIB, ("tile",), attrs={"rank": int})
 def _cast_tile_to_tensor(args: list, kw: dict, span: Span) -> TensorType:
+    """The tile's valid region as a tensor; ``rank`` adds leading unit dims (a slice of an N-D tensor)."""
     t = getattr(args[0], "type", None)
     if not isinstance(t, TileType):
         raise PyptoTypeError("cast_tile_to_tensor: needs a tile", span)
-    return TensorType(t.valid_shape, t.dtype)
+    ones = (ConstInt(1, DataType.INDEX),) * builtins.max(0, kw.get("rank", len(t.valid_shape)) - len(t.valid_shape))
+    return TensorType(ones + tuple(t.valid_shape), t.dtype)
 
 
 def cast_tensor_to_tile(tensor: Expr, offsets: Any, sizes: Any, valid: Any = None, pad: TilePad = TilePad.null,
@@ -83,9 +86,10 @@ def cast_tensor_to_tile(tensor: Expr, offsets: Any, sizes: Any, valid: Any = Non
     return create_op_call("block.cast_tensor_to_tile", args, {"pad": int(pad) or None}, span)
 
 
-def cast_tile_to_tensor(tile: Expr, span: Span | None = None) -> Call:
-    """The tensor viewing ``tile``'s valid region (no data moves)."""
-    return create_op_call("tensor.cast_tile_to_tensor", [tile], {}, span)
+def cast_tile_to_tensor(tile: Expr, rank: int | None = None, span: Span | None = None) -> Call:
+    """The tensor viewing ``tile``'s valid region (no data moves), with ``rank`` dims."""
+    n = len(tile.type.valid_shape)
+    return create_op_call("tensor.cast_tile_to_tensor", [tile], {"rank": rank if rank and rank != n else None}, span)
 
 
 # ----------------------------------------------------------------------------- primitives

@@ -24,12 +24,11 @@ from pypto.ir import expr as E
 from pypto.ir.types import TensorType
 from pypto.lib import tiling
 from pypto.lib.body import Body, work_dtype
-from pypto.lib.emit import Emitter, Window, blocks, idx, offset_of, read, shape2, write
-from pypto.lib.ops import cast_tile_to_tensor, reduce_axes
+from pypto.lib.emit import Emitter, Window, assemble, blocks, idx, offset_of, read, shape2, write
+from pypto.lib.ops import reduce_axes
 from pypto.lib.registry import definition
 from pypto.lib.tiling import Plan
 from pypto.ops import block as B
-from pypto.ops import tensor as T
 
 COMBINE = {"sum": "add", "max": "maximum", "min": "minimum"}
 LIVE = 3  # the input tile, the scratch of row_<op> and the result
@@ -65,14 +64,12 @@ def squeeze(em: Emitter, t: E.Var, length: int, valid: int) -> E.Var:
     return em.let(f"{t.name}_1d", B.reshape(t, [length], span=em.span), (valid,))
 
 
-def write_vector(em: Emitter, t: E.Var, out: E.Var, offset: E.Expr) -> E.Var:
-    view = em.let(f"{t.name}_v", cast_tile_to_tensor(t, span=em.span))
-    return em.let(out.name.split("_it")[0], T.assemble(out, view, [offset], span=em.span))
-
-
 def reduce_rows(em: Emitter, x: E.Var, out: E.Var, reduce: str, scale: float | None, span: object) -> E.Var:
-    """``out[r] = reduce(x[r, :])`` (``out`` is ``[R, 1]`` or ``[R]``)."""
-    rows, cols = shape2(x.type)
+    """``out[..., r] = reduce(x[..., r, :])`` (``out`` is ``[..., R, 1]`` or ``[..., R]``); the dims
+    before the last two are looped over."""
+    shape = shape2(x.type)
+    rows, cols = shape[-2:]
+    lead = tuple(shape[:-2])
     dtype = x.type.dtype
     work = work_dtype(dtype, ("row_" + reduce, COMBINE[reduce], "muls"))
     plan = tiling.plan(rows, cols, [dtype, work], LIVE, span=span)
@@ -84,11 +81,11 @@ def reduce_rows(em: Emitter, x: E.Var, out: E.Var, reduce: str, scale: float | N
         if scale is not None:
             r = b.scalar("muls", r, scale)
         r = b.cast(r, out.type.dtype)
-        if len(shape2(out.type)) == 1:
-            return [write_vector(e, squeeze(e, r, win.tr, win.vr), carried[0], win.ro)]
+        if len(shape2(out.type)) < len(shape):
+            return [assemble(e, squeeze(e, r, win.tr, win.vr), carried[0], [win.ro], win)]
         return [write(e, r, carried[0], win, "row")]
 
-    return blocks(em, plan, [out], block, cols=False)[0]
+    return blocks(em, plan, [out], block, cols=False, lead=lead)[0]
 
 
 def reduce_cols(em: Emitter, x: E.Var, out: E.Var, reduce: str, scale: float | None, span: object) -> E.Var:
@@ -116,7 +113,7 @@ def reduce_cols(em: Emitter, x: E.Var, out: E.Var, reduce: str, scale: float | N
             acc = b.scalar("muls", acc, scale)
         acc = b.cast(acc, out.type.dtype)
         if len(shape2(out.type)) == 1:
-            return [write_vector(e, squeeze(e, acc, plan.tc, vc), carried[0], co)]
+            return [assemble(e, squeeze(e, acc, plan.tc, vc), carried[0], [co], first)]
         return [write(e, acc, carried[0], first, "col")]
 
     carried = [out]
@@ -128,13 +125,16 @@ def reduce_cols(em: Emitter, x: E.Var, out: E.Var, reduce: str, scale: float | N
 
 def reduce_tensor(em: Emitter, x: E.Var, out: E.Var, reduce: str, axes: tuple, mean: bool, span: object) -> E.Var:
     shape = shape2(x.type)
-    if len(shape) != 2:
-        raise CompileError(f"{reduce} is tiled over 2-D tensors here; got rank {len(shape)}", span)
+    if len(shape) == 1:
+        raise CompileError(f"{reduce} of a 1-D tensor leaves no dims: reduce a [1, n] view with keepdim=True", span)
+    if len(shape) > 2 and axes != (len(shape) - 1,):
+        raise CompileError(f"{reduce} over axes {axes} of a rank-{len(shape)} tensor: N-D tensors are reduced over "
+                           "the last axis only here", span)
     count = 1
     for a in axes:
         count *= shape[a]
     scale = 1.0 / count if mean else None
-    if axes == (1,):
+    if axes == (len(shape) - 1,):
         return reduce_rows(em, x, out, reduce, scale, span)
     if axes == (0,):
         return reduce_cols(em, x, out, reduce, scale, span)

@@ -71,3 +71,9 @@ def test_composite_matches_numpy(name, rows, cols, dtype):
 ])
 def test_composite_larger_than_a_buffer(name, shape):
     _check(name, shape, F32)
+
+
+def test_softmax_of_a_3d_tensor_over_its_last_axis():
+    x = data((2, 5, 300), F32, 9)
+    got = run(program(lambda a: L.softmax(a), [("x", x.shape, F32)]), x).outputs[0]
+    close(got, softmax(x.astype(np.float64)), F32)

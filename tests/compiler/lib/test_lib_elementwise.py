@@ -107,3 +107,12 @@ def test_cast(src, dst):
     got = _run(lambda a: T.cast(a, dst), [x], [src])
     assert got.dtype == NP[dst]
     close(got, x.astype(NP[dst]), dst)
+
+
+@pytest.mark.parametrize("a,b", [((2, 3, 37, 70), (2, 3, 37, 70)), ((3, 9, 40), (40,)), ((4, 5, 6), (5, 1)),
+                                 ((2, 1, 8), (2, 5, 8))])
+def test_nd_tensors_loop_over_leading_dims(a, b):
+    x, y = data(a, F32, 1), data(b, F32, 2)
+    params = [("x", a, F32), ("y", b, F32)]
+    got = run(program(lambda p, q: T.add(p, q), params), x, y).outputs[0]
+    close(got, x + y, F32)

@@ -52,3 +52,8 @@ def test_all_axes_without_keepdim_is_refused():
     prog = program(lambda a: L.sum(a, (0, 1)), [("x", (4, 8), F32)])
     with pytest.raises(CompileError, match="keepdim=True"):
         run(prog, data((4, 8), F32, 0))
+
+
+@pytest.mark.parametrize("keepdim", [True, False])
+def test_reduction_of_a_3d_tensor_over_its_last_axis(keepdim):
+    _case("sum", (3, 17, 90), -1, keepdim, F32, 3)
