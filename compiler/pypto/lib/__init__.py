@@ -12,8 +12,8 @@ ExpandLibraryOps pass replaces it by the op's definition, PyPTO IR over the bloc
   (and the older row_sum/row_max);
 * composites (:mod:`pypto.lib.composite`), built from the primitives' tile functions as one tile
   loop each: softmax, log_softmax, layer_norm, rms_norm, swiglu;
-* layout (:mod:`pypto.lib.layout`): broadcast_to, slice, concat, 2-D transpose (``reshape`` of a
-  GM tensor inside a kernel is not tiled: it is an error naming the op).
+* layout (:mod:`pypto.lib.layout`): broadcast_to, slice, concat, 2-D transpose, and reshape between
+  1-D/2-D tensors by whole rows.
 
 Tiling for any shape, tails and the two-level loops are :mod:`pypto.lib.tiling`; the view casts
 ``cast_tensor_to_tile`` / ``cast_tile_to_tensor`` are :mod:`pypto.lib.ops`.

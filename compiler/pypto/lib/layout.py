@@ -1,4 +1,4 @@
-"""Layout primitives on 1-D and 2-D tensors: broadcast_to, slice, concat, transpose.
+"""Layout primitives on 1-D and 2-D tensors: broadcast_to, slice, concat, transpose, reshape.
 
 Each is a copy through tiles, block by block, with the windows moved:
 
@@ -8,7 +8,8 @@ Each is a copy through tiles, block by block, with the windows moved:
 * ``concat(a, b, axis)``: ``a``'s blocks are written at their own windows, then ``b``'s shifted by
   ``a``'s extent along ``axis``;
 * ``transpose(x, 0, 1)`` of a 2-D tensor: each ``[tr, tc]`` block is transposed on chip (TTRANS) and
-  written at the mirrored window.
+  written at the mirrored window;
+* ``reshape``: by whole rows (one row length divides the other), each block re-viewed on chip.
 """
 
 from __future__ import annotations
@@ -111,5 +112,57 @@ def _transpose(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
         tt = e.let("trans", B.transpose(t, 0, 1, tmp, span=call.span), (win.vc, win.vr))
         v = e.let(f"{tt.name}_v", cast_tile_to_tensor(tt, span=call.span))
         return [e.let(out.name.split("_it")[0], T.assemble(carried[0], v, [win.co, win.ro], span=call.span))]
+
+    return blocks(em, plan, [out], block)[0]
+
+
+def _rows_cols(shape: tuple) -> tuple[int, int]:
+    return (1, shape[0]) if len(shape) == 1 else (shape[0], shape[1])
+
+
+@definition("tensor.reshape")
+def _reshape(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
+    """Row-major reshape of 1-D/2-D tensors by whole rows: a block of ``g`` source rows of ``c1``
+    elements is the block of ``g * c1 / c2`` result rows of ``c2`` (or the reverse), re-viewed on
+    chip with ``block.reshape`` (the same bytes, so both row lengths must fill whole 32-byte units)."""
+    x = call.args[0]
+    src, dst = shape2(x.type), shape2(call.type)
+    dtype = x.type.dtype
+    if len(src) > 2 or len(dst) > 2:
+        raise CompileError("reshape is tiled between 1-D and 2-D tensors here", call.span)
+    r1, c1 = _rows_cols(src)
+    r2, c2 = _rows_cols(dst)
+    unit = tiling.col_align(dtype)
+    if c1 == c2 and len(src) == len(dst):
+        return copy_blocks(em, x, dst, out, [0] * len(dst), [0] * len(dst), call.span)
+    big, small = max(c1, c2), min(c1, c2)
+    if big % small or c1 % unit or c2 % unit:
+        raise CompileError(
+            f"reshape {list(src)} -> {list(dst)}: tiled only when one row length divides the other and both are "
+            f"multiples of {unit} {dtype.name} elements (32 bytes)", call.span)
+    k = big // small
+    # blocks over the rows of the wider side; each is k rows of the narrower side
+    wide_rows = r1 if c1 == big else r2
+    plan = tiling.plan(wide_rows, big, [dtype], 2, row_vectors=False, span=call.span)
+    if plan.chunked:
+        raise CompileError(f"reshape: a row of {big} {dtype.name} elements does not fit a tile", call.span)
+
+    def window(shape: tuple, rows_of: int, ro: E.Expr, vr: int, c: int) -> tuple[list, list, list]:
+        if len(shape) == 1:
+            off = ro * (rows_of * c) if not isinstance(ro, E.ConstInt) else idx(ro.value * rows_of * c)
+            return [off], [plan.tr * rows_of * c], [vr * rows_of * c]
+        off = ro * rows_of if not isinstance(ro, E.ConstInt) else idx(ro.value * rows_of)
+        return [off, idx(0)], [plan.tr * rows_of, c], [vr * rows_of, c]
+
+    src_rows_per = 1 if c1 == big else k
+    dst_rows_per = 1 if c2 == big else k
+
+    def block(e: Emitter, win: Window, carried: list) -> list:
+        so, ss, sv = window(src, src_rows_per, win.ro, win.vr, c1)
+        t = e.let(f"{x.name}_t", cast_tensor_to_tile(x, so, ss, sv, span=call.span))
+        do, ds, dv = window(dst, dst_rows_per, win.ro, win.vr, c2)
+        r = e.let("reshaped", B.reshape(t, ds, span=call.span), tuple(dv))
+        v = e.let(f"{r.name}_v", cast_tile_to_tensor(r, span=call.span))
+        return [e.let(out.name.split("_it")[0], T.assemble(carried[0], v, do, span=call.span))]
 
     return blocks(em, plan, [out], block)[0]

@@ -46,3 +46,16 @@ def test_concat(a, b, axis):
 def test_transpose(shape):
     x = data(shape, F32, 5)
     np.testing.assert_array_equal(_run(lambda a: T.transpose(a, 0, 1), [x]), x.T)
+
+
+@pytest.mark.parametrize("src,dst", [((37, 64), (74, 32)), ((74, 32), (37, 64)), ((512,), (16, 32)), ((16, 32), (512,)),
+                                     ((30, 40), (30, 40))])
+def test_reshape(src, dst):
+    x = data(src, F32, 6)
+    np.testing.assert_array_equal(_run(lambda a: T.reshape(a, list(dst)), [x]), x.reshape(dst))
+
+
+def test_reshape_that_is_not_by_whole_rows_is_refused():
+    from pypto.errors import CompileError
+    with pytest.raises(CompileError, match="reshape"):
+        _run(lambda a: T.reshape(a, [6, 5]), [data((5, 6), F32, 0)])
