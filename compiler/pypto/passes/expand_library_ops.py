@@ -25,7 +25,7 @@ from pypto.enums import FunctionType, ParamDirection
 from pypto.errors import CompileError
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
-from pypto.ir.types import TensorType, static_shape
+from pypto.ir.types import TensorType, shape_str, static_shape
 from pypto.ir.visitor import stmt_list, substitute, walk, walk_stmts
 from pypto.lib import DEFINITIONS
 from pypto.lib.emit import Emitter
@@ -51,7 +51,8 @@ class _Expander:
 
     def new_param(self, t: TensorType, base: str, span: object) -> E.Var:
         if static_shape(t) is None:
-            raise CompileError(f"tensor-level ops need static shapes to be tiled (a {base} would be {t})", span)
+            raise CompileError(f"tensor-level ops need static shapes to be tiled (the result is {shape_str(t.shape)})",
+                               span)
         v = E.Var(self.names.fresh(base), t, self.func.span)
         self.added.append(v)
         return v
