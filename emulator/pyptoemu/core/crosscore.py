@@ -141,19 +141,25 @@ class Fifo:
         self.gm_limit: int | None = None  # elements of the staging buffer from gm.offset (None: to its end)
         self.next_slot = [0, 0]
         self.local_pops = [0, 0]  # pops per consumer lane so far (explicit pipes: the local ring)
+        self.local_release: dict[tuple[int, int], FreeRelease] = {}  # (lane, local slot) -> its latest free
         self.waiters = _Waiters(cc.env)
 
     @property
     def name(self) -> str:
         return f"{self.direction} pipe {self.label}" if self.label else self.direction
 
-    def local_slot(self, lane: int, pushed_slot: int) -> int:
-        """The consumer's local slot the next pop of ``lane`` lands in."""
-        if self.local_slots is None:
-            return pushed_slot
+    def next_local_slot(self, lane: int) -> int:
+        """Explicit pipes: the consumer's local slot the next pop of ``lane`` lands in (a ring)."""
         n = self.local_pops[lane] % self.local_slots
         self.local_pops[lane] += 1
         return n
+
+    def stage_at(self, gm, limit: int | None, direction_index: int) -> None:
+        """Stage through GM ``gm`` (a Ptr; ``limit`` elements from it, None: to its end). With both
+        directions in one buffer (dir_mask 3), V2C's slots follow C2V's."""
+        shift = direction_index * self.slots * self.slot_size // gm.gm.dtype.itemsize
+        self.gm = type(gm)(gm.gm, gm.offset + shift)
+        self.gm_limit = None if limit is None else max(0, limit - shift)
 
     def lanes_of(self, split: int) -> tuple[int, ...]:
         return (0,) if split == 0 else (0, 1)
@@ -247,18 +253,24 @@ class SlotWatch:
         self.slots: dict[tuple, list] = {}  # (fifo id, lane, local slot) -> [buffer, lo, hi, freed-at loc or None, pop loc]
         self.freed: list[list] = []  # the records currently freed (checked on every issue)
 
+    def reuse(self, fifo: Fifo, lane: int, slot: int, loc: Loc) -> bool:
+        """A pop into local slot ``slot`` of an explicit pipe: False (and a finding) when the tile
+        popped there before was not freed (in program order)."""
+        old = self.slots.get((id(fifo), lane, slot))
+        if old is None or old[3] is not None:
+            return True
+        self.core.findings.add(
+            "fifo-misuse", "error",
+            f"this pop overwrites local slot {slot} of the {fifo.name} FIFO while the tile popped into it "
+            f"at {old[4]} is not freed yet (local_slot_num {fifo.local_slots} is fewer than the tiles "
+            f"held at once): free before popping again", [loc, old[4]])
+        return False
+
     def bind(self, fifo: Fifo, lane: int, slot: int, buffer: str, lo: int, hi: int, loc: Loc) -> None:
         key = (id(fifo), lane, slot)
         old = self.slots.get(key)
-        if old is not None:
-            if old[3] is None and fifo.local_slots is not None:
-                self.core.findings.add(
-                    "fifo-misuse", "error",
-                    f"this pop overwrites local slot {slot} of the {fifo.name} FIFO while the tile popped into it "
-                    f"at {old[4]} is not freed yet (local_slot_num {fifo.local_slots} is fewer than the tiles "
-                    f"held at once): free before popping again", [loc, old[4]])
-            if old in self.freed:
-                self.freed.remove(old)
+        if old is not None and old in self.freed:
+            self.freed.remove(old)
         self.slots[key] = [buffer, lo, hi, None, loc]
 
     def release(self, fifo: Fifo, lane: int, slot: int, loc: Loc) -> None:

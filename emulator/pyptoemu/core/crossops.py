@@ -208,7 +208,7 @@ def lower_initialize_pipe(su: ScalarUnit, op: A.Op) -> Step:
                 ptr = su.value(frame, gm_n, loc)
                 if not isinstance(ptr, Ptr):
                     raise VerifyError(f"{op.name}: gm_slot_buffer must be a !pto.ptr", loc)
-                fifo.gm = ptr
+                fifo.stage_at(ptr, None, 1 if direction == V2C and dir_mask == 3 else 0)
         su.charge(su.arith_cost)
 
     return step
@@ -254,7 +254,7 @@ def lower_initialize_pipe_object(su: ScalarUnit, op: A.Op) -> Step:
                 if (direction == C2V) != cube:  # this side consumes: its local operand is the slot region
                     fifo.base[cc.lane_of(core)] = int(su.value(frame, local_n, loc))
                 if gm is not None:
-                    fifo.gm, fifo.gm_limit = gm
+                    fifo.stage_at(*gm, 1 if direction == V2C and dir_mask == 3 else 0)
         frame[res] = PipeObject(fifos, label)
         su.charge(su.arith_cost)
 
@@ -440,11 +440,17 @@ def lower_tpush(su: ScalarUnit, op: A.Op) -> Step:
 
 
 class _PopGate:
-    def __init__(self, fifo, lanes: tuple, who: str, consumer_lane: int) -> None:
+    """A pop's wait: a tile in every lane it takes, and (explicit pipes) the local slot it lands in
+    released by the free of the tile popped there before (every instruction before that free done)."""
+
+    def __init__(self, fifo, lanes: tuple, who: str, consumer_lane: int, pending=None) -> None:
         self.fifo, self.lanes, self.who, self.entries = fifo, lanes, who, []
         self.consumer_lane = consumer_lane  # whose free releases this pop
+        self.pending = pending  # FreeRelease of the local slot's previous tile, or None
 
     def ready(self) -> bool:
+        if self.pending is not None and self.pending.left:
+            return False
         return all(self.fifo.lanes[ln].filled for ln in self.lanes)
 
     def event(self):
@@ -458,7 +464,7 @@ class _PopGate:
             self.entries.append(lane.filled.popleft())
             lane.pops += 1
         self.fifo.lanes[self.consumer_lane].popped.append(self.entries)
-        return [e.push for e in self.entries]
+        return [e.push for e in self.entries] + (self.pending.fired if self.pending is not None else [])
 
     def misuse(self) -> str | None:
         f = self.fifo
@@ -515,11 +521,20 @@ def lower_tpop(su: ScalarUnit, op: A.Op) -> Step:
         if base is None:
             raise KernelFault(f"{op.name}: {core.label} initialised no {direction} consumer buffer "
                               f"({'its local operand' if explicit else 'c2v_consumer_buf / v2c_consumer_buf'})", loc)
-        gate = _PopGate(fifo, lanes, who, base_lane)
+        watch = core.slot_watch
+        if watch is None:
+            watch = core.slot_watch = SlotWatch(core)
+        pending, local = None, -1
+        if fifo.local_slots is not None:  # explicit pipe: the next slot of the local ring, once released
+            local = fifo.next_local_slot(base_lane)
+            if watch.reuse(fifo, base_lane, local, loc):
+                pending = fifo.local_release.get((base_lane, local))
+        gate = _PopGate(fifo, lanes, who, base_lane, pending)
         instr = Instr(XWAIT, mnemonic, loc, "S", 0, flag=gate)
         yield from _scalar_wait(su, instr, gate)
         h, w = _popped_shape(gate.entries, split)
-        local = fifo.local_slot(base_lane, gate.entries[0].slot)
+        if local < 0:
+            local = gate.entries[0].slot
         for e in gate.entries:
             e.local = local
         buf = core.memory.onchip.get(t.loc)
@@ -534,9 +549,6 @@ def lower_tpop(su: ScalarUnit, op: A.Op) -> Step:
         tile.addr = base + local * fifo.slot_size
         buf.check_placement(tile.addr, tile.nbytes, res, loc)
         _check_in_reserve(core, fifo, base, local, tile, loc)
-        watch = core.slot_watch
-        if watch is None:
-            watch = core.slot_watch = SlotWatch(core)
         watch.bind(fifo, base_lane, local, buf.spec.name, tile.addr, tile.addr + tile.nbytes, loc)
         frame[res] = tile
         yield from _load_slot(su, spec, tile, _PopLoad(fifo, gate.entries, split, tile, core), mnemonic, loc)
@@ -632,6 +644,7 @@ def lower_tfree(su: ScalarUnit, op: A.Op) -> Step:
             core.slot_watch.release(fifo, lane, entries[0].local, loc)
         pipes = list(core.pipes)
         release = FreeRelease(fifo, entries, len(pipes))
+        fifo.local_release[(lane, entries[0].local)] = release
         for p in pipes:  # the slot is free once everything issued before has completed
             su.issue(p, Instr(XSET, mnemonic, loc, p, 0, flag=release))
 
