@@ -13,27 +13,27 @@ tiles of T = 128 rows (the online softmax of pto-isa's a2a3 flash-attention kern
   and pushed to the cube; for PV_j: O = O alpha_j + PV_j (alpha_j kept in one of two tiles, since
   the softmax of tile j+1 runs before PV_j arrives); at the end O / l is stored.
 * the hand-offs use one explicit `initialize_l2g2l_pipe` (dir_mask 3): 4 GM slots per direction
-  in a workspace (arg4) and one local slot in each consumer (UB on the vector cores, L1 on the
-  cube), as on A2/A3, where cube and vector cores share only GM.
+  in a workspace (arg4) and two local slots in each consumer (UB on the vector cores, each keeping
+  its half of a slot; L1 on the cube), as on A2/A3, where cube and vector cores share only GM.
 
 The program is straight-line (every tile unrolled), so the double-buffer parities and the
 alpha tiles need no control flow; synchronisation is explicit: a `set_flag`/`wait_flag` pair just
 before each consumer of another pipe's result, `barrier <PIPE_V>` between dependent vector ops.
 
-Figures (a2a3, S0=128, S1=8192, d=128, timing only): makespan 288,616 cycles + launch 12,905 =
-163.0 us against the published 74.5 us (2.19). Per 128-key tile each vector core's V pipe is busy
+Figures (a2a3, S0=128, S1=8192, d=128, timing only): makespan 249,266 cycles + launch 12,905 =
+141.7 us against the published 74.5 us (1.90). Per 128-key tile each vector core's V pipe is busy
 ~2,780 cycles (row max and row sum over 64 x 128 f32 cost ~590 each by the calibrated per-row
-rule; exp, the two row broadcasts, the O update and the fp16 cast the rest), its single 64 KiB
-local slot (UB holds no second one beside O, the reduction scratch and P) serialises each slot load
-with the vector work, and the cube's FIX pushes two 64 KiB accumulators (~2,100 cycles). The
-published time allows ~2,000 cycles per tile in all, so either the hardware's vector row
-reductions and L0C -> GM writes are cheaper than the calibrated single-op figures, or pto-isa's
-kernel is organised differently (not known here).
+rule; exp, the two row broadcasts, the O update and the fp16 cast the rest) and the cube's FIX
+pushes two 64 KiB accumulators through GM (~2,100 cycles); the run is latency-bound (65% of the
+makespan the cores wait for each other's tiles). The published time allows ~2,000 cycles per tile
+in all, so either the hardware's vector row reductions and L0C -> GM writes are cheaper than the
+calibrated single-op figures, or pto-isa's kernel is organised differently (not known here).
 """
 
 from __future__ import annotations
 
 T = 128  # S1 rows per tile
+LOCAL_SLOTS = 2  # slots in each consumer: a pop's load overlaps the work on the tile before
 STATS = ("m", "mn", "mc", "l", "rs", "al0", "al1")  # per-row statistics of the vector cores
 
 
@@ -88,8 +88,8 @@ def flash_attention_kernel(s0: int = 128, s1: int = 8192, d: int = 128) -> str:
         return ["%vws = pto.make_tensor_view %ws, shape = [%c1, %cws], strides = [%cws, %c1] : !pto.tensor_view<?x?xf32>",
                 (f"%pws = pto.partition_view %vws, offsets = [%c0, %c0], sizes = [%c1, %cws] "
                  f": !pto.tensor_view<?x?xf32> -> {ws_t}"),
-                (f"%p = pto.initialize_l2g2l_pipe {{dir_mask = 3, slot_size = {slot}, slot_num = 4, local_slot_num = 1, "
-                 f"flag_base = 0}}(%pws, %{local} : {ws_t}, i32) -> {pipe_t}")]
+                (f"%p = pto.initialize_l2g2l_pipe {{dir_mask = 3, slot_size = {slot}, slot_num = 4, "
+                 f"local_slot_num = {LOCAL_SLOTS}, flag_base = 0}}(%pws, %{local} : {ws_t}, i32) -> {pipe_t}")]
 
     consts = {"c0": 0, "c1": 1, "cd": d, "cs0": s0, "cs1": s1, "cT": T, "cws": ws, "chalf": half}
     const_lines = [f"%{k} = arith.constant {v} : index" for k, v in consts.items()]
@@ -102,7 +102,7 @@ def flash_attention_kernel(s0: int = 128, s1: int = 8192, d: int = 128) -> str:
                    f"!pto.partition_tensor_view<{s0}x{d}xf16>")
     c = ["func.func private @fa_cube(%q: !pto.ptr<f16>, %k: !pto.ptr<f16>, %v: !pto.ptr<f16>, %ws: !pto.ptr<f32>)",
          "    attributes {pto.kernel_kind = #pto.kernel_kind<cube>} {", *const_lines,
-         (f"%local = pto.reserve_buffer {{name = \"fa_v2c\", size = {slot}, location = #pto.address_space<mat>, "
+         (f"%local = pto.reserve_buffer {{name = \"fa_v2c\", size = {slot * LOCAL_SLOTS}, location = #pto.address_space<mat>, "
           f"auto = true}} -> i32"), *pipe_init("local"),
          "%vq = pto.make_tensor_view %q, shape = [%cs0, %cd], strides = [%cd, %c1] : !pto.tensor_view<?x?xf16>",
          # K^T [d, S1] over K [S1, d]: column stride d; a T-column window of it is one contiguous block
@@ -169,7 +169,7 @@ def flash_attention_kernel(s0: int = 128, s1: int = 8192, d: int = 128) -> str:
          "    attributes {pto.kernel_kind = #pto.kernel_kind<vector>} {", *const_lines,
          f"%scale = arith.constant {scale!r} : f32", "%zero = arith.constant 0.0 : f32",
          "%ninf = arith.constant -1.0e30 : f32",
-         (f"%local = pto.reserve_buffer {{name = \"fa_c2v\", size = {slot}, location = #pto.address_space<vec>, "
+         (f"%local = pto.reserve_buffer {{name = \"fa_c2v\", size = {slot // 2 * LOCAL_SLOTS}, location = #pto.address_space<vec>, "
           f"auto = true}} -> i32"), *pipe_init("local"),
          "%sub64 = pto.get_subblock_idx", "%sub = arith.index_cast %sub64 : i64 to index",
          "%row = arith.muli %sub, %chalf : index",

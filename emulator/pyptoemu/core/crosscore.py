@@ -133,6 +133,9 @@ class Fifo:
         # Explicit pipe objects (initialize_l2g2l_pipe) have their own, smaller, ring of local slots
         # in the consumer's buffer, taken in pop order; None: the local slot is the pushed slot.
         self.local_slots = local_slots
+        # Bytes between the consumer's local slots: slot_size, except on an explicit pipe's C2V side
+        # without nosplit, where each vector core receives half a slot and keeps only that
+        self.local_stride = slot_size
         self.label = label  # "" for the aic_/aiv_ FIFO, else the pipe object's name
         self.loc = loc
         self.lanes = [Lane(), Lane()]

@@ -235,6 +235,7 @@ def lower_initialize_pipe_object(su: ScalarUnit, op: A.Op) -> Step:
         return fail_step(VerifyError(f"{op.name} needs ({'%gm, ' if staged else ''}%local[, %peer_local]) and a "
                                      f"!pto.pipe result", loc))
     gm_n, local_n = (names[0], names[1]) if staged else (None, names[0])
+    nosplit = op.attrs.get("nosplit", False) is True
     flag_base = attrs["flag_base"] or 0
     label = f"flag_base {flag_base}"
     res = op.results[0]
@@ -251,6 +252,8 @@ def lower_initialize_pipe_object(su: ScalarUnit, op: A.Op) -> Step:
             if dir_mask & bit:
                 fifo = fifos[direction] = cc.fifo(core, direction, loc, create=(slot_size, slots, local_slots),
                                                   label=label)
+                if direction == C2V and not nosplit:
+                    fifo.local_stride = slot_size // 2
                 if (direction == C2V) != cube:  # this side consumes: its local operand is the slot region
                     fifo.base[cc.lane_of(core)] = int(su.value(frame, local_n, loc))
                 if gm is not None:
@@ -314,6 +317,21 @@ class _PushBinding:
             entry = Entry(slot, values, instr, self.lanes, lane, lane * half if self.split else 0)
             _stage(fifo, entry, self.core.data)
             fifo.deliver(lane, entry)
+
+
+class _Delivered:
+    """The marker behind a push: once every earlier instruction of its pipe completed (the push
+    included), the completed writes land, so the pushed tile is in its lanes and the consumer wakes."""
+
+    def __init__(self, core, fifo) -> None:
+        self.core, self.fifo = core, fifo
+
+    def fire(self, setter: Instr) -> None:
+        self.core.commits.flush(self.core.env.now)
+        self.fifo.waiters.wake()
+
+    def describe(self) -> str:
+        return f"delivery of a {self.fifo.name} push"
 
 
 def _split(values: np.ndarray, split: int, loc) -> list[np.ndarray]:
@@ -432,6 +450,9 @@ def lower_tpush(su: ScalarUnit, op: A.Op) -> Step:
         instr = Instr(OP, mnemonic, loc, pipe, 0, occ, lat, bound=bound, reads=rng, operands=[snap], nbytes=nbytes)
         instr.transfer = transfer
         su.issue(pipe, instr)
+        # the tile reaches the consumer when the push completes: a marker behind it on its pipe makes
+        # that moment an event (a pipe's completions are otherwise only applied when something runs)
+        su.issue(pipe, Instr(XSET, mnemonic, loc, pipe, 0, flag=_Delivered(core, fifo)))
 
     return step
 
@@ -546,7 +567,7 @@ def lower_tpop(su: ScalarUnit, op: A.Op) -> Step:
             raise BoundsError(f"{op.name}: the {direction} tile is {h}x{w} (valid {vr}x{vc}) but the "
                               f"{'handle' if explicit else 'result'} type holds {t.rows}x{t.cols}", loc)
         tile = Tile(buf, 0, t, dtype, vr, vc, res)
-        tile.addr = base + local * fifo.slot_size
+        tile.addr = base + local * fifo.local_stride
         buf.check_placement(tile.addr, tile.nbytes, res, loc)
         _check_in_reserve(core, fifo, base, local, tile, loc)
         watch.bind(fifo, base_lane, local, buf.spec.name, tile.addr, tile.addr + tile.nbytes, loc)
@@ -557,15 +578,21 @@ def lower_tpop(su: ScalarUnit, op: A.Op) -> Step:
 
 
 def _check_in_reserve(core, fifo, base: int, local: int, tile: Tile, loc) -> None:
-    """A popped tile must lie in the consumer's reserve_buffer region (when its base is one): past
-    its end the slot overlaps whatever else lives there."""
+    """A popped tile must fit its local slot, and lie in the consumer's reserve_buffer region (when
+    its base is one): past its end the slot overlaps whatever else lives there."""
+    if tile.nbytes > fifo.local_stride:
+        core.findings.add("fifo-misuse", "error",
+                          f"the popped tile ({tile.nbytes} bytes) is larger than a local slot of the {fifo.name} "
+                          f"FIFO ({fifo.local_stride} bytes: on a split pipe each vector core keeps half a slot; "
+                          f"declare the pipe nosplit to pop whole tiles)", [loc])
     size = core.crosscore.reserve_size.get((core.label, base))
     if size is not None and tile.addr + tile.nbytes > base + size:
         slots = fifo.slots if fifo.local_slots is None else fifo.local_slots
+        stride = fifo.local_stride
         core.findings.add("fifo-misuse", "error",
                           f"local slot {local} of the {fifo.name} FIFO, bytes [{tile.addr}, {tile.addr + tile.nbytes}), "
                           f"lies past the end of its reserve_buffer ({size} bytes at {base}): the reserve needs "
-                          f"slot_size x slots = {fifo.slot_size} x {slots} = {fifo.slot_size * slots} bytes", [loc])
+                          f"local slot size x slots = {stride} x {slots} = {stride * slots} bytes", [loc])
 
 
 def _popped_shape(entries: list, split: int) -> tuple[int, int]:
