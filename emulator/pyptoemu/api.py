@@ -391,7 +391,7 @@ def _result(chip: Chip, entry: str, mach: Machine, cycles: int, mode: str, notic
     outputs: dict[str, np.ndarray] = {}
     if not faulted:
         for _i, gm in sorted(chip.memory.gm.items()):
-            if gm.written and gm.data is not None:
+            if gm.written and gm.store is not None:
                 outputs[gm.name] = _shaped_output(gm)
     cores = [_core_stats(c) for c in chip.cores]
     pipes = {p: PipeStats(sum(c.pipes[p].busy_cycles for c in cores), sum(c.pipes[p].instructions for c in cores))

@@ -10,7 +10,6 @@ drained; a wait that can never be satisfied empties SimPy's schedule, which is t
 
 from __future__ import annotations
 
-import numpy as np
 import simpy
 
 from ptoisa.machine import CoreKind, Machine
@@ -72,17 +71,14 @@ class Memories:
                              f"({need * gm.dtype.itemsize / 2**30:.1f} GiB); the emulator generates at most "
                              f"{MAX_GENERATED_BYTES // 2**30} GiB of stand-in data per argument: pass the "
                              f"input (--input {gm.name}=FILE.npy) if this size is intended", loc)
-        generated = sum(b.data.nbytes for b in self.gm.values() if not b.given and b.data is not None)
+        generated = sum(b.size * b.dtype.itemsize for b in self.gm.values() if not b.given and b.store is not None)
         total = generated + (need - have) * gm.dtype.itemsize
         if total > MAX_GENERATED_TOTAL:
             raise InputError(f"the view made here over {gm.name} brings the generated stand-in data of all "
                              f"arguments to {total / 2**30:.1f} GiB; the emulator generates at most "
                              f"{MAX_GENERATED_TOTAL // 2**30} GiB in all: pass the inputs (--input argN=FILE.npy) "
                              f"if these sizes are intended", loc)
-        extra = random_data(gm.dtype_name, gm.dtype, need - have,
-                            np.random.default_rng([self.seed, gm.index, have]))
-        gm.data = extra if gm.data is None else np.concatenate([gm.data, extra])
-        gm.size = gm.data.size
+        gm.reserve_standin(need, self.seed)  # drawn piece by piece when the kernel touches it
 
     def note_reads(self, reads: tuple, instr: Instr) -> None:
         if self.uninit_hook is None:
@@ -112,18 +108,6 @@ class Memories:
                 buf.written[lo:hi] = True
                 if hi <= buf.written.size:
                     known.add(w)
-
-
-def random_data(dtype_name: str, dtype: np.dtype, n: int, rng: np.random.Generator) -> np.ndarray:
-    """Seeded stand-in data: normal floats, small ints (0..7 unsigned, -8..7 signed), random bools."""
-    if dtype == np.bool_:
-        return rng.integers(0, 2, n).astype(bool)
-    if dtype.kind in "iu":
-        lo = 0 if dtype.kind == "u" else -8
-        return rng.integers(lo, 8, n).astype(dtype)
-    if dtype == np.float32:
-        return rng.standard_normal(n, dtype=np.float32)
-    return rng.standard_normal(n, dtype=np.float32).astype(dtype)
 
 
 class AICore:

@@ -527,9 +527,10 @@ def lower_load_scalar(su: ScalarUnit, op: A.Op) -> Step:
             raise BoundsError(f"{op.name}: element {i} outside {gm.name}", loc)
         if is_load:
             _needs_data(su, op.name[4:], loc)
-            frame[op.results[0]] = gm.data[i].item()
+            gm.ensure(i, i + 1)
+            frame[op.results[0]] = gm.store[i].item()
         elif su.core.data:
-            gm.writable()[i] = v
+            gm.writable(i, i + 1)[i] = v
         # a scalar GM access: visible to the race detector like any other (one element window)
         es = gm.dtype.itemsize
         access = ((gm.name, i * es, (i + 1) * es, (i, (1,), (1,))),)

@@ -9,6 +9,7 @@ checked against that array.
 
 from __future__ import annotations
 
+import mmap
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -210,29 +211,154 @@ class Tile:
 # ------------------------------------------------------------------------------------------ GM
 
 
+# Stand-in data (a pointer argument the caller gave no input for) is generated in pieces of this
+# many elements, each from its own seed (run seed, argument, piece), when something first touches
+# it: a kernel that reads a few tiles of a huge view draws the random numbers of those tiles only,
+# and an element's value does not depend on what was read before it.
+STANDIN_CHUNK = 16384
+
+
+def random_data(dtype_name: str, dtype: np.dtype, n: int, rng: np.random.Generator) -> np.ndarray:
+    """Seeded stand-in data: normal floats, small ints (0..7 unsigned, -8..7 signed), random bools."""
+    if dtype == np.bool_:
+        return rng.integers(0, 2, n).astype(bool)
+    if dtype.kind in "iu":
+        lo = 0 if dtype.kind == "u" else -8
+        return rng.integers(lo, 8, n).astype(dtype)
+    if dtype == np.float32:
+        return rng.standard_normal(n, dtype=np.float32)
+    return rng.standard_normal(n, dtype=np.float32).astype(dtype)
+
+
+# Stand-in room at least this large is reserved as an anonymous mapping (see _untouched_zeros);
+# smaller buffers come from the ordinary allocator, which reuses memory that is already mapped.
+MAPPED_RESERVE_BYTES = 16 * 2**20
+
+
+def _untouched_zeros(n: int, dtype: np.dtype) -> np.ndarray:
+    """``n`` zero elements. A large reservation is an anonymous mapping, whose memory the operating
+    system commits page by page when first written: room for a huge view costs address space, not
+    memory, until the kernel touches it."""
+    nbytes = n * dtype.itemsize
+    if nbytes < MAPPED_RESERVE_BYTES:
+        return np.zeros(n, dtype=dtype)
+    return np.frombuffer(mmap.mmap(-1, nbytes), dtype=dtype)
+
+
 @dataclass(eq=False, slots=True)
 class GMBuffer:
-    """Global memory behind one pointer argument."""
+    """Global memory behind one pointer argument.
+
+    ``store`` is the flat backing array: the caller's input, or stand-in data generated lazily
+    (``pending`` marks the :data:`STANDIN_CHUNK` pieces not generated yet). Whatever reads or
+    writes elements asks for them first (:meth:`ensure`, :meth:`ensure_window`); ``data`` is the
+    whole array, every piece generated (outputs, rare whole-buffer readers)."""
 
     index: int  # argument position N (named argN)
     dtype_name: str
     dtype: np.dtype
-    data: np.ndarray | None = None  # flat, allocated on first view unless given as input
+    store: np.ndarray | None = None  # flat backing array (None: no data, e.g. a timing-only run)
     size: int = 0  # elements the buffer holds (also known in a timing-only run, which has no data)
     given: bool = False
     written: bool = False
     view_shapes: list = field(default_factory=list)  # distinct (shape, strides) of views over it
+    seed: int = 0  # stand-in data: each piece k is drawn from default_rng([seed, index, k])
+    pending: np.ndarray | None = None  # per piece of stand-in data: not generated yet (None: none)
+    backing: np.ndarray | None = None  # stand-in data: whole pieces (``store`` is its first ``size``)
 
     @property
     def name(self) -> str:
         return f"arg{self.index}"
 
-    def writable(self) -> np.ndarray:
-        """The data, made a private copy first if it still is the caller's read-only input."""
-        if not self.data.flags.writeable:
-            self.data = self.data.copy()
+    @property
+    def data(self) -> np.ndarray | None:
+        """Every element (stand-in data generated in full first)."""
+        if self.pending is not None:
+            self.ensure(0, self.size)
+        return self.store
+
+    @data.setter
+    def data(self, values: np.ndarray | None) -> None:
+        self.store, self.backing, self.pending = values, None, None
+
+    def reserve_standin(self, n: int, seed: int) -> None:
+        """Grow the buffer to ``n`` elements of stand-in data, generated when touched; the pieces
+        generated so far (and what the kernel wrote into them) are kept."""
+        chunk = STANDIN_CHUNK
+        pieces = -(-n // chunk)
+        backing = _untouched_zeros(pieces * chunk, self.dtype)
+        pending = np.ones(pieces, dtype=bool)
+        if self.backing is not None:
+            old = self.backing
+            old_pending = self.pending if self.pending is not None else np.zeros(old.size // chunk, dtype=bool)
+            done = np.flatnonzero(~old_pending)
+            for k in done.tolist():  # copy only what was generated: the rest stays untouched
+                backing[k * chunk:(k + 1) * chunk] = old[k * chunk:(k + 1) * chunk]
+            pending[done] = False
+        self.seed, self.backing, self.store, self.size = seed, backing, backing[:n], n
+        self.pending = pending if pending.any() else None
+
+    def ensure(self, lo: int, hi: int) -> None:
+        """Generate the stand-in data of elements [lo, hi) that is not generated yet."""
+        pending = self.pending
+        if pending is None or hi <= lo:
+            return
+        chunk = STANDIN_CHUNK
+        k0, k1 = max(lo, 0) // chunk, min(-(-hi // chunk), pending.size)
+        todo = np.flatnonzero(pending[k0:k1])
+        if todo.size:
+            self._generate(todo + k0)
+
+    def ensure_window(self, base: int, sizes: tuple, strides: tuple) -> None:
+        """Generate the stand-in data a strided window touches: the pieces of each of its rows
+        (a few tiles of a huge view draw only their own numbers)."""
+        pending = self.pending
+        if pending is None or 0 in sizes:
+            return
+        chunk = STANDIN_CHUNK
+        if len(sizes) < 2 or any(s < 0 for s in strides):
+            lo = base + sum((z - 1) * s for z, s in zip(sizes, strides, strict=False) if s < 0)
+            hi = base + sum((z - 1) * s for z, s in zip(sizes, strides, strict=False) if s > 0) + 1
+            self.ensure(lo, hi)
+            return
+        hi = base + sum((z - 1) * s for z, s in zip(sizes, strides, strict=False)) + 1
+        if not pending[base // chunk:-(-hi // chunk)].any():  # everything around it is drawn already
+            return
+        starts = np.full(1, base, dtype=np.int64)
+        for z, s in zip(sizes[:-1], strides[:-1], strict=False):
+            starts = (starts[:, None] + np.arange(z, dtype=np.int64)[None, :] * s).reshape(-1)
+        first = starts // chunk
+        last = (starts + (sizes[-1] - 1) * strides[-1]) // chunk
+        spread = int((last - first).max())
+        if spread <= 1:  # each row within one or two pieces
+            pieces = np.concatenate([first, last])
+        else:
+            grid = first[:, None] + np.arange(spread + 1, dtype=np.int64)[None, :]
+            pieces = grid[grid <= last[:, None]]
+        todo = pieces[pending[pieces]]
+        if todo.size:
+            self._generate(np.unique(todo))
+
+    def _generate(self, pieces: np.ndarray) -> None:
+        chunk, backing = STANDIN_CHUNK, self.backing
+        for k in pieces.tolist():
+            rng = np.random.default_rng([self.seed, self.index, k])
+            if self.dtype == np.float32:  # drawn in place: the same numbers as random_data's
+                rng.standard_normal(dtype=np.float32, out=backing[k * chunk:(k + 1) * chunk])
+            else:
+                backing[k * chunk:(k + 1) * chunk] = random_data(self.dtype_name, self.dtype, chunk, rng)
+        self.pending[pieces] = False
+        if not self.pending.any():
+            self.pending = None
+
+    def writable(self, lo: int = 0, hi: int | None = None) -> np.ndarray:
+        """The backing array, elements [lo, hi) present (all by default), made a private copy
+        first if it still is the caller's read-only input."""
+        self.ensure(lo, self.size if hi is None else hi)
+        if not self.store.flags.writeable:
+            self.store = self.store.copy()
         self.written = True
-        return self.data
+        return self.store
 
 
 class Ptr:
@@ -295,7 +421,9 @@ class PartitionView:
         """The window as an N-D view of the GM array (no copy; bounds were checked at creation)."""
         if any(s < 0 for s in self.strides):
             raise BoundsError(f"negative strides are not supported in views over {self.gm.name}")
-        data = self.gm.data
+        gm = self.gm
+        gm.ensure_window(self.base, self.sizes, self.strides)
+        data = gm.store
         es = data.itemsize
         # np.ndarray over the buffer is much cheaper than as_strided on the hot path
         return np.ndarray(self.sizes, data.dtype, buffer=data, offset=self.base * es,
@@ -306,7 +434,7 @@ class PartitionView:
 
     def write(self, arr: np.ndarray | Accumulate) -> None:
         h, w = arr.shape
-        self.gm.writable()
+        self.gm.writable(0, 0)  # a private copy of the caller's input before the first write
         if isinstance(arr, Accumulate):  # read-modify-write at completion (atomic add)
             arr = arr.combine(self.read()[:h, :w])
         view = self._strided()
@@ -314,7 +442,7 @@ class PartitionView:
             view[...] = arr.reshape(self.sizes)
         else:
             v2 = view.reshape(self.rows, self.cols)
-            if np.shares_memory(v2, self.gm.data):
+            if np.shares_memory(v2, self.gm.store):
                 v2[:h, :w] = arr
             else:  # a non-collapsible stride pattern: write row by row through the N-D view
                 full = v2.copy()

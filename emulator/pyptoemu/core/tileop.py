@@ -476,7 +476,7 @@ def _snap(v, scalar_type: str | None, loc: Loc, op: A.Op) -> OperandSnap:
     if isinstance(v, Tile):
         return OperandSnap(TILE, v, v.vrow, v.vcol, v.type.dtype, v.loc)
     if isinstance(v, PartitionView):
-        if v.gm.data is None and v.gm.size == 0:
+        if v.gm.store is None and v.gm.size == 0:
             raise BoundsError(f"view over {v.gm.name} has no data", loc)
         return OperandSnap(VIEW, v, v.rows, v.cols, v.gm.dtype_name, "gm")
     if isinstance(v, (int, float, bool, np.generic)):

@@ -1,0 +1,82 @@
+"""Stand-in inputs are drawn lazily: only the pieces of GM a kernel touches get random numbers, and
+an element's value does not depend on which tiles were read before it."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+
+import pyptoemu
+from pyptoemu.core.memory import STANDIN_CHUNK
+from tests.emulator.core.kernels import pview, vec
+
+TILE_ROWS, TILE_COLS = 16, 64
+
+
+def _gather_kernel(rows: int, cols: int, corners: list[tuple[int, int]]) -> str:
+    """@k(%arg0: rows x cols input, %arg1: len(corners) tiles stacked): copies the 16x64 tile at
+    each (row, col) of arg0 into the next 16 rows of arg1."""
+    out_rows = TILE_ROWS * len(corners)
+    consts = {0, 1, TILE_ROWS, TILE_COLS, rows, cols, out_rows}
+    for i, (r, c) in enumerate(corners):
+        consts |= {r, c, TILE_ROWS * i}
+    tv, tile, win = "!pto.tensor_view<?x?xf32>", vec(TILE_ROWS, TILE_COLS), pview(TILE_ROWS, TILE_COLS)
+    lines = [f"    %c{n} = arith.constant {n} : index" for n in sorted(consts)]
+    lines.append(f"    %vin = pto.make_tensor_view %arg0, shape = [%c{rows}, %c{cols}], strides = [%c{cols}, %c1] : {tv}")
+    lines.append(f"    %vout = pto.make_tensor_view %arg1, shape = [%c{out_rows}, %c{TILE_COLS}], "
+                 f"strides = [%c{TILE_COLS}, %c1] : {tv}")
+    lines.append(f"    %t = pto.alloc_tile : {tile}")
+    sizes = f"sizes = [%c{TILE_ROWS}, %c{TILE_COLS}]"
+    for i, (r, c) in enumerate(corners):
+        lines.append(f"    %src{i} = pto.partition_view %vin, offsets = [%c{r}, %c{c}], {sizes} : {tv} -> {win}")
+        lines.append(f"    pto.tload ins(%src{i} : {win}) outs(%t : {tile})")
+        lines.append(f"    %dst{i} = pto.partition_view %vout, offsets = [%c{TILE_ROWS * i}, %c0], {sizes} : {tv} -> {win}")
+        lines.append(f"    pto.tstore ins(%t : {tile}) outs(%dst{i} : {win})")
+    body = "\n".join(lines)
+    return f"""module {{
+  func.func @k(%arg0: !pto.ptr<f32>, %arg1: !pto.ptr<f32>) {{
+{body}
+    return
+  }}
+}}
+"""
+
+
+def test_a_few_tiles_of_a_huge_view_draw_only_their_numbers():
+    """8192 x 25600 f32 (800 MiB of stand-in data) of which the kernel reads three 16x64 tiles:
+    the numbers drawn and the memory allocated are those of the tiles' rows, not of the view."""
+    rows, cols = 8192, 25600
+    corners = [(0, 0), (4096, 12800), (rows - TILE_ROWS, cols - TILE_COLS)]
+    kernel = _gather_kernel(rows, cols, corners)
+    tracemalloc.start()
+    try:
+        res = pyptoemu.run(kernel)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 32 * 2**20, f"peak {peak / 2**20:.0f} MiB traced for three tiles"
+    gm = res.chip.memory.gm[0]
+    assert gm.size == rows * cols
+    drawn = int((~gm.pending).sum())
+    assert 0 < drawn <= len(corners) * TILE_ROWS  # one piece per tile row at most
+    assert drawn * STANDIN_CHUNK < gm.size // 1000
+    out = res.outputs["arg1"]
+    assert out.shape == (TILE_ROWS * len(corners), TILE_COLS)
+    assert np.isfinite(out).all() and np.unique(out).size == out.size  # drawn numbers, not zeros
+
+
+def test_lazily_drawn_tiles_equal_the_input_drawn_in_full():
+    """The tiles a kernel reads hold the same numbers whether the whole input was drawn first (a
+    kernel that copies every tile) or only they were, in any order."""
+    rows, cols = 32, 47 * TILE_COLS  # rows cross the pieces' boundaries at varying columns
+    everything = [(r, c) for r in range(0, rows, TILE_ROWS) for c in range(0, cols, TILE_COLS)]
+    full = pyptoemu.run(_gather_kernel(rows, cols, everything)).outputs["arg1"]
+    full_input = np.concatenate([full[TILE_ROWS * i:TILE_ROWS * (i + 1)] for i in range(len(everything))])
+    grid = full_input.reshape(rows // TILE_ROWS, cols // TILE_COLS, TILE_ROWS, TILE_COLS)
+    picks = [(16, cols - TILE_COLS), (0, 23 * TILE_COLS), (16, TILE_COLS)]
+    for order in (picks, picks[::-1]):
+        out = pyptoemu.run(_gather_kernel(rows, cols, order)).outputs["arg1"]
+        for i, (r, c) in enumerate(order):
+            np.testing.assert_array_equal(out[TILE_ROWS * i:TILE_ROWS * (i + 1)],
+                                          grid[r // TILE_ROWS, c // TILE_COLS])
