@@ -60,7 +60,7 @@ def test_a_few_tiles_of_a_huge_view_draw_only_their_numbers():
     assert gm.size == rows * cols
     drawn = int((~gm.pending).sum())
     assert 0 < drawn <= len(corners) * TILE_ROWS  # one piece per tile row at most
-    assert drawn * STANDIN_CHUNK < gm.size // 1000
+    assert drawn * STANDIN_CHUNK < gm.size // 200  # under 0.5% of the view drawn
     out = res.outputs["arg1"]
     assert out.shape == (TILE_ROWS * len(corners), TILE_COLS)
     assert np.isfinite(out).all() and np.unique(out).size == out.size  # drawn numbers, not zeros
