@@ -26,11 +26,11 @@ from pypto.enums import FunctionType, ParamDirection
 from pypto.errors import ParseError, PyptoTypeError, Span
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
-from pypto.ir.types import TensorType, type_str
+from pypto.ir.types import ScalarType, TensorType, type_str
 from pypto.ir.visitor import walk_stmts
 from pypto.language.parser import FunctionParser, ProgramContext, Signature, _eval_annotation
 from pypto.language.source import InlineFunction, Namespace, SourceInfo
-from pypto.language.typing import DirectionAnnotation, ScalarAnnotation
+from pypto.language.typing import DirectionAnnotation, DynVar, ScalarAnnotation, ShapedAnnotation
 from pypto.runtime.arrays import as_numpy, write_back
 from pypto.runtime.compiled import CompiledJit
 from pypto.runtime.config import RunConfig
@@ -144,8 +144,34 @@ class JITFunction(InlineFunction):
                                 "int/float/bool") from None
             dtype = from_numpy(arr.dtype)
             tensors[name] = (tuple(int(d) for d in arr.shape), dtype)
-            key.append((name, tensors[name][0], dtype.name))
+            dyn = self._dynamic_axes().get(name, {})
+            if any(axis >= arr.ndim for axis in dyn):
+                raise TypeError(f"@pl.jit function '{self.__name__}': argument '{name}' has rank {arr.ndim}, but "
+                                f"its dynamic dims name axis {max(dyn)}")
+            # a dynamic extent is not part of the key: a new extent reuses the compiled program
+            shape_key = tuple(None if axis in dyn else d for axis, d in enumerate(tensors[name][0]))
+            key.append((name, shape_key, dtype.name))
         return tuple(key), tensors, consts
+
+    def _dynamic_axes(self) -> dict[str, dict[int, str]]:
+        """param -> {axis: dynamic dim name}, from ``pl.Tensor[[M, ...], dt]`` annotations whose entry is a
+        ``pl.dynamic`` and from ``x.bind_dynamic(axis, M)`` declarations in the body (spec §3)."""
+        if self.__dict__.get("_dyn") is None:
+            src = SourceInfo(self.pyfunc)
+            env = Namespace(self.pyfunc, self.frames).as_dict()
+            out: dict = {}
+            for a in src.node.args.args:
+                ann = _eval_annotation(a.annotation, env, src) if a.annotation is not None else None
+                ann = ann.inner if isinstance(ann, DirectionAnnotation) else ann
+                for axis, d in enumerate(getattr(ann, "shape", ()) if isinstance(ann, ShapedAnnotation) else ()):
+                    if isinstance(d, DynVar):
+                        out.setdefault(a.arg, {})[axis] = d.name
+            for node in ast.walk(src.node):
+                bound = _bind_dynamic(node, env)
+                if bound is not None:
+                    out.setdefault(bound[0], {})[bound[1]] = bound[2]
+            self._dyn = out
+        return self._dyn
 
     # ------------------------------------------------------------------ specialization
     def _specialize(self, tensors: dict, consts: dict) -> St.Program:
@@ -153,6 +179,7 @@ class JITFunction(InlineFunction):
         ns = Namespace(self.pyfunc, [dict(consts), *self.frames])
         params, dirs = [], []
         env = ns.as_dict()
+        dyn_vars: dict = {}
         for a in src.node.args.args:
             if a.arg in consts:
                 continue
@@ -160,11 +187,14 @@ class JITFunction(InlineFunction):
                 raise PyptoTypeError(f"parameter '{a.arg}' has no argument", src.span(a))
             direction = _direction_of(a, env, src)
             shape, dtype = tensors[a.arg]
-            params.append(E.Var(a.arg, TensorType(shape, dtype), src.span(a)))
+            dyn = self._dynamic_axes().get(a.arg, {})
+            dims = [dyn_vars.setdefault(dyn[axis], E.Var(dyn[axis], ScalarType(DataType.INDEX), src.span(a)))
+                    if axis in dyn else d for axis, d in enumerate(shape)]
+            params.append(E.Var(a.arg, TensorType(tuple(dims), dtype), src.span(a)))
             dirs.append(direction)
         self._returned_outs = _return_final_outs(src, [p.name for p, d in zip(params, dirs, strict=True)
                                                        if d is not ParamDirection.In])
-        sig = Signature(self.__name__, params, dirs, (), {})
+        sig = Signature(self.__name__, params, dirs, (), dyn_vars)
         ctx = ProgramContext({})
         ctx.signatures[self.__name__] = (E.GlobalVar(self.__name__), sig)
         entry = _with_returns(_parser(src, ns, sig, FunctionType.Orchestration, ctx).parse())
@@ -205,6 +235,19 @@ class JITFunction(InlineFunction):
         sig = Signature(name, params, dirs, (), {})
         ftype = FunctionType.Opaque if self.kind == OPAQUE else FunctionType.InCore
         return _with_returns(_parser(src, ns, sig, ftype, p.program).parse())
+
+
+def _bind_dynamic(node: ast.AST, env: dict) -> tuple[str, int, str] | None:
+    """(param, axis, dim name) of a ``param.bind_dynamic(axis, DYNVAR)`` statement, else None."""
+    call = node.value if isinstance(node, ast.Expr) else None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "bind_dynamic"
+            and isinstance(call.func.value, ast.Name) and len(call.args) == 2):
+        return None
+    axis, dyn = call.args
+    var = env.get(dyn.id) if isinstance(dyn, ast.Name) else None
+    if not (isinstance(axis, ast.Constant) and isinstance(axis.value, int) and isinstance(var, DynVar)):
+        return None
+    return call.func.value.id, axis.value, var.name
 
 
 def _parser(src: SourceInfo, ns: Namespace, sig: Signature, ftype: FunctionType, ctx: Any) -> FunctionParser:

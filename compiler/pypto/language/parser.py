@@ -203,6 +203,9 @@ class FunctionParser:
     def stmt_Expr(self, node: ast.Expr) -> None:
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return
+        f = node.value.func if isinstance(node.value, ast.Call) else None
+        if isinstance(f, ast.Attribute) and f.attr == "bind_dynamic" and self.fold_metadata:
+            return  # x.bind_dynamic(axis, M): a declaration, read when the jit function is specialized
         value = self.expr(node.value, top=True)
         if value is None and isinstance(node.value, ast.Call):
             return  # a statement op that emitted its own IR (pl.write)

@@ -9,7 +9,7 @@ import numpy as np
 from pypto.errors import RuntimeFault
 from pypto.ir.compiler import compile_program
 from pypto.ir.stmt import Program
-from pypto.ir.types import TensorType, static_shape
+from pypto.ir.types import TensorType, static_int
 from pypto.passes.manager import OptimizationStrategy, as_strategy
 from pypto.runtime import RunResult, default_entry, program_result
 from pypto.runtime.interpreter import Interpreter
@@ -37,9 +37,12 @@ class CompiledJit:
     def execute(self, arrays: list[np.ndarray], config: Any) -> RunResult:
         """Run the entry on ``arrays`` (its parameters, in order); kernels write into them in place."""
         for p, a in zip(self.entry.params, arrays, strict=True):
-            if tuple(a.shape) != static_shape(p.type) or a.dtype != p.type.dtype.numpy:
+            dims = [static_int(d) for d in p.type.shape]
+            fits = a.ndim == len(dims) and all(d is None or d == n for d, n in zip(dims, a.shape, strict=False))
+            if not fits or a.dtype != p.type.dtype.numpy:
+                shown = ["?" if d is None else d for d in dims]
                 raise RuntimeFault(f"argument '{p.name}' is {a.dtype}{list(a.shape)}, compiled for "
-                                   f"{p.type.dtype.numpy}{list(static_shape(p.type))}", self.entry.span)
+                                   f"{p.type.dtype.numpy}{shown}", self.entry.span)
         stats = LaunchStats()
         sync = "auto" if self.strategy is OptimizationStrategy.PTOAS else "asis"
         launcher = Launcher(self.compiled.pto, sync, config.machine, config.trace_path(), stats)

@@ -41,6 +41,10 @@ class Interpreter:
         if func.type is not FunctionType.Orchestration:
             return self.launch(func, args, blocks)
         env = dict(zip(func.params, args, strict=False))
+        for p, a in zip(func.params, args, strict=False):
+            for axis, d in enumerate(getattr(p.type, "shape", ()) if isinstance(a, np.ndarray) else ()):
+                if isinstance(d, E.Var):
+                    env.setdefault(d, int(a.shape[axis]))  # a dynamic dim (pl.dynamic) is the argument's extent
         try:
             self.block(func.body, env)
         except _Return as r:
