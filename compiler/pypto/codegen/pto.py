@@ -714,6 +714,7 @@ _SPECIAL = {
     "block.load": _FunctionGen.load,
     "block.store": _FunctionGen.store,
     "block.create_tile": _nothing,
+    "block.set_validshape": _nothing,  # the result is another declaration of the same buffer
     "tensor.dim": _FunctionGen.tensor_dim,
     "block.get_block_idx": _FunctionGen.block_id,
     "block.get_block_num": _FunctionGen.block_id,

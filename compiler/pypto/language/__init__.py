@@ -61,7 +61,7 @@ block = _Namespace(
     "block",
     tuple(_BLOCK) + tuple(_UNIFIED) + tuple(_IDS) + ("full", "fillpad", "adds", "subs", "muls", "divs", "create",
                                                      "read", "write", "slice", "concat", "transpose_view", "sort32",
-                                                     "mrgsort", "gather", "arange"),
+                                                     "mrgsort", "gather", "arange", "set_validshape"),
 )
 tile = block
 tensor = _Namespace(
@@ -81,7 +81,7 @@ from pypto.language.tasks import TASK_ID, ScopeMode, TaskId, array, manual_scope
 
 tile.MaskPattern = MaskPattern  # pl.tile.MaskPattern.P0101 (spec pypto-jit §8)
 for _name in ("read", "write", "slice", "concat", "transpose_view", "sort32", "mrgsort", "gather", "arange",
-              "fillpad", "submit", "no_dep"):
+              "fillpad", "submit", "no_dep", "set_validshape"):
     globals().setdefault(_name, _OpStub("", _name))
 
 __all__ = [

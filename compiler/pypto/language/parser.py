@@ -207,8 +207,8 @@ class FunctionParser:
         if isinstance(f, ast.Attribute) and f.attr == "bind_dynamic" and self.fold_metadata:
             return  # x.bind_dynamic(axis, M): a declaration, read when the jit function is specialized
         value = self.expr(node.value, top=True)
-        if value is None and isinstance(node.value, ast.Call):
-            return  # a statement op that emitted its own IR (pl.write)
+        if (value is None or isinstance(value, E.Var)) and isinstance(node.value, ast.Call):
+            return  # a statement op that emitted its own IR (pl.write, pl.set_validshape)
         if not isinstance(value, E.Call):
             raise self.error("an expression statement must be an op call", node)
         self.emit(St.EvalStmt(value, self.span(node)))

@@ -248,6 +248,21 @@ def fillpad(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
     return B.fillpad(t, chosen, span=p.span(node))
 
 
+def set_validshape(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
+    """``pl.set_validshape(tile, valid_rows, valid_cols)``: the tile's name is rebound to the same buffer
+    with the new valid region, so it works as a statement and as an expression."""
+    names = ("x", "valid_rows", "valid_cols")
+    x, rows, cols = _bind_args(p, node, "pl.set_validshape", names, args, kwargs, 3)
+    if _kind(x) != "tile":
+        raise p.error("pl.set_validshape on a tensor is not supported by the emulator (give the load or slice "
+                      "valid_shape= instead)", node)
+    call = D.set_validshape(x, rows, cols, span=p.span(node))
+    target = node.args[0] if node.args else None
+    if isinstance(target, ast.Name):
+        return p.bind(target.id, call, node)
+    return call
+
+
 def concat(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
     if args and _kind(args[0]) == "tensor":  # tensors: the library's concat along any axis (pypto.lib)
         try:
@@ -327,7 +342,7 @@ OPS: dict[str, tuple[Any, str]] = {
     "read": (read, "any"), "write": (write, "any"), "concat": (concat, "any"),
     "transpose_view": (transpose_view, "any"), "sort32": (sort32, "any"), "mrgsort": (mrgsort, "any"),
     "gather": (gather, "any"), "arange": (arange, "any"), "fillpad": (fillpad, "any"), "load": (load, "any"),
-    "task_dummy": (tasks.task_dummy, "any"), "no_dep": (tasks.no_dep, "any"),
+    "set_validshape": (set_validshape, "any"), "task_dummy": (tasks.task_dummy, "any"), "no_dep": (tasks.no_dep, "any"),
 }
 
 

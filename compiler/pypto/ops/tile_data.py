@@ -181,6 +181,21 @@ def _transpose_view(args: list, kw: dict, span: Span) -> TileType:
     return TileType((t.shape[1], t.shape[0]), t.dtype, tile_view=tview)
 
 
+@register_op("block.set_validshape", BLOCK, ("tile", "valid_rows", "valid_cols"))
+def _set_validshape(args: list, kw: dict, span: Span) -> TileType:
+    """The same buffer with another valid region (metadata only: no data moves)."""
+    names = ("tile", "valid_rows", "valid_cols")
+    t = tile("block.set_validshape", args, 0, names, span)
+    if len(t.shape) != 2:
+        raise PyptoTypeError(f"set_validshape: needs a 2-D tile, got {shape_str(t.shape)}", span)
+    for i, axis in ((1, 0), (2, 1)):
+        _index("block.set_validshape", args, i, names, span)
+        v, n = static_int(args[i]), static_int(t.shape[axis])
+        if v is not None and n is not None and not 0 < v <= n:
+            raise PyptoTypeError(f"set_validshape: {names[i]} = {v} must be in [1, {n}]", span)
+    return TileType(t.shape, t.dtype, tile_view=replace(t.view, valid_shape=(args[1], args[2])))
+
+
 # ----------------------------------------------------------------------------- sort and top-k
 
 
@@ -288,6 +303,10 @@ def extract(tile: Expr, row: Any, col: Any, shape: Any, valid_shape: Any = None,
     if valid_shape is not None:
         args.append(to_tuple(valid_shape, span, "valid_shape"))
     return create_op_call("block.extract", args, {} if pad is None else {"pad": int(pad)}, span)
+
+
+def set_validshape(tile: Expr, valid_rows: Any, valid_cols: Any, span: Span | None = None) -> Call:
+    return create_op_call("block.set_validshape", [tile, _int(valid_rows, span), _int(valid_cols, span)], {}, span)
 
 
 def concat(lhs: Expr, rhs: Expr, span: Span | None = None) -> Call:

@@ -177,3 +177,19 @@ def test_refusals_point_at_the_line(kernel, shapes, message):
     with pytest.raises(PyptoError, match=r"test_jit_surface.py:\d+:\d+: .*" + message):
         kernel(*args)
 
+
+
+@pl.jit
+def narrowed_row_sum(x: pl.Tensor, y: pl.Out[pl.Tensor], cols: int):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [8, 64])
+        pl.tile.set_validshape(t, 8, cols)
+        tmp = pl.create_tile([8, 64], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+        y[:, :] = pl.row_sum(t, tmp)
+
+
+def test_set_validshape_narrows_what_a_reduction_reads():
+    x = np.random.default_rng(6).standard_normal((8, 64)).astype(np.float32)
+    y = np.zeros((8, 1), np.float32)
+    narrowed_row_sum(x, y, 24)
+    np.testing.assert_allclose(y[:, 0], x[:, :24].sum(axis=1), rtol=1e-5, atol=1e-5)
