@@ -798,10 +798,9 @@ class FunctionParser:
         return base[idx]
 
     def _tensor_window_load(self, base: E.Expr, node: ast.Subscript) -> Any:
-        if not self.in_incore:
-            raise self.error("tensor views (subscripts outside an InCore region) are not supported yet; "
-                             "slice inside `with pl.at(level=pl.Level.CORE_GROUP)`", node)
         offsets, shapes = slicing.window(self, base, node.slice)
+        if not self.in_incore:  # orchestration: a view of the window, rank-reduced by scalar indices
+            return slicing.view(self, node, base, node.slice, offsets, shapes)
         return dispatch.namespace_call(self, node, "block", "load", [base, offsets, shapes], {})
 
     def _slice_store(self, target: ast.Subscript, value_node: ast.AST, node: ast.AST) -> None:
@@ -809,11 +808,11 @@ class FunctionParser:
         dst = self.expr(target.value)
         if not slicing.is_tensor(dst):
             raise self.error("slice assignment needs a tensor target", target)
-        if not self.in_incore:
-            raise self.error("slice assignment outside an InCore region is not supported yet; "
-                             "write it inside `with pl.at(level=pl.Level.CORE_GROUP)`", target)
         value = self.expr(value_node)  # not top: a nested op call is hoisted into a tile temporary
         offsets, shapes = slicing.window(self, dst, target.slice)
+        if not self.in_incore:  # orchestration: assemble the tensor into the window, in place
+            self.emit(St.EvalStmt(slicing.assemble(self, node, dst, value, offsets, shapes), self.span(node)))
+            return
         if not slicing.is_tile(value):
             raise self.error("the value stored into a tensor window must be a tile", value_node, PyptoTypeError)
         got = [static_int(d) for d in value.type.shape]

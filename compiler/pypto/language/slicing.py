@@ -3,8 +3,9 @@
 A slice keeps its axis, a scalar index keeps a unit axis (tiles are at least 2-D, as upstream
 promotes them). Extents must be compile-time constants because tiles have static shapes: ``r:r + 32``
 (the same start expression plus a constant), ``0:64``, ``:`` and omitted trailing axes all are.
-Steps, negative indices, ``...`` and ``None`` are rejected. Orchestration views (a subscript outside
-an InCore region) are not supported yet and say so.
+Steps, negative indices, ``...`` and ``None`` are rejected. Outside InCore code (orchestration) a
+subscript is a view of the window instead (no copy; a scalar index drops its axis), and slice
+assignment assembles a tensor into the window in place.
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from pypto.errors import PyptoTypeError
 from pypto.ir import expr as E
 from pypto.ir.types import TensorType, TileType, static_int
+from pypto.ops import tensor as T
 
 
 def _static(v: Any) -> int | None:
@@ -76,3 +79,38 @@ def is_tensor(value: Any) -> bool:
 
 def is_tile(value: Any) -> bool:
     return isinstance(value, E.Expr) and isinstance(value.type, TileType)
+
+
+def _dropped(index: ast.AST, rank: int) -> list[bool]:
+    items = list(index.elts) if isinstance(index, ast.Tuple) else [index]
+    return [axis < len(items) and not isinstance(items[axis], ast.Slice) for axis in range(rank)]
+
+
+def view(p: Any, node: ast.AST, base: E.Expr, index: ast.AST, offsets: list, shapes: list) -> E.Expr:
+    """``base[index]`` in orchestration: ``tensor.view`` of the window, reshaped without the scalar-indexed
+    axes (NumPy rules: ``a[i]`` of a 2-D tensor is 1-D)."""
+    span = p.span(node)
+    v = p.temp(T.view(base, shapes, offsets, span=span), node)
+    drop = _dropped(index, len(shapes))
+    if not any(drop):
+        return v
+    kept = [n for n, d in zip(shapes, drop, strict=True) if not d] or [1]
+    return T.reshape(v, kept, span=span)
+
+
+def assemble(p: Any, node: ast.AST, dst: E.Expr, value: Any, offsets: list, shapes: list) -> E.Call:
+    """``dst[window] = value`` in orchestration: ``value`` (a tensor of the window's shape, scalar-indexed
+    axes left out or kept as 1) written into ``dst`` in place."""
+    if not is_tensor(value):
+        raise p.error("outside InCore code the value assigned to a tensor window must be a tensor", node,
+                      PyptoTypeError)
+    got = [static_int(d) for d in value.type.shape]
+    kept = [n for n in shapes if n != 1]
+    if got != shapes and [g for g in got if g != 1] != kept:
+        raise p.error(f"value of shape {got} does not fit the window of shape {shapes}", node, PyptoTypeError)
+    if value.type.dtype is not dst.type.dtype:
+        raise p.error(f"the value is {value.type.dtype.name} but the tensor is {dst.type.dtype.name}; convert it "
+                      "with pl.cast", node, PyptoTypeError)
+    if got != shapes:
+        value = p.temp(T.reshape(value, shapes, span=p.span(node)), node)
+    return T.assemble(dst, value, offsets, span=p.span(node))

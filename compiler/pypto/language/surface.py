@@ -183,8 +183,10 @@ def tensor_slice(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
     names = ("x", "shape", "offset", "valid_shape", "drop_dims", "pad_value", "clamp")
     x, shape, offset, valid, drop, pad, clamp = _bind_args(p, node, "pl.slice", names, args, kwargs, 3)
     if not p.in_incore:
-        raise p.error("pl.slice on a tensor outside an InCore region (a view) is not supported yet; "
-                      "slice inside `with pl.at(level=pl.Level.CORE_GROUP)`", node)
+        if valid is not None or pad is not None or clamp or drop:
+            raise p.error("pl.slice(valid_shape=/pad_value=/clamp=/drop_dims=) of a tensor view in orchestration is "
+                          "not supported by the emulator; give them where the window is loaded", node)
+        return T.view(x, list(shape), list(offset), span=p.span(node))
     if drop:
         raise p.error("pl.slice(drop_dims=...) is not supported (tiles stay 2-D)", node)
     dims = [static_int(d) if isinstance(d, E.Expr) else d for d in shape]
