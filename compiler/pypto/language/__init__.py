@@ -76,12 +76,13 @@ system = _Namespace("system", ("sync_src", "sync_dst", "bar_v", "bar_m", "bar_al
                                "available_cluster_count", "available_aiv_count"))
 
 from pypto.language.jit import JITFunction, jit
+from pypto.language.optimizations import SplitMode
 from pypto.language.surface import MaskPattern, PadValue
 from pypto.language.tasks import TASK_ID, ScopeMode, TaskId, array, manual_scope, scope
 
 tile.MaskPattern = MaskPattern  # pl.tile.MaskPattern.P0101 (spec pypto-jit §8)
 for _name in ("read", "write", "slice", "concat", "transpose_view", "sort32", "mrgsort", "gather", "arange",
-              "fillpad", "submit", "no_dep", "set_validshape"):
+              "fillpad", "submit", "no_dep", "set_validshape", "split", "cross_core_slot"):
     globals().setdefault(_name, _OpStub("", _name))
 
 __all__ = [
@@ -111,6 +112,7 @@ __all__ = [
     "Role",
     "Scalar",
     "ScopeMode",
+    "SplitMode",
     "TaskId",
     "Tensor",
     "TensorLayout",

@@ -18,7 +18,7 @@ from pypto.errors import CompileError, ParseError, PyptoError, PyptoTypeError, S
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.types import ScalarType, TensorType, TileType, TupleType, UnknownType, static_int, type_str
-from pypto.language import dispatch, slicing, spmd, tasks
+from pypto.language import dispatch, optimizations, slicing, spmd, tasks
 from pypto.language.placement import at_name_hint, check_at, check_cluster
 from pypto.language.source import Namespace, SourceInfo, is_pl_module
 from pypto.language.typing import AnnotationError, DirectionAnnotation, DynVar, to_ir_type
@@ -401,6 +401,7 @@ class FunctionParser:
             raise self.error("pl.at regions do not nest: this code already runs in an InCore kernel (the body "
                              "of a pl.at, a pl.spmd loop or an InCore function)", ctx)
         check_at(self, ctx)
+        optimizations.check(self, ctx)
         kw = {k.arg: k.value for k in ctx.keywords}
         deps = tasks.dependencies(self, self.expr(kw["deps"]), kw["deps"]) if "deps" in kw else set()
         deps |= self.__dict__.pop("spmd_deps", set())  # a pl.at launched by `with pl.spmd(deps=...)`

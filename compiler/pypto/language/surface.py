@@ -21,7 +21,7 @@ from pypto.errors import PyptoTypeError
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.types import ScalarType, TensorType, TileType, static_int
-from pypto.language import tasks
+from pypto.language import optimizations, tasks
 from pypto.lib import ops as LIB
 from pypto.ops import block as B
 from pypto.ops import tensor as T
@@ -344,7 +344,8 @@ OPS: dict[str, tuple[Any, str]] = {
     "read": (read, "any"), "write": (write, "any"), "concat": (concat, "any"),
     "transpose_view": (transpose_view, "any"), "sort32": (sort32, "any"), "mrgsort": (mrgsort, "any"),
     "gather": (gather, "any"), "arange": (arange, "any"), "fillpad": (fillpad, "any"), "load": (load, "any"),
-    "set_validshape": (set_validshape, "any"), "task_dummy": (tasks.task_dummy, "any"), "no_dep": (tasks.no_dep, "any"),
+    "set_validshape": (set_validshape, "any"), "split": (optimizations.split, "any"),
+    "cross_core_slot": (optimizations.cross_core_slot, "any"), "task_dummy": (tasks.task_dummy, "any"), "no_dep": (tasks.no_dep, "any"),
 }
 
 

@@ -99,3 +99,24 @@ def test_submit_in_a_program_orders_by_its_deps():
     x = np.random.default_rng(1).standard_normal((16, 16)).astype(np.float32)
     out = run(Submitted, x)
     np.testing.assert_allclose(out.outputs[0], x * 2 + 1, rtol=1e-6)
+
+
+@pl.jit
+def split_region(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.UP_DOWN), pl.cross_core_slot(slot_num=4)]):
+        y[:, :] = pl.adds(x[:, :], 1.0)
+
+
+@pl.jit
+def bad_slots(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.cross_core_slot(slot_num=0)]):
+        y[:, :] = x[:, :]
+
+
+def test_split_optimizations_are_checked_and_change_no_result():
+    x = np.random.default_rng(2).standard_normal((16, 16)).astype(np.float32)
+    y = np.zeros_like(x)
+    split_region(x, y)
+    np.testing.assert_allclose(y, x + 1, rtol=1e-6)
+    with pytest.raises(PyptoError, match="slot_num must be a positive integer, got 0"):
+        bad_slots(x, np.zeros_like(x))
