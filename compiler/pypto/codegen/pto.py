@@ -739,6 +739,7 @@ _SPECIAL = {
     "block.read_gm": _FunctionGen.read_gm,
     "block.write_gm": _FunctionGen.write_gm,
     "block.extract": _FunctionGen.lowered,
+    "block.fillpad_expand": _FunctionGen.lowered,
     "block.transpose_view": _FunctionGen.reshape,
     "block.gather_mask": _FunctionGen.gather_mask,
     "block.arange": _FunctionGen.arange,

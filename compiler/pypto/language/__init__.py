@@ -61,7 +61,8 @@ block = _Namespace(
     "block",
     tuple(_BLOCK) + tuple(_UNIFIED) + tuple(_IDS) + ("full", "fillpad", "adds", "subs", "muls", "divs", "create",
                                                      "read", "write", "slice", "concat", "transpose_view", "sort32",
-                                                     "mrgsort", "gather", "arange", "set_validshape"),
+                                                     "mrgsort", "gather", "arange", "set_validshape",
+                                                     "fillpad_expand", "fillpad_inplace"),
 )
 tile = block
 tensor = _Namespace(
@@ -82,7 +83,8 @@ from pypto.language.tasks import TASK_ID, ScopeMode, TaskId, array, manual_scope
 
 tile.MaskPattern = MaskPattern  # pl.tile.MaskPattern.P0101 (spec pypto-jit §8)
 for _name in ("read", "write", "slice", "concat", "transpose_view", "sort32", "mrgsort", "gather", "arange",
-              "fillpad", "submit", "no_dep", "set_validshape", "split", "cross_core_slot"):
+              "fillpad", "submit", "no_dep", "set_validshape", "split", "cross_core_slot",
+              "fillpad_expand"):
     globals().setdefault(_name, _OpStub("", _name))
 
 __all__ = [

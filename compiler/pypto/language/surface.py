@@ -265,6 +265,27 @@ def set_validshape(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
     return call
 
 
+def fillpad_expand(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
+    """``pl.fillpad_expand(tile, shape, pad_value)``: the valid region in the top-left of a larger tile."""
+    t, shape, pad = _bind_args(p, node, "pl.fillpad_expand", ("tile", "shape", "pad_value"), args, kwargs, 2)
+    chosen = _pad(p, node, pad) if pad is not None else TilePad.zero
+    if chosen is TilePad.null:
+        raise p.error("pl.fillpad_expand: PadValue.null defines nothing; use zero, max or min", node, PyptoTypeError)
+    return D.fillpad_expand(t, shape, chosen, span=p.span(node))
+
+
+def fillpad_inplace(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
+    """``pl.tile.fillpad_inplace(tile, pad_value)``: fills the pad of the same buffer; the name is rebound."""
+    t, pad = _bind_args(p, node, "pl.tile.fillpad_inplace", ("tile", "pad_value"), args, kwargs, 1)
+    chosen = _pad(p, node, pad) if pad is not None else TilePad.zero
+    if chosen is TilePad.null:
+        raise p.error("pl.tile.fillpad_inplace: PadValue.null defines nothing; use zero, max or min", node,
+                      PyptoTypeError)
+    call = D.fillpad_inplace(t, chosen, span=p.span(node))
+    target = node.args[0] if node.args else None
+    return p.bind(target.id, call, node) if isinstance(target, ast.Name) else call
+
+
 def concat(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
     if args and _kind(args[0]) == "tensor":  # tensors: the library's concat along any axis (pypto.lib)
         try:
@@ -322,13 +343,33 @@ def mrgsort(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
 def gather(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
     """The mask form ``pl.gather(x, mask_pattern=P, output_dtype=None)`` on a tile."""
     if "mask_pattern" not in kwargs:
-        raise p.error("pl.gather: only the mask form pl.gather(x, mask_pattern=..., output_dtype=...) is supported "
-                      "by the emulator yet (the index and compare forms are not)", node)
+        return _gather_index(p, node, args, kwargs)
     x, pattern, out = _bind_args(p, node, "pl.gather", ("x", "mask_pattern", "output_dtype"), args, kwargs, 2)
     if _kind(x) != "tile":
         raise p.error("pl.gather(mask_pattern=...) takes a tile", node, PyptoTypeError)
     name = MaskPattern(pattern).name if isinstance(pattern, int) else str(pattern)
     return D.gather_mask(x, name, out, span=p.span(node))
+
+
+def _gather_index(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
+    """``pl.tile.gather(src, idx[, tmp])`` (flat row-major indices into the whole tile) and the index form
+    ``pl.gather(x, -1, idx)`` on one-row tiles, where a column index is the flat index."""
+    if "kvalue" in kwargs or "cmp_mode" in kwargs:
+        raise p.error("pl.gather(kvalue=..., cmp_mode=...) (the compare form) is not supported by the emulator yet",
+                      node)
+    if len(args) == 3 and isinstance(args[1], int) and not isinstance(args[1], bool):
+        x, dim, idx = args
+        if _kind(x) != "tile" or _kind(idx) != "tile":
+            raise p.error("pl.gather(x, dim, idx) in InCore code takes tiles", node, PyptoTypeError)
+        rows = _static_dims(p, node, x, "pl.gather")[0]
+        if dim not in (-1, 1) or rows != 1:
+            raise p.error("pl.gather(x, dim, idx): the emulator supports dim=-1 on one-row tiles (use "
+                          "pl.tile.gather with flat indices for more rows)", node)
+        return D.gather_index(x, idx, span=p.span(node))
+    src, idx, _tmp = _bind_args(p, node, "pl.tile.gather", ("src", "idx", "tmp"), args, kwargs, 2)
+    if _kind(src) != "tile" or _kind(idx) != "tile":
+        raise p.error("pl.tile.gather(src, idx) takes tiles", node, PyptoTypeError)
+    return D.gather_index(src, idx, span=p.span(node))
 
 
 def arange(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
@@ -345,7 +386,8 @@ OPS: dict[str, tuple[Any, str]] = {
     "transpose_view": (transpose_view, "any"), "sort32": (sort32, "any"), "mrgsort": (mrgsort, "any"),
     "gather": (gather, "any"), "arange": (arange, "any"), "fillpad": (fillpad, "any"), "load": (load, "any"),
     "set_validshape": (set_validshape, "any"), "split": (optimizations.split, "any"),
-    "cross_core_slot": (optimizations.cross_core_slot, "any"), "task_dummy": (tasks.task_dummy, "any"), "no_dep": (tasks.no_dep, "any"),
+    "cross_core_slot": (optimizations.cross_core_slot, "any"), "fillpad_expand": (fillpad_expand, "any"),
+    "fillpad_inplace": (fillpad_inplace, "any"), "task_dummy": (tasks.task_dummy, "any"), "no_dep": (tasks.no_dep, "any"),
 }
 
 

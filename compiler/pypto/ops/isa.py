@@ -79,6 +79,9 @@ LOWERINGS: dict[str, Lowering] = {
     "block.sort32": Lowering("tsort32"),
     "block.mrgsort": Lowering("tmrgsort"),
     "block.gather_mask": Lowering("tgather", (0,)),
+    "block.gather_index": Lowering("tgather", (0, 1)),
+    "block.fillpad_expand": Lowering("tfillpad_expand", (0,)),
+    "block.fillpad_inplace": Lowering("tfillpad_inplace"),
     "block.arange": Lowering("tci", (0,)),
 }
 

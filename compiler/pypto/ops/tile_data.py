@@ -258,6 +258,45 @@ def _gather_mask(args: list, kw: dict, span: Span) -> TileType:
     return TileType(shape, out, tile_view=vec_view(shape))
 
 
+@register_op("block.gather_index", BLOCK, ("tile", "idx"), pipe=PipeType.V)
+def _gather_index(args: list, kw: dict, span: Span) -> TileType:
+    """``d[i, j] = src.flat[idx[i, j]]`` (row-major over the whole source tile; out of range gives 0)."""
+    src, idx = tile("block.gather_index", args, 0, ("tile", "idx"), span), tile("block.gather_index", args, 1,
+                                                                                ("tile", "idx"), span)
+    check_dtype("block.gather_index", src.dtype, span)
+    if idx.dtype is not DataType.INT32:
+        raise PyptoTypeError(f"gather: the index tile must be INT32, got {idx.dtype.name}", span)
+    return TileType(idx.shape, src.dtype, tile_view=vec_view(idx.shape, idx.valid_shape))
+
+
+def _fillpad_pad(op: str, kw: dict, span: Span) -> TilePad:
+    pad = TilePad(kw.get("pad", int(TilePad.zero)))
+    if pad is TilePad.null:
+        raise PyptoTypeError(f"{op}: the pad value must be zero, max or min", span)
+    return pad
+
+
+@register_op("block.fillpad_expand", BLOCK, ("tile", "shape"), attrs={"pad": int}, pipe=PipeType.V)
+def _fillpad_expand(args: list, kw: dict, span: Span) -> TileType:
+    """The valid region copied into the top-left of a larger ``shape``, the rest set to the pad value."""
+    t = tile("block.fillpad_expand", args, 0, ("tile", "shape"), span)
+    check_dtype("block.fillpad_expand", t.dtype, span)
+    shape = int_list("block.fillpad_expand", args[1], "shape", span, static=True)
+    src = _static_shape("fillpad_expand", t, span)
+    if len(shape) != 2 or any(static_int(n) < s for n, s in zip(shape, src, strict=True)):
+        raise PyptoTypeError(f"fillpad_expand: the shape {shape_str(shape)} must be 2-D and at least the tile's "
+                             f"{shape_str(t.shape)}", span)
+    return TileType(shape, t.dtype, tile_view=vec_view(shape, pad=_fillpad_pad("fillpad_expand", kw, span)))
+
+
+@register_op("block.fillpad_inplace", BLOCK, ("tile",), attrs={"pad": int}, pipe=PipeType.V)
+def _fillpad_inplace(args: list, kw: dict, span: Span) -> TileType:
+    """The same buffer, wholly valid: elements outside the old valid region set to the pad value."""
+    t = tile("block.fillpad_inplace", args, 0, ("tile",), span)
+    check_dtype("block.fillpad_inplace", t.dtype, span)
+    return TileType(t.shape, t.dtype, tile_view=vec_view(t.shape, pad=_fillpad_pad("fillpad_inplace", kw, span)))
+
+
 @register_op("block.arange", BLOCK, ("start", "shape"), attrs={"dtype": DataType, "descending": bool},
              pipe=PipeType.V)
 def _arange(args: list, kw: dict, span: Span) -> TileType:
@@ -330,6 +369,18 @@ def gather_mask(tile: Expr, pattern: str, output_dtype: DataType | None = None, 
     if output_dtype is not None:
         kw["output_dtype"] = output_dtype
     return create_op_call("block.gather_mask", [tile], kw, span)
+
+
+def gather_index(tile: Expr, idx: Expr, span: Span | None = None) -> Call:
+    return create_op_call("block.gather_index", [tile, idx], {}, span)
+
+
+def fillpad_expand(tile: Expr, shape: Any, pad: TilePad, span: Span | None = None) -> Call:
+    return create_op_call("block.fillpad_expand", [tile, to_tuple(shape, span, "shape")], {"pad": int(pad)}, span)
+
+
+def fillpad_inplace(tile: Expr, pad: TilePad, span: Span | None = None) -> Call:
+    return create_op_call("block.fillpad_inplace", [tile], {"pad": int(pad)}, span)
 
 
 def arange(start: Any, shape: Any, dtype: DataType = DataType.INT32, descending: bool = False,

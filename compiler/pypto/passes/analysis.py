@@ -22,7 +22,7 @@ def space_of_def(value: Any) -> MemorySpace | None:
     name = value.op.name
     if name in ("block.load", "block.move", "block.create_tile"):
         return value.kwargs.get("target_memory", MemorySpace.Vec)
-    if name in ("block.transpose_view", "block.setval", "block.set_validshape"):
+    if name in ("block.transpose_view", "block.setval", "block.set_validshape", "block.fillpad_inplace"):
         return None  # the argument's buffer, wherever it lives
     if name.startswith("block."):
         return isa.result_space(name) or MemorySpace.Vec

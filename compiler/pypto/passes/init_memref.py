@@ -110,7 +110,8 @@ def _sharing_groups(func: St.Function) -> tuple[_UnionFind, dict]:
 # Ops whose result is the same buffer as one argument (by position): stores and scalar writes update it,
 # reshape and transpose_view read its bytes another way.
 _IN_PLACE = {"block.store": 2, "block.write_gm": 1, "block.reshape": 0, "block.setval": 0,
-             "block.transpose_view": 0, "block.set_validshape": 0}
+             "block.transpose_view": 0, "block.set_validshape": 0,
+             "block.fillpad_inplace": 0}
 
 
 def _union_assign(uf: _UnionFind, space: dict, s: St.AssignStmt) -> None:

@@ -3,6 +3,8 @@ pl.read/pl.write, pl.tile.slice, pl.concat, pl.tile.transpose_view, valid shapes
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -193,3 +195,42 @@ def test_set_validshape_narrows_what_a_reduction_reads():
     y = np.zeros((8, 1), np.float32)
     narrowed_row_sum(x, y, 24)
     np.testing.assert_allclose(y[:, 0], x[:, :24].sum(axis=1), rtol=1e-5, atol=1e-5)
+
+
+@pl.jit
+def gathers(x: pl.Tensor, idx: pl.Tensor, flat: pl.Out[pl.Tensor], row: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [4, 16])
+        i = pl.load(idx, [0, 0], [2, 8])
+        flat[:, :] = pl.tile.gather(t, i)
+        first = pl.load(x, [0, 0], [1, 16])
+        row[:, :] = pl.gather(first, -1, pl.load(idx, [0, 0], [1, 8]))
+
+
+def test_gather_index_forms():
+    x = np.random.default_rng(7).standard_normal((4, 16)).astype(np.float32)
+    idx = np.random.default_rng(8).integers(0, 16, size=(2, 8)).astype(np.int32)
+    idx[1] += 40  # flat indices reach other rows
+    flat, row = np.zeros((2, 8), np.float32), np.zeros((1, 8), np.float32)
+    gathers(x, idx, flat, row)
+    np.testing.assert_array_equal(flat, x.reshape(-1)[idx])
+    np.testing.assert_array_equal(row[0], x[0, idx[0]])
+
+
+@pl.jit
+def pad_forms(x: pl.Tensor, wide: pl.Out[pl.Tensor], same: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [8, 16], valid_shape=[8, 10])
+        wide[:, :] = pl.fillpad_expand(t, [8, 32], pad_value=pl.PadValue.max)
+        pl.tile.fillpad_inplace(t, pad_value=-math.inf)
+        same[:, :] = t
+
+
+def test_fillpad_expand_and_inplace():
+    x = np.random.default_rng(9).standard_normal((8, 16)).astype(np.float32)
+    wide, same = np.zeros((8, 32), np.float32), np.zeros((8, 16), np.float32)
+    pad_forms(x, wide, same)
+    np.testing.assert_array_equal(wide[:, :10], x[:, :10])
+    assert np.all(wide[:, 10:] == np.inf)
+    np.testing.assert_array_equal(same[:, :10], x[:, :10])
+    assert np.all(same[:, 10:] == -np.inf)
