@@ -381,13 +381,13 @@ def arange(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
 
 
 # name -> (handler, operand kinds it takes over: "tile", "tensor" or "any")
-OPS: dict[str, tuple[Any, str]] = {
-    "read": (read, "any"), "write": (write, "any"), "concat": (concat, "any"),
-    "transpose_view": (transpose_view, "any"), "sort32": (sort32, "any"), "mrgsort": (mrgsort, "any"),
-    "gather": (gather, "any"), "arange": (arange, "any"), "fillpad": (fillpad, "any"), "load": (load, "any"),
-    "set_validshape": (set_validshape, "any"), "split": (optimizations.split, "any"),
-    "cross_core_slot": (optimizations.cross_core_slot, "any"), "fillpad_expand": (fillpad_expand, "any"),
-    "fillpad_inplace": (fillpad_inplace, "any"), "task_dummy": (tasks.task_dummy, "any"), "no_dep": (tasks.no_dep, "any"),
+# name -> handler(p, node, args, kwargs); "slice" is chosen by its operand in handler()
+OPS: dict[str, Any] = {
+    "read": read, "write": write, "concat": concat, "transpose_view": transpose_view, "sort32": sort32,
+    "mrgsort": mrgsort, "gather": gather, "arange": arange, "fillpad": fillpad, "load": load,
+    "set_validshape": set_validshape, "fillpad_expand": fillpad_expand, "fillpad_inplace": fillpad_inplace,
+    "split": optimizations.split, "cross_core_slot": optimizations.cross_core_slot,
+    "task_dummy": tasks.task_dummy, "no_dep": tasks.no_dep,
 }
 
 
@@ -412,5 +412,4 @@ def handler(ns: str, name: str, args: list, kwargs: dict) -> Any:
         if ns == "tile" or _kind(first) == "tile":
             return tile_slice
         return tensor_slice if _kind(first) == "tensor" else None
-    found = OPS.get(name)
-    return found[0] if found is not None else None
+    return OPS.get(name)
