@@ -39,8 +39,6 @@ def copy_by_views(x: pl.Tensor, y: pl.Out[pl.Tensor]):
         copy_rows(x[r:r + 16, :], y[r:r + 16, :])
 
 
-@pytest.mark.xfail(strict=True, reason="spec §6.1: an orchestration subscript is a view and a view passed as "
-                   "an Out argument makes the callee write into the base; slicing says 'not supported yet'")
 def test_orchestration_views_passed_to_an_incore_kernel():
     x = np.random.default_rng(22).standard_normal((32, 16)).astype(np.float32)
     y = np.zeros_like(x)
