@@ -26,7 +26,8 @@ from pypto.ir import stmt as St
 from pypto.ir.visitor import stmt_list, walk, walk_stmts
 from pypto.passes.base import NameAllocator, is_kernel
 from pypto.passes.ir_utils import clone_definitions, type_vars
-from pypto.passes.loop_fusion import FusionLog, buffer_links, buffer_root, fuse_block
+from pypto.passes.loop_fusion import FusionLog, FusionRefused, buffer_links, buffer_root, fuse_block
+from pypto.passes.straight_fusion import fuse_straight
 
 
 def _kernel_call(s: Any, program: St.Program) -> tuple[St.Function, E.Call] | None:
@@ -142,12 +143,14 @@ class LaunchFuser:
             return None
         pa = next(k for k, p in enumerate(ka.params) if p in _returned_roots(ka))
         pb = next(k for k, a in enumerate(call_b.args) if a is stmts[i].var)
-        merged = self._merge(ka, pa, kb, pb)
+        merged, split = self._merge(ka, pa, kb, pb)
         fused_log = FusionLog([])
         dead_params = {merged.params[k] for k in self._dead_in_merged(ka, kb, pb)} | {merged.params[pa]}
         body = St.SeqStmts(tuple(fuse_block(list(stmt_list(merged.body)), dead_params, buffer_links(merged.body),
                                             fused_log, merged.name)), merged.body.span if hasattr(merged.body, "span")
                            else merged.span)
+        if merged.params[pa] in _occurrences(body):
+            body = self._fuse_unrolled(merged, split, dead_params, fused_log) or body
         if merged.params[pa] in _occurrences(body):
             reasons = "; ".join(line.split(": ", 1)[1] for line in fused_log.lines) or "no loops to fuse"
             self._note(f"{where}: not merged: the intermediate would still go through GM ({reasons})")
@@ -197,9 +200,9 @@ class LaunchFuser:
                 out.append(n_a + k - (1 if k > pb else 0))
         return out
 
-    def _merge(self, ka: St.Function, pa: int, kb: St.Function, pb: int) -> St.Function:
+    def _merge(self, ka: St.Function, pa: int, kb: St.Function, pb: int) -> tuple[St.Function, int]:
         """``ka`` then ``kb`` as one function (fresh names; ``kb``'s parameter ``pb`` reads what ``ka``
-        returns, the buffer of its parameter ``pa``)."""
+        returns, the buffer of its parameter ``pa``), and how many of its statements are ``ka``'s."""
         names = NameAllocator()
         pmap: dict = {}
         params, dirs = [], []
@@ -219,7 +222,21 @@ class LaunchFuser:
         name = self._fresh_function_name(f"{ka.name}_{kb.name}")
         merged = St.Function(name, tuple(params), kb.return_types, St.SeqStmts(tuple(a_stmts + b_stmts), ka.span),
                              ka.span, ka.type, tuple(dirs))
-        return merged
+        return merged, len(a_stmts)
+
+    @staticmethod
+    def _fuse_unrolled(merged: St.Function, split: int, dead: set, log: FusionLog) -> St.SeqStmts | None:
+        """The merged body with the two kernels' unrolled tile blocks fused (straight-line code, as
+        ConvertTensorToBlockOps lowers tensor ops), or None with the reason logged."""
+        stmts = list(stmt_list(merged.body))
+        try:
+            fused = fuse_straight(stmts[:split], stmts[split:], dead, buffer_links(merged.body))
+        except FusionRefused as why:
+            log.lines.append(f"{merged.name}: not fused: the unrolled tile blocks: {why}")
+            return None
+        log.lines.append(f"{merged.name}: fused the unrolled tile blocks block by block (the intermediate stays "
+                         "on chip)")
+        return St.SeqStmts(tuple(fused), merged.span)
 
     def _fresh_function_name(self, base: str) -> str:
         taken = {f.name for f in self.program.functions_list}

@@ -68,7 +68,7 @@ def _line(s: Any) -> str:
     return f"line {sp.line}" if sp is not None and sp.is_known() else "<unknown line>"
 
 
-def _is_call(e: Any, name: str) -> bool:
+def is_call(e: Any, name: str) -> bool:
     return isinstance(e, E.Call) and not isinstance(e.op, E.GlobalVar) and e.op.name == name
 
 
@@ -98,6 +98,11 @@ def _items(e: Any) -> tuple:
     return tuple(e.elements) if isinstance(e, E.MakeTuple) else tuple(e) if isinstance(e, (tuple, list)) else (e,)
 
 
+def window(access: St.AssignStmt) -> tuple:
+    """The offsets of a ``block.load`` / ``block.store`` statement."""
+    return _items(access.value.args[1])
+
+
 def _range_text(s: St.ForStmt) -> str:
     def t(x: Any) -> str:
         v = E.static_int(fold(x))
@@ -110,7 +115,7 @@ def buffer_links(body: Any) -> dict:
     aliased variable, iter arg -> its init value, loop/if result -> the iter arg / yielded value)."""
     link: dict = {}
     for s in walk_stmts(body):
-        if isinstance(s, St.AssignStmt) and _is_call(s.value, "block.store"):
+        if isinstance(s, St.AssignStmt) and is_call(s.value, "block.store"):
             link[s.var] = s.value.args[2]
         elif isinstance(s, St.AssignStmt) and isinstance(s.value, E.Var) and isinstance(s.var.type, TensorType):
             link[s.var] = s.value
@@ -140,10 +145,10 @@ def _accesses(loop: St.ForStmt, op: str, link: dict) -> list[tuple[St.AssignStmt
     top = set(stmt_list(loop.body))
     arg = 2 if op == "block.store" else 0
     return [(s, buffer_root(s.value.args[arg], link), s in top) for s in walk_stmts(loop.body)
-            if isinstance(s, St.AssignStmt) and _is_call(s.value, op)]
+            if isinstance(s, St.AssignStmt) and is_call(s.value, op)]
 
 
-def _same_tile(load_type: Any, tile_type: Any) -> bool:
+def same_tile(load_type: Any, tile_type: Any) -> bool:
     if not isinstance(load_type, TileType) or not isinstance(tile_type, TileType):
         return False
     la, ta = load_type.view, tile_type.view
@@ -156,7 +161,7 @@ def _name(v: Any) -> str:
     return getattr(v, "name", "?")
 
 
-def _rooted_at(node: Any, roots: set, link: dict) -> E.Var | None:
+def rooted_at(node: Any, roots: set, link: dict) -> E.Var | None:
     """A variable in ``node`` naming one of the buffers ``roots``, if any."""
     for n in walk(node):
         if isinstance(n, E.Var) and isinstance(n.type, TensorType) and buffer_root(n, link) in roots:
@@ -211,7 +216,7 @@ def _plan(a: St.ForStmt, b: St.ForStmt, link: dict) -> _Plan:
                 f"an iteration of the consumer reads a window of '{_name(root)}' that the same iteration of the "
                 "producer does not write (it needs the whole intermediate, or other tiles of it, first)")
         tile = hit[-1].value.args[0]
-        if not isinstance(tile, E.Var) or not _same_tile(stmt.var.type, tile.type):
+        if not isinstance(tile, E.Var) or not same_tile(stmt.var.type, tile.type):
             raise FusionRefused(f"the consumer loads '{_name(root)}' as a different tile (shape, valid shape, "
                                 "dtype or layout) than the producer stored")
         replaced[stmt.var] = tile
@@ -240,7 +245,7 @@ def fuse_pair(a: St.ForStmt, b: St.ForStmt, between: list, later: list, dead: se
                                        and buffer_root(s.value, link) in plan.inter)]
     for what, node in (("the producer reads", fused), ("a statement between the loops reads", kept),
                        ("a second consumer after the loops reads", later)):
-        v = _rooted_at(St.SeqStmts(tuple(node)) if isinstance(node, list) else node, plan.inter, link)
+        v = rooted_at(St.SeqStmts(tuple(node)) if isinstance(node, list) else node, plan.inter, link)
         if v is not None:
             raise FusionRefused(f"{what} the intermediate '{_name(buffer_root(v, link))}' (as '{v.name}')")
     a_written = {r for _, r, _ in _accesses(a, "block.store", link)}
@@ -316,7 +321,7 @@ def _next_consumer(stmts: list, i: int, link: dict) -> int | None:
         s = stmts[j]
         if isinstance(s, St.ForStmt):
             return j if _producer_consumer(a, s, link) else None
-        if not isinstance(s, St.AssignStmt) or _is_call(s.value, "block.store"):
+        if not isinstance(s, St.AssignStmt) or is_call(s.value, "block.store"):
             return None
     return None
 

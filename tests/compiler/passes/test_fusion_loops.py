@@ -259,3 +259,40 @@ def test_a_reduction_the_consumer_needs_whole_is_not_fused():
     r = pypto.runtime.run(ColumnScale, x)
     want = x * x.reshape(ROWS // BLK, BLK, COLS).sum(axis=0)[np.arange(ROWS) % BLK]
     np.testing.assert_allclose(r.outputs[0], want, rtol=1e-5, atol=1e-5)
+
+
+def _tensor_op_pair(rows: int, cols: int):
+    """Two InCore kernels of tensor ops (lowered to unrolled tile blocks): exp(x), then + b."""
+    t_ = pl.Tensor[[rows, cols], pl.FP32]
+
+    @pl.program
+    class TensorOps:
+        @pl.function(type=pl.FunctionType.InCore)
+        def ex(self, x: t_) -> t_:
+            return pl.exp(x)
+
+        @pl.function(type=pl.FunctionType.InCore)
+        def add_bias(self, x: t_, b: t_) -> t_:
+            return pl.add(x, b)
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: t_, b: t_) -> t_:
+            t = self.ex(x)
+            y = self.add_bias(t, b)
+            return y
+
+    return TensorOps
+
+
+@pytest.mark.parametrize("rows, cols", [(100, 130), (1, 7), (37, 1)])
+def test_two_tensor_op_kernels_fuse_block_by_block(rows, cols):
+    program = _tensor_op_pair(rows, cols)
+    log = _log(program)
+    assert any("fused the unrolled tile blocks" in line for line in log), log
+    rng = np.random.default_rng(1)
+    x, b = (rng.standard_normal((rows, cols)).astype(np.float32) for _ in range(2))
+    r = pypto.runtime.run(program, x, b)
+    np.testing.assert_allclose(r.outputs[0], np.exp(x) + b, rtol=1e-5, atol=1e-6)
+    assert r.launches == 1
+    blocks = r.pipes["MTE3"].instructions  # one store of y per block, none of the intermediate
+    assert r.pipes["MTE2"].instructions == 2 * blocks
