@@ -58,7 +58,7 @@ def mm_tol(k: int) -> tuple:
 def test_two_kernels_in_sequence(strategy):
     x, y = normal((64, 64), seed=1), normal((64, 64), seed=2)
     r = check(prog("two_kernels", "TwoKernels"), (x, y), (x * 2 + 1) * y, strategy)
-    assert r.launches == 2
+    assert r.launches == 1  # FuseLoops merges the two launches; the temporary t stays on chip
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
