@@ -19,6 +19,11 @@ File shape::
         implemented: true
         attrs: {rmode: {type: round_mode, default: CAST_RINT}}   # optional
         constraints: [same_dtype]  # optional: checks the core makes on the operands
+        targets: [a5]              # optional: the machine architectures that have the op
+        target_dtypes: {a2a3: [i16, f32]}            # optional: a narrower dtype list per architecture
+        target_conversions: {a2a3: {f32: [f16]}}     # optional: a narrower conversions table
+        # a pipe map may say which of its keys exist on some architectures only:
+        #   pipe: {by: src_dst, map: {...}, only_on: {vec->mat: [a5]}}
 
 Every problem raises :class:`SpecError` naming the file, the entry and the line.
 """
