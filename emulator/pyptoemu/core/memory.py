@@ -188,10 +188,15 @@ class Tile:
             return flat.reshape(self.rows, self.cols)
         return flat[self._offs]
 
-    def write(self, arr: np.ndarray) -> None:
-        h, w = arr.shape
+    def check_fits(self, shape: tuple) -> None:
+        """A result of ``shape`` fits this tile; ValueError says why not."""
+        h, w = shape
         if h > self.rows or w > self.cols:
             raise ValueError(f"result {h}x{w} does not fit tile {self.rows}x{self.cols}")
+
+    def write(self, arr: np.ndarray) -> None:
+        self.check_fits(arr.shape)
+        h, w = arr.shape
         flat = self._flat()
         if self._nd:
             if self.type.blayout == "col_major":

@@ -323,10 +323,11 @@ class TileOpBinding:
         with np.errstate(all="ignore"):
             results = self.semantics([_standin(s) for s in snaps[:n]], [_standin(s) for s in snaps[n:]], self.attrs)
         for s, r in zip(snaps[n:], results, strict=False):
-            if s.kind == TILE and isinstance(r, np.ndarray) and r.ndim == 2 and (
-                    r.shape[0] > s.obj.rows or r.shape[1] > s.obj.cols):
-                raise KernelFault(f"{self.op.name}: result {r.shape[0]}x{r.shape[1]} does not fit tile "
-                                  f"{s.obj.rows}x{s.obj.cols}", self.op.loc)
+            if s.kind == TILE and isinstance(r, np.ndarray) and r.ndim == 2:
+                try:
+                    s.obj.check_fits(r.shape)
+                except ValueError as e:
+                    raise self._unfit(e) from None
         self.shapes_checked.add(key)
 
     # ---- commit: the commit queue, at completion
@@ -350,7 +351,10 @@ class TileOpBinding:
         try:
             s.obj.write(r)
         except ValueError as e:  # Tile.write: the result does not fit the tile
-            raise KernelFault(f"{self.op.name}: {e}", self.op.loc) from None
+            raise self._unfit(e) from None
+
+    def _unfit(self, e: ValueError) -> KernelFault:
+        return KernelFault(f"{self.op.name}: {e}", self.op.loc)
 
 
 KIND_NAME = {TILE: "tile", VIEW: "view", SCALAR: "scalar"}
