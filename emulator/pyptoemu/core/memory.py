@@ -255,9 +255,12 @@ class GMBuffer:
     """Global memory behind one pointer argument.
 
     ``store`` is the flat backing array: the caller's input, or stand-in data generated lazily
-    (``pending`` marks the :data:`STANDIN_CHUNK` pieces not generated yet). Whatever reads or
-    writes elements asks for them first (:meth:`ensure`, :meth:`ensure_window`); ``data`` is the
-    whole array, every piece generated (outputs, rare whole-buffer readers)."""
+    (``pending`` marks the :data:`STANDIN_CHUNK` pieces not generated yet). Whatever reads
+    elements asks for them first (:meth:`ensure`, :meth:`ensure_window`); ``data`` is the whole
+    array, every piece generated (outputs, rare whole-buffer readers). A whole-window write into
+    pieces not generated yet (:meth:`cover_window`, a tstore) draws nothing: its elements are
+    marked in ``covered``, a piece covered in full is never drawn, and a piece drawn later keeps
+    what was written into it (the numbers are those a draw before the writes would have left)."""
 
     index: int  # argument position N (named argN)
     dtype_name: str
@@ -270,6 +273,7 @@ class GMBuffer:
     seed: int = 0  # stand-in data: each piece k is drawn from default_rng([seed, index, k])
     pending: np.ndarray | None = None  # per piece of stand-in data: not generated yet (None: none)
     backing: np.ndarray | None = None  # stand-in data: whole pieces (``store`` is its first ``size``)
+    covered: np.ndarray | None = None  # per element of ``backing``: written before its piece was drawn
 
     @property
     def name(self) -> str:
@@ -284,12 +288,17 @@ class GMBuffer:
 
     @data.setter
     def data(self, values: np.ndarray | None) -> None:
-        self.store, self.backing, self.pending = values, None, None
+        self.store, self.backing, self.pending, self.covered = values, None, None, None
 
     def reserve_standin(self, n: int, seed: int) -> None:
         """Grow the buffer to ``n`` elements of stand-in data, generated when touched; the pieces
         generated so far (and what the kernel wrote into them) are kept."""
         chunk = STANDIN_CHUNK
+        if self.covered is not None:  # pieces written in part: drawn (around what was written) first
+            if self.pending is not None:
+                chunk_mask = self.covered.reshape(-1, chunk).any(axis=1)
+                self._generate(np.flatnonzero(self.pending & chunk_mask))
+            self.covered = None
         pieces = -(-n // chunk)
         backing = _untouched_zeros(pieces * chunk, self.dtype)
         pending = np.ones(pieces, dtype=bool)
@@ -344,14 +353,51 @@ class GMBuffer:
         if todo.size:
             self._generate(np.unique(todo))
 
+    def cover_window(self, base: int, sizes: tuple, strides: tuple) -> bool:
+        """A write of every element of the window is about to land in ``store``: mark them
+        written so that their pieces need not be drawn. False (nothing marked) when the window has
+        a negative stride, and the caller draws its pieces first as for a read."""
+        pending = self.pending
+        if pending is None or 0 in sizes:
+            return True
+        if any(s < 0 for s in strides):
+            return False
+        chunk = STANDIN_CHUNK
+        hi = base + sum((z - 1) * s for z, s in zip(sizes, strides, strict=False)) + 1
+        k0, k1 = base // chunk, -(-hi // chunk)
+        if not pending[k0:k1].any():
+            return True
+        if self.covered is None:
+            self.covered = _untouched_zeros(self.backing.size, np.dtype(bool))
+        covered = self.covered
+        np.ndarray(sizes, covered.dtype, buffer=covered, offset=base,
+                   strides=tuple(strides))[...] = True
+        todo = np.flatnonzero(pending[k0:k1]) + k0
+        full = [k for k in todo.tolist() if covered[k * chunk:(k + 1) * chunk].all()]
+        if full:  # written in full before anything read them: never drawn
+            pending[full] = False
+            if not pending.any():
+                self.pending = None
+        return True
+
     def _generate(self, pieces: np.ndarray) -> None:
-        chunk, backing = STANDIN_CHUNK, self.backing
+        chunk, backing, covered = STANDIN_CHUNK, self.backing, self.covered
         for k in pieces.tolist():
             rng = np.random.default_rng([self.seed, self.index, k])
-            if self.dtype == np.float32:  # drawn in place: the same numbers as random_data's
-                rng.standard_normal(dtype=np.float32, out=backing[k * chunk:(k + 1) * chunk])
-            else:
-                backing[k * chunk:(k + 1) * chunk] = random_data(self.dtype_name, self.dtype, chunk, rng)
+            piece = backing[k * chunk:(k + 1) * chunk]
+            written = None
+            if covered is not None:
+                mask = covered[k * chunk:(k + 1) * chunk]
+                if mask.any():
+                    written = mask
+            if written is None and self.dtype == np.float32:  # drawn in place: the same numbers as random_data's
+                rng.standard_normal(dtype=np.float32, out=piece)
+            elif written is None:
+                piece[:] = random_data(self.dtype_name, self.dtype, chunk, rng)
+            else:  # keep what the kernel wrote before the piece was drawn
+                drawn = random_data(self.dtype_name, self.dtype, chunk, rng)
+                keep = ~written
+                piece[keep] = drawn[keep]
         self.pending[pieces] = False
         if not self.pending.any():
             self.pending = None
@@ -422,12 +468,14 @@ class PartitionView:
                 loc,
             )
 
-    def _strided(self) -> np.ndarray:
-        """The window as an N-D view of the GM array (no copy; bounds were checked at creation)."""
+    def _strided(self, drawn: bool = True) -> np.ndarray:
+        """The window as an N-D view of the GM array (no copy; bounds were checked at creation),
+        its stand-in data drawn first unless ``drawn`` is False (a whole-window write)."""
         if any(s < 0 for s in self.strides):
             raise BoundsError(f"negative strides are not supported in views over {self.gm.name}")
         gm = self.gm
-        gm.ensure_window(self.base, self.sizes, self.strides)
+        if drawn:
+            gm.ensure_window(self.base, self.sizes, self.strides)
         data = gm.store
         es = data.itemsize
         # np.ndarray over the buffer is much cheaper than as_strided on the hot path
@@ -442,8 +490,10 @@ class PartitionView:
         self.gm.writable(0, 0)  # a private copy of the caller's input before the first write
         if isinstance(arr, Accumulate):  # read-modify-write at completion (atomic add)
             arr = arr.combine(self.read()[:h, :w])
-        view = self._strided()
-        if h == self.rows and w == self.cols:
+        whole = h == self.rows and w == self.cols
+        # a whole-window write draws no stand-in numbers for the elements it replaces
+        view = self._strided(drawn=not (whole and self.gm.cover_window(self.base, self.sizes, self.strides)))
+        if whole:
             view[...] = arr.reshape(self.sizes)
         else:
             v2 = view.reshape(self.rows, self.cols)

@@ -35,7 +35,7 @@ from pyptoemu.errors import (
     UnsupportedOpError,
     VerifyError,
 )
-from pyptoemu.isa.arg import Arg
+from pyptoemu.isa.arg import Arg, LazyArg
 
 TILE, VIEW, SCALAR = 0, 1, 2
 _ESIZE: dict[str, int] = {}
@@ -301,7 +301,7 @@ class TileOpBinding:
             self._check_shapes_once(snaps)
             return []
         in_args = [_arg(s) for s in snaps[:n_ins]]
-        out_args = [_arg(s) for s in snaps[n_ins:]]
+        out_args = [_out_arg(s) for s in snaps[n_ins:]]
         res = self.semantics(in_args, out_args, self.attrs)
         fixed = []
         for r in res:
@@ -547,6 +547,15 @@ def _arg(s: OperandSnap) -> Arg:
     if kind == VIEW:
         return Arg("view", tname, obj.gm.dtype, obj.read(), obj.rows, obj.cols, obj.rows, obj.cols, 0, "gm")
     return Arg("scalar", tname, np_dtype(tname), obj, 0, 0, 0, 0, 0, "")
+
+
+def _out_arg(s: OperandSnap) -> Arg:
+    """An out operand: a GM window's current contents are read only if the semantics asks for them
+    (a tstore replaces them without looking, and reading would draw their stand-in numbers)."""
+    if s.kind != VIEW:
+        return _arg(s)
+    obj = s.obj
+    return LazyArg(obj.read, "view", s.dtype, obj.gm.dtype, obj.rows, obj.cols, obj.rows, obj.cols, 0, "gm")
 
 
 def _range(s: OperandSnap) -> tuple:

@@ -70,6 +70,36 @@ class Arg:
         return cls("scalar", dtype_name, np_dtype(dtype_name), value, 0, 0, 0, 0, 0, "")
 
 
+_VALUE_SLOT = Arg.__dict__["value"]  # the slot behind Arg.value (LazyArg puts the value it read there)
+
+
+class LazyArg(Arg):
+    """An operand whose value is read only when the semantics looks at it. A GM window an op
+    writes (tstore's destination) is one: reading it would draw its stand-in numbers, which the
+    write then replaces. Behaves as an :class:`Arg` in every other way."""
+
+    __slots__ = ("_read",)
+
+    def __init__(self, read, kind: str, dtype_name: str, dtype: np.dtype, rows: int, cols: int, vrow: int,
+                 vcol: int, pad: int = 0, loc: str = "") -> None:
+        self._read = read  # () -> the value, called at most once
+        self.kind, self.dtype_name, self.dtype = kind, dtype_name, dtype
+        self.rows, self.cols, self.vrow, self.vcol, self.pad, self.loc = rows, cols, vrow, vcol, pad, loc
+
+    @property
+    def value(self) -> Any:
+        read = self._read
+        if read is not None:
+            self._read = None
+            _VALUE_SLOT.__set__(self, read())
+        return _VALUE_SLOT.__get__(self)
+
+    @value.setter
+    def value(self, v: Any) -> None:
+        self._read = None
+        _VALUE_SLOT.__set__(self, v)
+
+
 class Accumulate:
     """A result that lands as a read-modify-write when the instruction completes, not a plain
     store: ``combine(current)`` gets the destination's contents at that moment and returns the

@@ -8,7 +8,7 @@ import tracemalloc
 import numpy as np
 
 import pyptoemu
-from pyptoemu.core.memory import STANDIN_CHUNK
+from pyptoemu.core.memory import STANDIN_CHUNK, GMBuffer
 from tests.emulator.core.kernels import pview, vec
 
 TILE_ROWS, TILE_COLS = 16, 64
@@ -80,3 +80,74 @@ def test_lazily_drawn_tiles_equal_the_input_drawn_in_full():
         for i, (r, c) in enumerate(order):
             np.testing.assert_array_equal(out[TILE_ROWS * i:TILE_ROWS * (i + 1)],
                                           grid[r // TILE_ROWS, c // TILE_COLS])
+
+
+def _scatter_kernel(out_rows: int, out_cols: int, corners: list[tuple[int, int]], in_cols: int = TILE_COLS) -> str:
+    """@k(%arg0: TILE_ROWS x in_cols input, %arg1: out_rows x out_cols): stores the input's first
+    16x64 tile at each (row, col) of arg1 (arg1 is never read)."""
+    consts = {0, 1, TILE_ROWS, TILE_COLS, out_rows, out_cols, in_cols}
+    for r, c in corners:
+        consts |= {r, c}
+    tv, tile, win = "!pto.tensor_view<?x?xf32>", vec(TILE_ROWS, TILE_COLS), pview(TILE_ROWS, TILE_COLS)
+    sizes = f"sizes = [%c{TILE_ROWS}, %c{TILE_COLS}]"
+    lines = [f"    %c{n} = arith.constant {n} : index" for n in sorted(consts)]
+    lines.append(f"    %vin = pto.make_tensor_view %arg0, shape = [%c{TILE_ROWS}, %c{in_cols}], "
+                 f"strides = [%c{in_cols}, %c1] : {tv}")
+    lines.append(f"    %vout = pto.make_tensor_view %arg1, shape = [%c{out_rows}, %c{out_cols}], "
+                 f"strides = [%c{out_cols}, %c1] : {tv}")
+    lines.append(f"    %t = pto.alloc_tile : {tile}")
+    lines.append(f"    %src = pto.partition_view %vin, offsets = [%c0, %c0], {sizes} : {tv} -> {win}")
+    lines.append(f"    pto.tload ins(%src : {win}) outs(%t : {tile})")
+    for i, (r, c) in enumerate(corners):
+        lines.append(f"    %dst{i} = pto.partition_view %vout, offsets = [%c{r}, %c{c}], {sizes} : {tv} -> {win}")
+        lines.append(f"    pto.tstore ins(%t : {tile}) outs(%dst{i} : {win})")
+    body = "\n".join(lines)
+    return f"""module {{
+  func.func @k(%arg0: !pto.ptr<f32>, %arg1: !pto.ptr<f32>) {{
+{body}
+    return
+  }}
+}}
+"""
+
+
+def _drawn_pieces(monkeypatch) -> list:
+    """Records (argument index, piece) of every stand-in piece drawn from now on."""
+    drawn: list = []
+    original = GMBuffer._generate
+
+    def spy(self, pieces):
+        drawn.extend((self.index, int(k)) for k in pieces)
+        return original(self, pieces)
+
+    monkeypatch.setattr(GMBuffer, "_generate", spy)
+    return drawn
+
+
+def test_an_output_written_in_full_draws_no_stand_in_numbers(monkeypatch):
+    """Every element of arg1 is stored before anything reads it: none of its pieces is drawn (each
+    piece is covered by several tile stores, none of which covers it alone)."""
+    rows, cols = 32, 16 * TILE_COLS  # two pieces of 16384 elements, each covered by 16 stores
+    corners = [(r, c) for r in range(0, rows, TILE_ROWS) for c in range(0, cols, TILE_COLS)]
+    x = np.arange(TILE_ROWS * TILE_COLS, dtype=np.float32).reshape(TILE_ROWS, TILE_COLS)
+    drawn = _drawn_pieces(monkeypatch)
+    out = pyptoemu.run(_scatter_kernel(rows, cols, corners), inputs={"arg0": x}).outputs["arg1"]
+    assert drawn == []
+    np.testing.assert_array_equal(out, np.tile(x, (rows // TILE_ROWS, cols // TILE_COLS)))
+
+
+def test_an_output_written_in_part_keeps_its_stand_in_numbers_elsewhere(monkeypatch):
+    """Elements no store covers hold the numbers a draw of the whole argument gives, whichever
+    pieces were drawn when; the stored tiles hold the input."""
+    rows, cols = 48, 7 * TILE_COLS  # pieces end mid-row
+    corners = [(16, 64), (0, 6 * TILE_COLS), (32, 0)]
+    x = np.arange(TILE_ROWS * TILE_COLS, dtype=np.float32).reshape(TILE_ROWS, TILE_COLS)
+    drawn = _drawn_pieces(monkeypatch)
+    out = pyptoemu.run(_scatter_kernel(rows, cols, corners), inputs={"arg0": x}).outputs["arg1"]
+    assert {i for i, _ in drawn} == {1}  # the output's partly written pieces, drawn for the result
+    reference = GMBuffer(1, "f32", np.dtype(np.float32))
+    reference.reserve_standin(rows * cols, 0)
+    expect = reference.data.reshape(rows, cols).copy()
+    for r, c in corners:
+        expect[r:r + TILE_ROWS, c:c + TILE_COLS] = x
+    np.testing.assert_array_equal(out, expect)
