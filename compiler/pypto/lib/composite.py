@@ -35,7 +35,6 @@ from pypto.errors import CompileError
 from pypto.ir import expr as E
 from pypto.lib import tiling
 from pypto.lib.body import Body, work_dtype
-from pypto.lib.elementwise import LIVE as ELEMENTWISE_LIVE
 from pypto.lib.elementwise import map_blocks, silu_tile
 from pypto.lib.emit import Emitter, Window, blocks, chunks, read, shape2, write
 from pypto.lib.reduction import row_stat
@@ -56,8 +55,8 @@ class RowStat:
     finish: Callable[[Body, E.Var, dict], E.Var] | None = None
 
 
-def row_program(em: Emitter, call: E.Call, out: E.Var, stats: list[RowStat], produce: TermFn, work: DataType,
-                live: int) -> E.Var:
+def row_program(em: Emitter, call: E.Call, out: E.Var, stats: list[RowStat], produce: TermFn,
+                work: DataType) -> E.Var:
     """``out`` = ``produce`` per block, after ``stats`` per row block (see the module docstring)."""
     x = call.args[0]
     weights = list(call.args[1:])
@@ -66,12 +65,14 @@ def row_program(em: Emitter, call: E.Call, out: E.Var, stats: list[RowStat], pro
         raise CompileError(f"{call.op.name} is tiled over [..., rows, features] tensors; got rank {len(shape)}",
                            call.span)
     rows, cols = shape[-2:]
-    plan = tiling.plan(rows, cols, [x.type.dtype, work], live, span=call.span)
+    plan = tiling.plan(rows, cols, [x.type.dtype, out.type.dtype, work], span=call.span)
     cache: dict = {}
 
     def tiles(b: Body, w: Window) -> Tiles:
-        """The block's input tiles in the compute dtype, read once per (emitter, window)."""
-        key = (id(b.em), id(w.co), w.vc)
+        """The block's input tiles in the compute dtype, read once per (emitter, window): a whole-row
+        block is loaded once for all statistics and the output."""
+        co = E.static_int(w.co)
+        key = (id(b.em), id(w.co) if co is None else co, w.vc)
         if key not in cache:
             t = {"x": b.cast(read(b.em, x, w), work)}
             for i, v in enumerate(weights):
@@ -97,7 +98,12 @@ def row_program(em: Emitter, call: E.Call, out: E.Var, stats: list[RowStat], pro
 
 
 def _shifted_exp(b: Body, t: Tiles, v: dict) -> E.Var:
-    return b.op("exp", b.op("row_expand_sub", t["x"], v["max"]))
+    """``exp(x - max)`` of the block, computed once per block read (the sum and the output share it
+    when a whole row is one tile)."""
+    key = ("shifted_exp", id(v["max"]))
+    if key not in t:
+        t[key] = b.op("exp", b.op("row_expand_sub", t["x"], v["max"]))
+    return t[key]
 
 
 SOFTMAX_OPS = ("row_max", "row_sum", "row_expand_sub", "row_expand_div", "exp", "maximum", "add", "log")
@@ -107,7 +113,7 @@ SOFTMAX_OPS = ("row_max", "row_sum", "row_expand_sub", "row_expand_div", "exp", 
 def _softmax(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
     stats = [RowStat("max", "max", lambda b, t, v: t["x"]), RowStat("sum", "sum", _shifted_exp)]
     return row_program(em, call, out, stats, lambda b, t, v: b.op("row_expand_div", _shifted_exp(b, t, v), v["sum"]),
-                       work_dtype(call.type.dtype, SOFTMAX_OPS), live=5)
+                       work_dtype(call.type.dtype, SOFTMAX_OPS))
 
 
 @definition("tensor.log_softmax")
@@ -117,7 +123,7 @@ def _log_softmax(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
         RowStat("lse", "sum", _shifted_exp, lambda b, s, v: b.op("add", v["max"], b.op("log", s))),
     ]
     return row_program(em, call, out, stats, lambda b, t, v: b.op("row_expand_sub", t["x"], v["lse"]),
-                       work_dtype(call.type.dtype, SOFTMAX_OPS), live=5)
+                       work_dtype(call.type.dtype, SOFTMAX_OPS))
 
 
 def _rstd(cols: int, eps: float) -> Callable[[Body, E.Var, dict], E.Var]:
@@ -134,7 +140,7 @@ def _rms_norm(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
     def produce(b: Body, t: Tiles, v: dict) -> E.Var:
         return b.binary("mul", b.op("row_expand_mul", t["x"], v["rstd"]), t["w0"], ("full", "col"))
 
-    return row_program(em, call, out, stats, produce, DataType.FP32, live=6)
+    return row_program(em, call, out, stats, produce, DataType.FP32)
 
 
 def _square(b: Body, t: E.Var) -> E.Var:
@@ -158,7 +164,7 @@ def _layer_norm(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
         y = b.op("row_expand_mul", centred(b, t, v), v["rstd"])
         return b.binary("add", b.binary("mul", y, t["w0"], ("full", "col")), t["w1"], ("full", "col"))
 
-    return row_program(em, call, out, stats, produce, DataType.FP32, live=7)
+    return row_program(em, call, out, stats, produce, DataType.FP32)
 
 
 @definition("tensor.swiglu")
@@ -170,4 +176,4 @@ def _swiglu(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
         gate, up = b.cast(t[0], work), b.cast(t[1], work)
         return b.cast(b.binary("mul", silu_tile(b, gate), up, (k[0], k[1])), dtype)
 
-    return map_blocks(em, call, out, list(call.args), body, live=ELEMENTWISE_LIVE)
+    return map_blocks(em, call, out, list(call.args), body, work)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from pypto.dtype import DataType
 from pypto.ir import expr as E
 from pypto.ir.expr import static_int
 from pypto.lib import tiling
@@ -28,9 +29,6 @@ from pypto.lib.emit import Emitter, Window, blocks, kind, read, shape2, write
 from pypto.lib.registry import definition
 
 TileFn = Callable[..., E.Var]
-# Live tiles every element-wise primitive plans for: one count for all, so that consecutive
-# element-wise ops over one shape get the same tiling (the fusion pass merges only equal grids).
-LIVE = 6
 
 
 # ----------------------------------------------------------------------------- tile functions
@@ -82,6 +80,7 @@ UNARY: dict[str, tuple[TileFn, tuple[str, ...]]] = {
 
 BINARY = {"add": ("add",), "sub": ("sub",), "mul": ("mul",), "div": ("div",), "maximum": ("maximum",),
           "minimum": ("minimum",)}
+BROADCAST_OPS = ("row_expand_add", "col_expand")  # what a binary op with a vector operand also runs
 SCALAR = {"add_scalar": "adds", "sub_scalar": "subs", "mul_scalar": "muls", "div_scalar": "divs",
           "maximum_scalar": "maxs", "minimum_scalar": "mins"}
 
@@ -94,7 +93,7 @@ def unary_tile(b: Body, name: str, t: E.Var, out_dtype: object) -> E.Var:
 
 
 def binary_tile(b: Body, name: str, x: E.Var, y: E.Var, kinds: tuple[str, str], out_dtype: object) -> E.Var:
-    work = work_dtype(out_dtype, BINARY[name] + ("row_expand_add", "col_expand"))
+    work = work_dtype(out_dtype, BINARY[name] + BROADCAST_OPS)
     if work is out_dtype:  # the tile op promotes mixed operands itself (u32 + i32 -> i32)
         return b.binary(name, x, y, kinds)
     return b.cast(b.binary(name, b.cast(x, work), b.cast(y, work), kinds), out_dtype)
@@ -126,13 +125,15 @@ def grid_of(out_shape: tuple) -> tuple[int, int, bool, tuple]:
 
 
 def map_blocks(em: Emitter, call: E.Call, out: E.Var, operands: list, body: Callable[[Body, list, list], E.Var],
-               live: int) -> E.Var:
-    """``out`` with ``body(b, tiles, kinds)`` computed for every block of the result's tiling."""
+               work: DataType) -> E.Var:
+    """``out`` with ``body(b, tiles, kinds)`` computed for every block of the result's tiling (the
+    shared plan of :mod:`pypto.lib.tiling`, sized for the operands, the result and the ``work`` dtype
+    the body computes in)."""
     out_shape = shape2(call.type)
     rows, cols, rank1, lead = grid_of(out_shape)
     kinds = [kind(x, out_shape[-2:]) for x in operands]
-    dtypes = [x.type.dtype for x in operands] + [call.type.dtype]
-    plan = tiling.plan(rows, cols, dtypes, live, row_vectors=not rank1, span=call.span)
+    dtypes = [x.type.dtype for x in operands] + [call.type.dtype, work]
+    plan = tiling.plan(rows, cols, dtypes, row_vectors=not rank1, span=call.span)
 
     def block(e: Emitter, win: Window, carried: list) -> list:
         b = Body(e, win)
@@ -147,7 +148,8 @@ def _unary_def(name: str) -> None:
     def define(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
         dtype = call.type.dtype
         return map_blocks(em, call, out, [call.args[0]],
-                          lambda b, t, k: unary_tile(b, name, t[0], dtype), live=LIVE)
+                          lambda b, t, k: unary_tile(b, name, t[0], dtype),
+                          work_dtype(call.args[0].type.dtype, UNARY[name][1]))
 
 
 for _n in UNARY:
@@ -159,7 +161,8 @@ def _binary_def(name: str) -> None:
     def define(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
         dtype = call.type.dtype
         return map_blocks(em, call, out, list(call.args),
-                          lambda b, t, k: binary_tile(b, name, t[0], t[1], (k[0], k[1]), dtype), live=LIVE)
+                          lambda b, t, k: binary_tile(b, name, t[0], t[1], (k[0], k[1]), dtype),
+                          work_dtype(dtype, BINARY[name] + BROADCAST_OPS))
 
 
 for _n in BINARY:
@@ -176,7 +179,7 @@ def _scalar_def(name: str, block_op: str) -> None:
             x = b.cast(t[0], work_dtype(dtype, (block_op,)))
             return b.cast(b.scalar(block_op, x, s), dtype)
 
-        return map_blocks(em, call, out, [call.args[0]], body, live=LIVE)
+        return map_blocks(em, call, out, [call.args[0]], body, work_dtype(dtype, (block_op,)))
 
 
 for _n, _op in SCALAR.items():
@@ -188,11 +191,12 @@ def _pow(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
     n = static_int(call.args[1])
     dtype = call.type.dtype
 
+    work = work_dtype(dtype, ("mul", "recip") if n < 0 else ("mul",))
+
     def body(b: Body, t: list, k: list) -> E.Var:
-        work = work_dtype(dtype, ("mul", "recip") if n < 0 else ("mul",))
         return b.cast(pow_tile(b, b.cast(t[0], work), n), dtype)
 
-    return map_blocks(em, call, out, [call.args[0]], body, live=LIVE)
+    return map_blocks(em, call, out, [call.args[0]], body, work)
 
 
 @definition("tensor.cast")
@@ -201,4 +205,4 @@ def _cast(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
     target = call.type.dtype
     return map_blocks(em, call, out, [call.args[0]],
                       lambda b, t, k: t[0] if t[0].type.dtype is target else b.op("cast", t[0], target, mode),
-                      live=LIVE)
+                      target)

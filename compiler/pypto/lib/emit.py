@@ -30,6 +30,10 @@ if TYPE_CHECKING:
     from pypto.passes.base import NameAllocator
 
 
+# ForStmt.loop_origin of a library loop over the blocks of a plan (chunk_loops uses 1-3, expand_power2 4-5)
+GRID_LOOP = 6
+
+
 def idx(v: int) -> E.ConstInt:
     return E.ConstInt(v, DataType.INDEX)
 
@@ -62,11 +66,14 @@ class Emitter:
         return v
 
     def loop(self, count: int, carried: list, body: Callable[[Emitter, E.Expr, list], list],
-             name: str = "i") -> list:
+             name: str = "i", grid: bool = False) -> list:
         """``for i in range(count)`` carrying ``carried``; ``body(em, i, iters)`` returns the next values.
 
-        A single iteration is emitted inline with ``i = 0`` (no loop)."""
-        if count == 1:
+        A single iteration is emitted inline with ``i = 0`` (no loop), except for a ``grid`` loop: a
+        loop over the blocks of a plan, marked :data:`GRID_LOOP` and kept even for one block, so that
+        every library op over the same plan has the same loop structure for FuseLoops to match (which
+        inlines the one-block loops afterwards)."""
+        if count == 1 and not grid:
             return list(body(self, idx(0), list(carried)))
         lv = E.Var(self.names.fresh(name), ScalarType(DataType.INDEX), self.span)
         iters = [E.IterArg(self.names.fresh(f"{c.name}_it"), c.type, self.span, c) for c in carried]
@@ -75,7 +82,7 @@ class Emitter:
         stmts = inner.stmts + ([St.YieldStmt(tuple(new), self.span)] if carried else [])
         rvs = [E.Var(self.names.fresh(f"{c.name}_rv"), c.type, self.span) for c in carried]
         self.stmts.append(St.ForStmt(lv, idx(0), idx(count), idx(1), tuple(iters), St.SeqStmts(tuple(stmts), self.span),
-                                     tuple(rvs), self.span))
+                                     tuple(rvs), self.span, loop_origin=GRID_LOOP if grid else 0))
         return rvs
 
 
@@ -112,30 +119,42 @@ def offset_of(start: int, i: E.Expr, size: int) -> E.Expr:
 
 def blocks(em: Emitter, plan: Plan, carried: list, body: Callable[[Emitter, Window, list], list],
            rank1: bool = False, cols: bool = True, lead: tuple = ()) -> list:
-    """Run ``body(em, window, carried) -> carried`` over every block of ``plan`` (rows outer).
+    """Run ``body(em, window, carried) -> carried`` over every block of ``plan``.
 
-    With ``cols=False`` the body runs once per row block with ``co = 0`` and ``vc = cols`` (it walks
-    the columns itself: the two-level loop of the row reductions). ``lead`` are the extents of an N-D
-    result's leading dims: one loop each, outermost, around the 2-D grid of the last two dims."""
-    if lead:
-        def one(e: Emitter, i: E.Expr, c: list) -> list:
-            return blocks(e, plan, c, lambda ee, w, cc: body(ee, replace(w, lead=(i, *w.lead)), cc), rank1, cols,
-                          lead[1:])
+    One loop per piece of each axis (the run of full blocks, the tail): the loops over ``lead`` (the
+    extents of an N-D result's leading dims) outermost, then the row pieces, each holding the column
+    pieces. Every loop is a :data:`GRID_LOOP`, kept even for one block: every op over the same plan
+    emits the same loops, which FuseLoops pairs piece by piece. Where a block holds whole rows there
+    is no column loop (an element-wise op then has the loops of a row reduction or composite).
 
-        return em.loop(lead[0], carried, one, "li")
+    With ``cols=False`` the body runs once per row block with ``co = 0`` and ``vc = cols`` whatever
+    the plan (it walks the columns itself: the two-level loop of the row reductions and composites)."""
+    whole_rows = not cols or not plan.chunked
 
-    def over_cols(em: Emitter, ro: E.Expr, vr: int, carried: list) -> list:
-        if not cols:
-            return body(em, Window(ro, idx(0), vr, plan.cols, plan.tr, plan.tc, rank1), carried)
-        for start, count, valid in plan.segments(1):
-            carried = em.loop(count, carried, lambda e, j, c, s=start, v=valid: body(
-                e, Window(ro, offset_of(s, j, plan.tc), vr, v, plan.tr, plan.tc, rank1), c), "bj")
-        return carried
+    def grid(e: Emitter, li: tuple, c: list) -> list:
+        for rs, rcount, rvalid in plan.segments(0):
+            def row(e2: Emitter, i: E.Expr, c2: list, rs: int = rs, rv: int = rvalid) -> list:
+                ro = offset_of(rs, i, plan.tr)
+                if whole_rows:
+                    return body(e2, Window(ro, idx(0), rv, plan.cols, plan.tr, plan.tc, rank1, li), c2)
+                for cs, ccount, cvalid in plan.segments(1):
+                    c2 = e2.loop(ccount, c2, lambda e3, j, c3, cs=cs, cv=cvalid: body(
+                        e3, Window(ro, offset_of(cs, j, plan.tc), rv, cv, plan.tr, plan.tc, rank1, li), c3),
+                        "bj", grid=True)
+                return c2
 
-    for start, count, valid in plan.segments(0):
-        carried = em.loop(count, carried, lambda e, i, c, s=start, v=valid: over_cols(
-            e, offset_of(s, i, plan.tr), v, c), "bi")
-    return carried
+            c = e.loop(rcount, c, row, "bi", grid=True)
+        return c
+
+    return _nest(em, lead, (), carried, grid)
+
+
+def _nest(em: Emitter, lead: tuple, indices: tuple, carried: list,
+          leaf: Callable[[Emitter, tuple, list], list]) -> list:
+    """``leaf(em, indices, carried)`` inside one grid loop per extent of ``lead``."""
+    if not lead:
+        return leaf(em, indices, carried)
+    return em.loop(lead[0], carried, lambda e, i, c: _nest(e, lead[1:], (*indices, i), c, leaf), "li", grid=True)
 
 
 def chunks(em: Emitter, plan: Plan, win: Window, carried: list, body: Callable[[Emitter, Window, list], list]) -> list:

@@ -21,7 +21,7 @@ from pypto.ir.expr import static_int
 from pypto.lib import tiling
 from pypto.lib.body import Body
 from pypto.lib.broadcast import expand
-from pypto.lib.elementwise import LIVE, grid_of, map_blocks
+from pypto.lib.elementwise import grid_of, map_blocks
 from pypto.lib.emit import Emitter, Window, blocks, idx, shape2
 from pypto.lib.ops import cast_tensor_to_tile, cast_tile_to_tensor
 from pypto.lib.registry import definition
@@ -40,7 +40,7 @@ def _broadcast_to(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
         r = expand(v, k[0], full, b.bind, b.em.span)
         return b.op("reshape", r, [w.tc]) if w.rank1 else r
 
-    return map_blocks(em, call, out, [call.args[0]], body, live=LIVE)
+    return map_blocks(em, call, out, [call.args[0]], body, call.type.dtype)
 
 
 def _shift(offsets: list, by: list) -> list:

@@ -72,7 +72,7 @@ def reduce_rows(em: Emitter, x: E.Var, out: E.Var, reduce: str, scale: float | N
     lead = tuple(shape[:-2])
     dtype = x.type.dtype
     work = work_dtype(dtype, ("row_" + reduce, COMBINE[reduce], "muls"))
-    plan = tiling.plan(rows, cols, [dtype, work], LIVE, span=span)
+    plan = tiling.plan(rows, cols, [dtype, out.type.dtype, work], span=span)
     pad = tiling.pad_for(reduce)
 
     def block(e: Emitter, win: Window, carried: list) -> list:

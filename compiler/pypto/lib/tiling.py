@@ -3,16 +3,18 @@
 The rule (every number comes from the Vec buffer (UB) record of the machine file through
 ``pypto.enums.CAPACITY``, itself read by ``ptoisa.machine``; nothing here is a machine number):
 
-* A library loop body keeps ``live`` tiles of one block on chip at once (its inputs, the
-  intermediates that overlap and its result; each definition declares its count). All of them
-  together take at most **half the UB**, so the memory planner has room for the neighbouring
-  iterations' tiles and the scratch of the reductions; and one tile is at most **a sixth of the UB**
-  (32 KiB on a2a3), so a loop has several blocks for MTE2, V and MTE3 to overlap.
+* **One plan for all vector primitives** (element-wise ops, row reductions, composites): the block
+  of a ``[R, C]`` tensor depends on its shape and dtypes only, not on which op reads it, so that
+  consecutive library calls over one shape loop over the same blocks and FuseLoops merges their
+  loops (issue 12). A tile is at most **a sixth of the UB** (32 KiB on a2a3): the few tiles of a
+  fused block that are live at once (after memory reuse) fit with room for the reductions' scratch,
+  and a loop has several blocks for MTE2, V and MTE3 to overlap. (:data:`SHARED_LIVE` = 3 tiles of
+  the half-UB budget is that same cap; the layout ops, which run alone, pass their own count.)
 * A block is ``[tr, tc]`` elements over the 2-D view ``[R, C]`` of the data (rows x the last axis).
   Columns are padded to the 32-byte row alignment of a vector tile (``tc`` a multiple of
   ``32 / sizeof``); rows to 8 when a row vector (``[tr, 1]``, column-major) is involved, since its
   storage is one 32-byte block per 8 rows.
-* Whole rows first: ``tc`` is all of ``C`` (padded) if ``row_align`` such rows fit the budget; the
+* Whole rows first: ``tc`` is all of ``C`` (padded) if ``row_align`` such rows fit one tile; the
   rows per block ``tr`` are then the most that fit (at most ``R`` rounded up to the row alignment).
 * A row that does not fit is split into column chunks of the widest ``tc`` that fits with
   ``row_align`` rows (``tr = row_align``): element-wise ops simply iterate over the 2-D grid, row
@@ -34,6 +36,10 @@ from pypto.errors import CompileError, Span
 
 ROW_BYTES = 32  # a vector tile row and a row vector's column are stored in 32-byte blocks (pto-text-format §5)
 MIN_ROW_ALIGN = 8  # rows of a [tr, 1] row vector per 32-byte block of fp32 (its storage unit)
+# The live-tile count of the shared plan: every element-wise op, row reduction and composite over one
+# shape plans with it, so that consecutive library calls get the same blocks and FuseLoops can merge
+# their loops (half the UB over 3 tiles is more than a sixth of it: the tile cap decides).
+SHARED_LIVE = 3
 
 
 def ceil_to(n: int, m: int) -> int:
@@ -82,10 +88,11 @@ class Plan:
         return out
 
 
-def plan(rows: int, cols: int, dtypes: list[DataType], live: int, *, row_vectors: bool = True,
+def plan(rows: int, cols: int, dtypes: list[DataType], live: int = SHARED_LIVE, *, row_vectors: bool = True,
          span: Span | None = None) -> Plan:
     """The block for ``live`` tiles over ``[rows, cols]``: sized by the widest of ``dtypes``, aligned
-    for the narrowest."""
+    for the narrowest. The default ``live`` is the shared plan of the vector primitives (see the
+    module docstring)."""
     if rows <= 0 or cols <= 0:
         raise CompileError(f"cannot tile an empty [{rows}, {cols}] tensor", span)
     dtype = max(dtypes, key=lambda d: d.nbytes)

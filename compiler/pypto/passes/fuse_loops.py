@@ -8,7 +8,10 @@ back) the second loop reads, tile by tile, what the first wrote. The pass
    (:mod:`pypto.passes.launch_fusion`), when that lets the loops fuse;
 2. fuses producer/consumer loop pairs inside every kernel (:mod:`pypto.passes.loop_fusion`): one
    loop, both bodies per tile, the intermediate tile handed over on chip and its stores dropped when
-   nobody reads the intermediate after the kernel.
+   nobody reads the intermediate after the kernel; two library calls over the same plan are paired
+   grid nest by grid nest (full blocks with full blocks, tail with tail);
+3. inlines the library's one-block grid loops and removes the ``Out`` parameters (and their
+   ``tensor.create``) that fusion left unused (:mod:`pypto.passes.grid_loops`).
 
 Every decision, fused or refused with the reason, is a line of :attr:`FuseLoopsPass.log`; the pass
 manager writes it at the top of this pass's dump (``--dump-passes``).
@@ -22,6 +25,7 @@ from typing import ClassVar
 from pypto.ir import stmt as St
 from pypto.ir.visitor import stmt_list
 from pypto.passes.base import Pass, is_kernel
+from pypto.passes.grid_loops import drop_unused_out_params, inline_one_block_loops
 from pypto.passes.launch_fusion import LaunchFuser, dead_out_params
 from pypto.passes.loop_fusion import FusionLog, buffer_links, fuse_block
 
@@ -48,5 +52,6 @@ class FuseLoopsPass(Pass):
                 fused = fuse_block(stmts, dead_params, buffer_links(f.body), fusion_log, f.name)
                 if len(fused) != len(stmts) or any(a is not b for a, b in zip(fused, stmts, strict=True)):
                     f = replace(f, body=St.SeqStmts(tuple(fused), f.body.span))
+                f = replace(f, body=inline_one_block_loops(f.body))
             funcs.append(f)
-        return program.with_functions(funcs)
+        return drop_unused_out_params(program.with_functions(funcs), dead)

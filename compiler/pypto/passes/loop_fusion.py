@@ -30,6 +30,13 @@ Legality, each failure left alone with its reason:
 
 A statement between the loops may stay between them only if it does not read A's results (the fused
 loop takes B's place).
+
+Library calls (:mod:`pypto.lib`) emit their blocks as *grid loops* (``loop_origin`` =
+:data:`pypto.lib.emit.GRID_LOOP`): one loop per piece of the plan (the full row blocks, the row tail;
+inside each, the column pieces when a row needs several tiles), kept even for one block. Consecutive
+grid loops threading one op's result are that op's *group*; the group of the next op, when it reads
+this one's result, is fused piece by piece (:func:`fuse_groups`): the same number of pieces, each
+pair over the same range with the same nesting, the innermost bodies fused with the rules above.
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.types import TensorType, TileType
 from pypto.ir.visitor import stmt_list, substitute, walk, walk_stmts
+from pypto.lib.emit import GRID_LOOP
 from pypto.passes.ir_utils import fold, used_vars
 
 
@@ -289,11 +297,124 @@ def _producer_consumer(a: St.ForStmt, b: St.ForStmt, link: dict) -> bool:
     return any(r in written for _, r, _ in _accesses(b, "block.load", link))
 
 
+def is_grid(s: Any) -> bool:
+    """A library loop over the blocks of a plan (:data:`pypto.lib.emit.GRID_LOOP`)."""
+    return isinstance(s, St.ForStmt) and s.loop_origin == GRID_LOOP
+
+
+def grid_group(stmts: list, i: int) -> int:
+    """How many grid loop nests from ``stmts[i]`` belong to one library op: its pieces (full blocks,
+    tails) thread the op's result, each nest's iter args starting from the previous nest's results."""
+    n = 0
+    while i + n < len(stmts) and is_grid(stmts[i + n]):
+        if n and not any(ia.init_value in stmts[i + n - 1].return_vars for ia in stmts[i + n].iter_args):
+            break
+        n += 1
+    return n
+
+
+def _inner_grid(loop: St.ForStmt) -> list | None:
+    """The grid loops a grid loop's body consists of (besides its yield), or None for a body of
+    straight-line code (the blocks' tile ops)."""
+    body = [s for s in stmt_list(loop.body) if not isinstance(s, St.YieldStmt)]
+    if body and all(is_grid(s) for s in body) and grid_group(body, 0) == len(body):
+        return body
+    return None
+
+
+def _yielded(loop: St.ForStmt) -> tuple:
+    last = stmt_list(loop.body)[-1:]
+    return tuple(last[0].value) if last and isinstance(last[0], St.YieldStmt) else ()
+
+
+def fuse_nests(a: St.ForStmt, b: St.ForStmt, link: dict) -> tuple[St.ForStmt, set]:
+    """Grid loops ``a`` and ``b`` (one piece of two ops over the same plan) as one loop whose innermost
+    bodies run both ops' bodies per block, and the intermediates it keeps on chip."""
+    if not _same_space(a, b):
+        raise FusionRefused(f"different iteration spaces ({_range_text(a)} vs {_range_text(b)}: different tiling)")
+    a_in = _inner_grid(a)
+    b = replace(b, body=substitute(b.body, {b.loop_var: a.loop_var}))
+    b_in = _inner_grid(b)
+    if a_in is None and b_in is None:
+        plan = _plan(a, b, link)
+        return _build(a, b, plan, link), plan.inter
+    if a_in is None or b_in is None or len(a_in) != len(b_in):
+        raise FusionRefused("different loop nests over the blocks (different tiling)")
+    inner, inter = [], set()
+    for x, y in zip(a_in, b_in, strict=True):
+        f, kept = fuse_nests(x, y, link)
+        inner.append(f)
+        inter |= kept
+    keep = [k for k, ia in enumerate(a.iter_args)
+            if not (isinstance(ia.type, TensorType) and buffer_root(ia.init_value, link) in inter)]
+    a_yield = _yielded(a)
+    values = tuple(a_yield[k] for k in keep) + _yielded(b)
+    body = inner + ([St.YieldStmt(values, a.span)] if values else [])
+    fused = replace(a, iter_args=tuple(a.iter_args[k] for k in keep) + tuple(b.iter_args),
+                    body=St.SeqStmts(tuple(body), a.span),
+                    return_vars=tuple(a.return_vars[k] for k in keep) + tuple(b.return_vars))
+    return fused, inter
+
+
+def fuse_groups(a: list, b: list, later: list, dead: set, link: dict) -> tuple[list, list[str]]:
+    """Two library ops over the same plan (their grid nests ``a`` and ``b``, the consumer ``b`` right
+    after the producer) as one nest per piece, pieces paired in order; raises :class:`FusionRefused`."""
+    if len(a) != len(b):
+        raise FusionRefused(f"different tilings ({len(a)} vs {len(b)} loop nests over the blocks)")
+    fused, inter = [], set()
+    for x, y in zip(a, b, strict=True):
+        f, kept = fuse_nests(x, y, link)
+        fused.append(f)
+        inter |= kept
+    if not inter:
+        raise FusionRefused("the consumer loads nothing the producer stores")
+    for root in inter:
+        if root not in dead:
+            raise FusionRefused(f"the intermediate '{_name(root)}' is read after the kernel (a second consumer: "
+                                "the caller)")
+    for what, node in (("the fused loops still read", fused), ("a second consumer after the loops reads", later)):
+        v = rooted_at(St.SeqStmts(tuple(node)), inter, link)
+        if v is not None:
+            raise FusionRefused(f"{what} the intermediate '{_name(buffer_root(v, link))}' (as '{v.name}')")
+
+    def roots(loops: list, op: str) -> set:
+        return {r for loop in loops for _, r, _ in _accesses(loop, op, link)}
+
+    a_written, a_read = roots(a, "block.store"), roots(a, "block.load")
+    b_written, b_read = roots(b, "block.store"), roots(b, "block.load")
+    clash = (b_written & (a_read | a_written)) | ((a_written - inter) & b_read)
+    if clash:
+        raise FusionRefused(f"the loops share the buffer(s) {', '.join(sorted(_name(v) for v in clash))} "
+                            "beyond the intermediate")
+    return fused, sorted(_name(r) for r in inter)
+
+
+def _fuse_grid_at(out: list, i: int, dead: set, link: dict, log: FusionLog, where: str) -> tuple[list, int]:
+    """``out`` with the library op whose grid nests start at ``i`` fused with the op right after it, when
+    that one consumes its result; and the index to go on from."""
+    na = grid_group(out, i)
+    j = i + na
+    nb = grid_group(out, j)
+    a, b = out[i:j], out[j:j + nb]
+    if not nb or not any(_producer_consumer(x, y, link) for x in a for y in b):
+        return out, j
+    try:
+        fused, kept = fuse_groups(a, b, out[j + nb:], dead, link)
+    except FusionRefused as why:
+        log.refused(where, a[0], b[0], str(why))
+        return out, j
+    log.fused(where, a[0], b[0], kept)
+    return out[:i] + fused + out[j + nb:], i  # the fused op may fuse with the next consumer
+
+
 def fuse_block(stmts: list, dead: set, link: dict, log: FusionLog, where: str) -> list:
     """``stmts`` with every fusable producer/consumer loop pair fused (chains too), nested blocks included."""
     out = [_fuse_nested(s, dead, link, log, where) for s in stmts]
     i = 0
     while i < len(out):
+        if is_grid(out[i]):
+            out, i = _fuse_grid_at(out, i, dead, link, log, where)
+            continue
         j = _next_consumer(out, i, link)
         if j is None:
             i += 1

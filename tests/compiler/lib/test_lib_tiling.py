@@ -1,13 +1,17 @@
 """The tiling rule of pypto.lib.tiling (no emulator): sizes from the UB capacity, alignment, tails,
 chunked rows; and the pad a reduction's tail tile gets (its identity)."""
 
+import pytest
 from lib_programs import program
 
 from pypto import DataType
 from pypto.enums import CAPACITY, MemorySpace, TilePad
-from pypto.ir.visitor import walk
+from pypto.ir import expr as E
+from pypto.ir import stmt as St
+from pypto.ir.visitor import walk, walk_stmts
 from pypto.lib import ops as L
 from pypto.lib import tiling
+from pypto.ops import tensor as T
 from pypto.passes.manager import PassManager
 
 F32, F16 = DataType.FP32, DataType.FP16
@@ -51,3 +55,24 @@ def test_reduction_tails_are_padded_with_the_identity():
     assert _fillpads(_ir_after_materialize(lambda a: L.sum(a, -1, keepdim=True), shape)) == [int(TilePad.zero)] * 2
     # an element-wise op reads no padding: none is filled
     assert _fillpads(_ir_after_materialize(lambda a: L.relu(a), shape)) == []
+
+
+def _load_shapes(prog) -> set:
+    """Tile shapes of the kernel's loads of its first parameter."""
+    kern = next(f for f in prog.functions_list if f.name == "kern")
+    return {tuple(E.static_int(d) for d in n.var.type.shape) for n in walk_stmts(kern.body)
+            if isinstance(n, St.AssignStmt) and getattr(getattr(n.value, "op", None), "name", None) == "block.load"
+            and n.value.args[0] is kern.params[0]}
+
+
+@pytest.mark.parametrize("rows, cols", [(37, 130), (300, 64), (1, 7)])
+def test_element_wise_ops_reductions_and_composites_share_one_plan(rows, cols):
+    """One block shape per tensor shape, whichever primitive or composite reads it: FuseLoops can
+    then pair the loops of consecutive library calls."""
+    params = [("x", (rows, cols), F32), ("w", (cols,), F32)]
+    op = L.BUILDERS
+    builds = [lambda x, w: T.exp(x), lambda x, w: T.mul(x, w), lambda x, w: op["softmax"](x),
+              lambda x, w: op["rms_norm"](x, w), lambda x, w: op["max"](x, -1, keepdim=True),
+              lambda x, w: op["layer_norm"](x, w, w), lambda x, w: op["sigmoid"](x)]
+    shapes = [_load_shapes(_ir_after_materialize(b, params)) for b in builds]
+    assert all(len(s) == 1 for s in shapes) and len(set().union(*shapes)) == 1, shapes
