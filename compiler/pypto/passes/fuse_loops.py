@@ -37,6 +37,8 @@ class FuseLoopsPass(Pass):
     name: ClassVar[str] = "fuse-loops"
     dump_name: ClassVar[str] = "FuseLoops"
     log: list = field(default_factory=list, compare=False)
+    # leave pairs of pl.range loops to ExpandPower2(expand_plain=...), which fuses them chunk-wise
+    chunkwise_nonparallel: bool = False
 
     def run(self, program: St.Program) -> St.Program:
         """Return ``program`` with its fusable launches merged and loops fused."""
@@ -49,7 +51,8 @@ class FuseLoopsPass(Pass):
             if is_kernel(f):
                 dead_params = {f.params[k] for k in dead.get(f.name, ())}
                 stmts = list(stmt_list(f.body))
-                fused = fuse_block(stmts, dead_params, buffer_links(f.body), fusion_log, f.name)
+                fused = fuse_block(stmts, dead_params, buffer_links(f.body), fusion_log, f.name,
+                                   self.chunkwise_nonparallel)
                 if len(fused) != len(stmts) or any(a is not b for a, b in zip(fused, stmts, strict=True)):
                     f = replace(f, body=St.SeqStmts(tuple(fused), f.body.span))
                 f = replace(f, body=inline_one_block_loops(f.body))

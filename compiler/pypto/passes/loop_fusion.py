@@ -407,9 +407,12 @@ def _fuse_grid_at(out: list, i: int, dead: set, link: dict, log: FusionLog, wher
     return out[:i] + fused + out[j + nb:], i  # the fused op may fuse with the next consumer
 
 
-def fuse_block(stmts: list, dead: set, link: dict, log: FusionLog, where: str) -> list:
-    """``stmts`` with every fusable producer/consumer loop pair fused (chains too), nested blocks included."""
-    out = [_fuse_nested(s, dead, link, log, where) for s in stmts]
+def fuse_block(stmts: list, dead: set, link: dict, log: FusionLog, where: str, chunkwise: bool = False) -> list:
+    """``stmts`` with every fusable producer/consumer loop pair fused (chains too), nested blocks included.
+
+    With ``chunkwise`` two non-parallel user loops (``pl.range``) are left alone: ExpandPower2 fuses
+    them chunk by chunk after expanding them (seed §6.5)."""
+    out = [_fuse_nested(s, dead, link, log, where, chunkwise) for s in stmts]
     i = 0
     while i < len(out):
         if is_grid(out[i]):
@@ -420,6 +423,10 @@ def fuse_block(stmts: list, dead: set, link: dict, log: FusionLog, where: str) -
             i += 1
             continue
         a, b = out[i], out[j]
+        if chunkwise and _nonparallel(a) and _nonparallel(b):
+            log.refused(where, a, b, "non-parallel loops fuse chunk-wise only (after power-of-two expansion)")
+            i += 1
+            continue
         try:
             fused, between, kept = fuse_pair(a, b, out[i + 1:j], out[j + 1:], dead, link)
         except FusionRefused as why:
@@ -447,9 +454,15 @@ def _next_consumer(stmts: list, i: int, link: dict) -> int | None:
     return None
 
 
-def _fuse_nested(s: Any, dead: set, link: dict, log: FusionLog, where: str) -> Any:
+def _nonparallel(s: St.ForStmt) -> bool:
+    """A user's ``pl.range`` loop (not a parallel, power-of-two, chunked or library loop)."""
+    return s.kind is ForKind.Sequential and s.loop_origin == 0 and s.power2 is None and s.chunk_size is None
+
+
+def _fuse_nested(s: Any, dead: set, link: dict, log: FusionLog, where: str, chunkwise: bool = False) -> Any:
     if isinstance(s, (St.ForStmt, St.WhileStmt)):
         inner = stmt_list(s.body)
         if sum(isinstance(x, St.ForStmt) for x in inner) > 1:
-            return replace(s, body=St.SeqStmts(tuple(fuse_block(list(inner), dead, link, log, where)), s.span))
+            return replace(s, body=St.SeqStmts(tuple(fuse_block(list(inner), dead, link, log, where, chunkwise)),
+                                               s.span))
     return s
