@@ -57,6 +57,19 @@ class Memories:
         key = (shape, strides)
         if key not in gm.view_shapes:
             gm.view_shapes.append(key)
+        self._grow(ptr, need, loc)
+
+    def note_element(self, ptr: Ptr, index: int, loc: Loc) -> None:
+        """A scalar access (``load_scalar``/``store_scalar``) reaches element ``index`` of ``ptr``'s
+        buffer: stand-in data covers it as a view would (a given input is bounds-checked by the
+        access itself)."""
+        if index >= 0 and not ptr.gm.given:
+            self._grow(ptr, index + 1, loc)
+
+    def _grow(self, ptr: Ptr, need: int, loc: Loc) -> None:
+        """Make ``ptr``'s GM buffer hold ``need`` elements: stand-in data drawn lazily, an error for
+        a given input that is too small or for stand-in data beyond the generation bounds."""
+        gm = ptr.gm
         have = gm.size
         if need <= have:
             return

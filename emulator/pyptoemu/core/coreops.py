@@ -523,6 +523,7 @@ def lower_load_scalar(su: ScalarUnit, op: A.Op) -> Step:
             off = int(su.value(frame, op.operands[2], loc)) if len(op.operands) > 2 else 0
         gm = p.gm
         i = p.offset + off
+        su.core.memory.note_element(p, i, loc)  # an argument given no data gets stand-in data here too
         if not 0 <= i < gm.size:
             raise BoundsError(f"{op.name}: element {i} outside {gm.name}", loc)
         if is_load:
