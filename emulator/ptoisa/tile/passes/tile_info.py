@@ -5,7 +5,11 @@ its destination, vector ops -> Vec); else, for loads and extracts, what its user
 feeding ``mov.m2*``/``extract`` lands in Mat; an extract feeding matmul's left/right/bias operand
 is Left/Right/Bias). The layout defaults per loc (Vec ND (DN for an Rx1 column), Mat Nz, Left Zz, Right Zn, Acc Nz,
 Bias ND, Scale Zz: the A2/A3 fractal layouts of pto-text-format.md §5.3). An omitted valid region
-is the full shape."""
+is what the operands' valid regions give (an elementwise, scalar, cvt or mov result keeps its first
+tile operand's, a matmul's is M of the left x N of the right, a row reduction's is the source's rows
+x 1, an expand's is its full-shape operand's), else the full shape: a load's tail stays a tail
+through the ops that consume it, as level 2 requires (elementwise ops over equal valid regions) and
+so that the store writes only the tail's rows."""
 
 from __future__ import annotations
 
@@ -38,7 +42,8 @@ def _infer(fn: A.Function, ctx: PassContext) -> None:
             if need is not None and isinstance(v, str):
                 wanted.setdefault(v, need)
     info: dict[str, A.TileType] = {}
-    _visit(fn.body.ops, ctx, wanted, info)
+    valid: dict[str, list] = {}  # tile -> its valid region (ints or index SSA names)
+    _visit(fn.body.ops, ctx, wanted, info, valid)
     for op in walk(fn.body.ops):
         op.operand_types = [info.get(str(v), t) if isinstance(t, A.TileType) else t
                             for v, t in zip(op.operands, op.operand_types, strict=False)]
@@ -47,7 +52,8 @@ def _infer(fn: A.Function, ctx: PassContext) -> None:
                            for a, t in zip(r.args, r.arg_types, strict=False)]
 
 
-def _visit(ops: list[A.Op], ctx: PassContext, wanted: dict[str, str], info: dict[str, A.TileType]) -> None:
+def _visit(ops: list[A.Op], ctx: PassContext, wanted: dict[str, str], info: dict[str, A.TileType],
+           valid: dict[str, list]) -> None:
     for op in ops:
         if op.name == "scf.for":
             body = op.regions[0]
@@ -56,10 +62,10 @@ def _visit(ops: list[A.Op], ctx: PassContext, wanted: dict[str, str], info: dict
                     full = info.get(str(init)) or _complete(ty, wanted.get(str(init)))
                     info[body.args[k + 1]] = info[op.results[k]] = full
                     op.result_types[k] = full
-            _visit(body.ops, ctx, wanted, info)
+            _visit(body.ops, ctx, wanted, info, valid)
         elif op.name == "scf.if":
             for region in op.regions:
-                _visit(region.ops, ctx, wanted, info)
+                _visit(region.ops, ctx, wanted, info, valid)
             then_yield = op.regions[0].ops[-1].operands if op.regions and op.regions[0].ops else []
             for k, ty in enumerate(op.result_types):
                 if isinstance(ty, A.TileType):
@@ -68,7 +74,7 @@ def _visit(ops: list[A.Op], ctx: PassContext, wanted: dict[str, str], info: dict
                     info[op.results[k]] = full
                     op.result_types[k] = full
         elif is_tile_op(op):
-            _tile(op, ctx, wanted, info)
+            _tile(op, ctx, wanted, info, valid)
 
 
 def _complete(t: A.TileType, loc: str | None) -> A.TileType:
@@ -76,7 +82,8 @@ def _complete(t: A.TileType, loc: str | None) -> A.TileType:
     return replace(t, loc=loc, layout=t.layout or _default_layout(loc, t))
 
 
-def _tile(op: A.Op, ctx: PassContext, wanted: dict[str, str], info: dict[str, A.TileType]) -> None:
+def _tile(op: A.Op, ctx: PassContext, wanted: dict[str, str], info: dict[str, A.TileType],
+          valid: dict[str, list]) -> None:
     d = op_def(op, ctx.isa)
     res = result_tile(op)
     if res is None:
@@ -91,8 +98,40 @@ def _tile(op: A.Op, ctx: PassContext, wanted: dict[str, str], info: dict[str, A.
     op.attrs.pop("loc", None)
     op.attrs.pop("layout", None)
     op.result_types = [full if isinstance(t, A.TileType) else t for t in op.result_types]
-    if "valid" not in op.groups and None not in full.shape:
-        op.groups["valid"] = list(full.shape)  # type: ignore[arg-type]
+    if "valid" not in op.groups:
+        inherited = _inherited_valid(op, d, full, valid)
+        if inherited is not None:
+            op.groups["valid"] = inherited
+        elif None not in full.shape:
+            op.groups["valid"] = list(full.shape)  # type: ignore[arg-type]
+    if "valid" in op.groups:
+        valid[name] = list(op.groups["valid"])
+
+
+def _inherited_valid(op: A.Op, d: TileOpDef, res: A.TileType, valid: dict[str, list]) -> list | None:
+    """The valid region the result of ``op`` gets from its tile operands' (None: none known, the
+    full shape). Loads and extracts define their own (the full shape unless written)."""
+    tiles = [str(v) for v in op.operands[:d.tiles]]
+    known = [valid.get(t) for t in tiles]
+    if d.rule in ("same", "scalar", "cvt", "mov"):
+        return known[0] if known and known[0] is not None else None
+    if d.rule in ("matmul", "matmul_bias", "matmul_acc"):
+        left, right = (known[1], known[2]) if d.rule == "matmul_acc" else (known[0], known[1])
+        if left is None and right is None:
+            return None
+        rows = left[0] if left is not None else res.shape[0]
+        cols = right[1] if right is not None else res.shape[1]
+        return [rows, cols]
+    if d.rule == "row_reduce" and known and known[0] is not None:
+        return [known[0][0], 1]
+    if d.rule == "col_reduce" and known and known[0] is not None:
+        return [1, known[0][1]]
+    if d.rule in ("row_expand", "col_expand"):
+        types = op.operand_types[:d.tiles]
+        for v, t in zip(known, types, strict=False):
+            if v is not None and isinstance(t, A.TileType) and list(t.shape) == list(res.shape):
+                return v
+    return None
 
 
 def _default_layout(loc: str, t: A.TileType) -> str:
