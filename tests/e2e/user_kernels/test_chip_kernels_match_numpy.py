@@ -1,0 +1,158 @@
+"""Second red-team round: kernels written the way other PTO tools write them, on the parts of the
+format the first round did not reach (SPMD tails, cube<->vector FIFOs in every split and direction
+without sync in the text, runtime valid dims on a pop, scf.while with iter_args and a data-dependent
+exit, tsort32 + tmrgsort, A5 targets, the tile-level form with a ragged loop). Each runs through
+``pyptoemu.run`` and is compared with NumPy; a few also run through the command line, and the
+timing-only run (``data=False``) must give the same cycles as the run with data.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import pyptoemu
+
+KERNELS = Path(__file__).resolve().parent / "kernels"
+BF16 = ml_dtypes.bfloat16
+
+
+def _run(name: str, **kw):
+    r = pyptoemu.run(KERNELS / name, **kw)
+    assert [str(f) for f in r.findings if f.severity == "error"] == []
+    return r
+
+
+def _rng(seed: int) -> np.random.Generator:
+    return np.random.default_rng(seed)
+
+
+@pytest.mark.parametrize(("n", "blocks"), [(40, 3), (40, 4), (1, 1), (33, 3)])
+def test_spmd_blocks_with_a_ragged_last_block(n, blocks):
+    rng = _rng(16)
+    x, y = rng.standard_normal((2, n, 64)).astype(np.float32)
+    r = _run("k16_spmd_tail_blocks.pto", inputs={"arg0": x, "arg1": y, "arg2": np.full((n, 64), 7, np.float32)},
+             args={"arg3": n}, blocks=blocks)
+    np.testing.assert_array_equal(r.outputs["arg2"].reshape(n, 64), x + y)
+
+
+def test_c2v_split_by_columns_with_no_sync_in_the_text():
+    rng = _rng(17)
+    a = rng.standard_normal((32, 32)).astype(np.float16)
+    b = rng.standard_normal((32, 64)).astype(np.float16)
+    r = _run("k17_c2v_split_cols_nosync.pto", inputs={"arg0": a, "arg1": b})
+    assert r.sync_mode == "auto"
+    ref = a.astype(np.float32) @ b.astype(np.float32) + 1
+    np.testing.assert_allclose(r.outputs["arg2"].reshape(32, 64), ref, rtol=1e-5, atol=1e-5 * 32)
+
+
+@pytest.mark.parametrize("n", [1, 6])
+def test_two_way_fifo_more_tiles_than_slots(n):
+    rng = _rng(18)
+    a = rng.standard_normal((32 * n, 32)).astype(np.float16)
+    b = rng.standard_normal((32, 32)).astype(np.float16)
+    r = _run("k18_two_way_fifo.pto", inputs={"arg0": a, "arg1": b}, args={"arg3": n, "arg4": 0.5})
+    ref = (a * np.float16(0.5)).astype(np.float32) @ b.astype(np.float32) + 1
+    np.testing.assert_allclose(r.outputs["arg2"].reshape(32 * n, 32), ref, rtol=1e-5, atol=1e-5 * 32)
+
+
+@pytest.mark.parametrize("m", [1, 16, 20, 32])
+def test_c2v_pop_with_runtime_valid_rows_stores_only_those(m):
+    rng = _rng(19)
+    a = rng.standard_normal((32, 32)).astype(np.float16)
+    b = rng.standard_normal((32, 32)).astype(np.float16)
+    r = _run("k19_c2v_pop_runtime_valid.pto", inputs={"arg0": a, "arg1": b, "arg2": np.zeros((m, 32), np.float32)},
+             args={"arg3": m})
+    ref = (a.astype(np.float32) @ b.astype(np.float32))[:m]
+    np.testing.assert_allclose(r.outputs["arg2"].reshape(m, 32), ref, rtol=1e-5, atol=1e-5 * 32)
+
+
+def _scan_reference(x: np.ndarray, limit: float):
+    sums = np.full(x.shape[0], -7, np.float32)
+    rs = x.sum(1, dtype=np.float32)
+    i, acc = 0, np.float32(0)
+    while i < x.shape[0] and acc < limit:
+        sums[i:i + 8] = rs[i:i + 8]
+        acc = np.float32(acc + rs[i])
+        i += 8
+    return sums, i, acc
+
+
+@pytest.mark.parametrize("limit", [-1.0, 5.0, 1e9])
+def test_while_with_iter_args_exits_on_data(limit):
+    x = (_rng(20).standard_normal((64, 64)) + 0.3).astype(np.float32)
+    r = _run("k20_while_iter_args_tgetval.pto",
+             inputs={"arg0": x, "arg1": np.full((64, 1), -7, np.float32), "arg2": np.zeros(2, np.float32)},
+             args={"arg3": 64, "arg4": limit})
+    sums, i, acc = _scan_reference(x, limit)
+    if i == 0:
+        assert "arg1" not in r.outputs  # the body never ran: outputs hold what the kernel wrote
+    else:
+        np.testing.assert_allclose(r.outputs["arg1"].ravel(), sums, rtol=1e-5, atol=1e-5)
+    assert r.outputs["arg2"][0] == i
+    np.testing.assert_allclose(r.outputs["arg2"][1], acc, rtol=1e-5)
+
+
+def test_scalar_store_to_an_argument_given_no_data_gets_stand_in_data(tmp_path):
+    """Found by the red team: a pointer only written by store_scalar had no stand-in data, so the
+    command line stopped with 'element 0 outside arg2'."""
+    p = subprocess.run([sys.executable, "-m", "pyptoemu", "run", "--json", "-q", str(KERNELS / "k20_while_iter_args_tgetval.pto"),
+                        "--arg", "arg3=40", "--arg", "arg4=1e9", "--output-dir", str(tmp_path)],
+                       capture_output=True, text=True, check=False)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["status"] == "ok"
+    assert np.load(tmp_path / "arg2.npy")[0] == 40  # every row block walked
+
+
+def test_tsort32_then_tmrgsort_sorts_values_with_their_indices():
+    x = _rng(21).standard_normal(128).astype(np.float32)
+    x[5] = x[77]  # a tie across two runs: the lower run's record first
+    ids = np.arange(1000, 1128, dtype=np.uint32)
+    r = _run("k21_sort32_merge.pto", inputs={"arg0": x, "arg1": ids})
+    rec = r.outputs["arg2"].view(np.uint32).reshape(128, 2)
+    order = np.argsort(-x, kind="stable")
+    np.testing.assert_array_equal(rec[:, 0].view(np.float32), x[order])
+    np.testing.assert_array_equal(rec[:, 1], ids[order])
+
+
+def test_a5_target_runs_bf16_add_and_i8_max_on_the_a5_model():
+    rng = _rng(22)
+    x, y = rng.standard_normal((2, 16, 64)).astype(BF16)
+    p, q = rng.integers(-128, 128, (2, 16, 64)).astype(np.int8)
+    r = _run("k22_a5_bf16_i8.pto", inputs={"arg0": x, "arg1": y, "arg3": p, "arg4": q})
+    assert r.machine == "a5"
+    np.testing.assert_array_equal(r.outputs["arg2"].reshape(16, 64), (x.astype(np.float32) + y.astype(np.float32)).astype(BF16))
+    np.testing.assert_array_equal(r.outputs["arg5"].reshape(16, 64), np.maximum(p, q))
+
+
+@pytest.mark.parametrize("n", [40, 1, 64])
+def test_tile_form_loop_keeps_the_tail_valid_region_through_its_ops(n):
+    """Found by the red team: the tile-level lowering gave exp/mul results the full valid region
+    although their operands were a loaded tail, so the store wrote 16 rows past the tail."""
+    rng = _rng(23)
+    x, y = rng.standard_normal((2, 64, 32)).astype(np.float32)
+    z = np.full((64, 32), 9, np.float32)
+    r = _run("k23_tile_form_ragged_loop.pto", inputs={"arg0": x, "arg1": y, "arg2": z}, args={"arg3": n})
+    ref = z.copy()
+    ref[:n] = np.exp(x[:n]) * y[:n]
+    np.testing.assert_allclose(r.outputs["arg2"].reshape(64, 32), ref, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize(("name", "args", "blocks"), [
+    ("k16_spmd_tail_blocks.pto", {"arg3": 40}, 3),
+    ("k17_c2v_split_cols_nosync.pto", {}, 1),
+    ("k18_two_way_fifo.pto", {"arg3": 6, "arg4": 0.5}, 1),
+    ("k19_c2v_pop_runtime_valid.pto", {"arg3": 20}, 1),
+    ("k21_sort32_merge.pto", {}, 1),
+])
+def test_timing_only_run_gives_the_cycles_of_the_run_with_data(name, args, blocks):
+    with_data = _run(name, args=args, blocks=blocks)
+    timing = _run(name, args=args, blocks=blocks, data=False)
+    assert timing.cycles == with_data.cycles
+    assert [c.cycles for c in timing.cores] == [c.cycles for c in with_data.cores]
