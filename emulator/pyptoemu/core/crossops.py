@@ -566,6 +566,10 @@ def lower_tpop(su: ScalarUnit, op: A.Op) -> Step:
         if h > t.rows or w > t.cols or vr > t.rows or vc > t.cols:
             raise BoundsError(f"{op.name}: the {direction} tile is {h}x{w} (valid {vr}x{vc}) but the "
                               f"{'handle' if explicit else 'result'} type holds {t.rows}x{t.cols}", loc)
+        if vr > h or vc > w:  # cells past the delivered tile would be whatever the slot held before
+            raise BoundsError(f"{op.name}: the {direction} tile delivered here is {h}x{w}{_SPLIT_NOTE.get(split, '')} "
+                              f"but the popped tile's valid region is {vr}x{vc}: pop with valid dims within "
+                              f"{h}x{w}, or declare the {'handle' if explicit else 'result'} as {h}x{w}", loc)
         tile = Tile(buf, 0, t, dtype, vr, vc, res)
         tile.addr = base + local * fifo.local_stride
         buf.check_placement(tile.addr, tile.nbytes, res, loc)
@@ -575,6 +579,10 @@ def lower_tpop(su: ScalarUnit, op: A.Op) -> Step:
         yield from _load_slot(su, spec, tile, _PopLoad(fifo, gate.entries, split, tile, core), mnemonic, loc)
 
     return step
+
+
+# Why a popped tile is smaller than the pushed one (the pushed tile is cut between the two AIVs).
+_SPLIT_NOTE = {1: " (split = 1: each vector core has half the rows)", 2: " (split = 2: each vector core has half the columns)"}
 
 
 def _check_in_reserve(core, fifo, base: int, local: int, tile: Tile, loc) -> None:
