@@ -156,3 +156,35 @@ def test_timing_only_run_gives_the_cycles_of_the_run_with_data(name, args, block
     timing = _run(name, args=args, blocks=blocks, data=False)
     assert timing.cycles == with_data.cycles
     assert [c.cycles for c in timing.cores] == [c.cycles for c in with_data.cores]
+
+
+@pytest.mark.parametrize("nb", [1, 3])
+def test_cube_to_vector_through_gm_with_sync_set_and_wait(nb):
+    rng = _rng(24)
+    a = rng.standard_normal((32 * nb, 32)).astype(np.float16)
+    b = rng.standard_normal((32, 32)).astype(np.float16)
+    r = _run("k24_sync_set_wait_gm.pto", inputs={"arg0": a, "arg1": b}, args={"arg4": nb}, blocks=nb)
+    assert r.sync_mode == "asis" and r.findings == []
+    prod = a.astype(np.float32) @ b.astype(np.float32)
+    np.testing.assert_allclose(r.outputs["arg2"].reshape(-1, 32), prod, rtol=1e-5, atol=1e-5 * 32)
+    np.testing.assert_allclose(r.outputs["arg3"].reshape(-1, 32), 2 * prod - 1, rtol=1e-5, atol=1e-4)
+
+
+def test_blocks_accumulate_bf16_with_atomic_adds():
+    nb = 5
+    x = _rng(25).standard_normal((16 * nb, 64)).astype(BF16)
+    r = _run("k25_spmd_atomic_bf16.pto", inputs={"arg0": x, "arg1": np.zeros((16, 64), BF16)}, blocks=nb)
+    ref = sum(((b + 1) * x[16 * b:16 * b + 16].astype(np.float32)).astype(BF16).astype(np.float32) for b in range(nb))
+    out = r.outputs["arg1"].reshape(16, 64).astype(np.float32)
+    # each add rounds to bf16 in completion order: a few bf16 ulps of the running sum
+    np.testing.assert_allclose(out, ref, rtol=1.6e-2, atol=0.15)
+    assert np.abs(out - ref).max() > 0  # bf16 accumulation, not an f32 sum converted once
+
+
+def test_async_get_polled_in_a_while_then_put_back():
+    x = _rng(27).standard_normal(256).astype(np.float32)
+    z = np.zeros(256, np.float32)
+    r = _run("k27_async_get_poll.pto", inputs={"arg0": x, "arg1": z, "arg2": z})
+    np.testing.assert_array_equal(r.outputs["arg1"].ravel(), x)  # the get
+    np.testing.assert_array_equal(r.outputs["arg2"].ravel(), x)  # the put back
+    np.testing.assert_array_equal(r.outputs["arg4"].ravel(), 2 * x)
