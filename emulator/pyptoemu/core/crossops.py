@@ -563,13 +563,7 @@ def lower_tpop(su: ScalarUnit, op: A.Op) -> Step:
             raise VerifyError(f"{op.name}: {core.label} has no {t.loc} buffer", loc)
         vr = int(su.value(frame, dyn[0], loc)) if dyn else (t.v_row if t.v_row is not None else h)
         vc = int(su.value(frame, dyn[1], loc)) if len(dyn) > 1 else (t.v_col if t.v_col is not None else w)
-        if h > t.rows or w > t.cols or vr > t.rows or vc > t.cols:
-            raise BoundsError(f"{op.name}: the {direction} tile is {h}x{w} (valid {vr}x{vc}) but the "
-                              f"{'handle' if explicit else 'result'} type holds {t.rows}x{t.cols}", loc)
-        if vr > h or vc > w:  # cells past the delivered tile would be whatever the slot held before
-            raise BoundsError(f"{op.name}: the {direction} tile delivered here is {h}x{w}{_SPLIT_NOTE.get(split, '')} "
-                              f"but the popped tile's valid region is {vr}x{vc}: pop with valid dims within "
-                              f"{h}x{w}, or declare the {'handle' if explicit else 'result'} as {h}x{w}", loc)
+        _check_pop_shape(op.name, direction, split, "handle" if explicit else "result", t, (h, w, vr, vc), loc)
         tile = Tile(buf, 0, t, dtype, vr, vc, res)
         tile.addr = base + local * fifo.local_stride
         buf.check_placement(tile.addr, tile.nbytes, res, loc)
@@ -579,6 +573,20 @@ def lower_tpop(su: ScalarUnit, op: A.Op) -> Step:
         yield from _load_slot(su, spec, tile, _PopLoad(fifo, gate.entries, split, tile, core), mnemonic, loc)
 
     return step
+
+
+def _check_pop_shape(name: str, direction: str, split: int, what: str, t: A.TileBufType, dims: tuple, loc) -> None:
+    """The delivered ``h x w`` tile and the popped valid region ``vr x vc`` fit the declared type,
+    and the valid region lies in what was delivered: cells past it would be whatever the slot held
+    before."""
+    h, w, vr, vc = dims
+    if h > t.rows or w > t.cols or vr > t.rows or vc > t.cols:
+        raise BoundsError(f"{name}: the {direction} tile is {h}x{w} (valid {vr}x{vc}) but the "
+                          f"{what} type holds {t.rows}x{t.cols}", loc)
+    if vr > h or vc > w:
+        raise BoundsError(f"{name}: the {direction} tile delivered here is {h}x{w}{_SPLIT_NOTE.get(split, '')} "
+                          f"but the popped tile's valid region is {vr}x{vc}: pop with valid dims within "
+                          f"{h}x{w}, or declare the {what} as {h}x{w}", loc)
 
 
 # Why a popped tile is smaller than the pushed one (the pushed tile is cut between the two AIVs).
