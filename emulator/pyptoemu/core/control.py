@@ -12,10 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from ptoisa.dtypes import is_float, is_known
+from ptoisa.dtypes import is_float, is_known, np_dtype
 from ptoisa.text import ast as A
 from pyptoemu.core import arith
 from pyptoemu.core.coreops import lower_alloc_tile
+from pyptoemu.core.memory import PartitionView, Ptr, Tile
 from pyptoemu.core.scalar import (
     Lowering,
     Return,
@@ -26,7 +27,7 @@ from pyptoemu.core.scalar import (
     require,
     scalar_type_name,
 )
-from pyptoemu.errors import KernelFault, Loc, UnsupportedOpError, VerifyError
+from pyptoemu.errors import BoundsError, KernelFault, Loc, UnsupportedOpError, VerifyError
 
 # memref address spaces as tile locations (memref.alloc becomes an alloc_tile)
 LOC_OF_SPACE = {"vec": "vec", "mat": "mat", "left": "left", "right": "right", "acc": "acc",
@@ -355,6 +356,100 @@ def lower_memref_alloc(su: ScalarUnit, op: A.Op) -> Step:
     return lower_alloc_tile(su, fake, key=op)
 
 
+def lower_reinterpret_cast(su: ScalarUnit, op: A.Op) -> Step:
+    """``memref.reinterpret_cast %m to offset: [o], sizes: [..], strides: [..]`` over a GM memref:
+    a view of the same buffer whose element ``(k0..kn)`` is ``o + sum(k_i * s_i)`` from the buffer's
+    start (MLIR: the offset replaces the source's, it does not add to it). Sizes, strides and the
+    offset may be SSA values. Only GM memrefs are cast (§3.3: the corpus casts GM only)."""
+    require(op, operands=1, results=1)
+    t = op.result_types[0] if op.result_types else None
+    loc = op.loc
+    if not isinstance(t, A.MemRefType) or t.space not in (None, "gm"):
+        return fail_step(UnsupportedOpError("memref.reinterpret_cast of a non-GM memref is not supported by the "
+                                            "emulator yet", loc))
+    src, res = op.operands[0], op.results[0]
+    offsets, sizes_n, strides_n = (op.groups.get(k, []) for k in ("offsets", "sizes", "strides"))
+    if len(offsets) > 1 or len(sizes_n) != len(strides_n) or not sizes_n:
+        return fail_step(VerifyError(f"memref.reinterpret_cast: {len(offsets)} offsets, {len(sizes_n)} sizes and "
+                                     f"{len(strides_n)} strides (one offset, as many strides as sizes)", loc))
+
+    def step(frame):
+        view = su.value(frame, src, loc)
+        if not isinstance(view, PartitionView):
+            raise VerifyError(f"memref.reinterpret_cast needs a GM memref operand, got {src}", loc)
+        base = int(su.value(frame, offsets[0], loc)) if offsets else 0
+        sizes = tuple(int(su.value(frame, n, loc)) for n in sizes_n)
+        strides = tuple(int(su.value(frame, n, loc)) for n in strides_n)
+        if base < 0 or any(z < 0 for z in sizes):
+            raise BoundsError(f"memref.reinterpret_cast: offset {base} and sizes {list(sizes)} must not be negative",
+                              loc)
+        su.core.memory.note_view(Ptr(view.gm, base), sizes, strides, loc)
+        cast = PartitionView(view.gm, base, sizes, strides)
+        cast.check_bounds(loc)
+        frame[res] = cast
+        su.charge(su.arith_cost)
+
+    return step
+
+
+# tile_buf_config values (§2.9), by key: enum names and their integer codes
+_CONFIG_CODES = {
+    "blayout": ("row_major", "col_major"),
+    "slayout": ("none_box", "row_major", "col_major"),
+    "pad": ("null", "zero", "max", "min"),
+    "compact": ("null", "normal", "row_plus_one"),
+}
+
+
+def _config(attr, loc: Loc) -> dict:
+    """``#pto.tile_buf_config<blayout=..., slayout=..., s_fractal_size=..., pad=..., compact=...>``
+    as TileBufType fields (keys in any order, enum attributes or plain integers)."""
+    fields: dict = {}
+    for key, value in getattr(attr, "entries", ()):
+        raw = value.value if isinstance(value, A.EnumAttr) else value
+        if key == "s_fractal_size":
+            fields["fractal"] = int(raw)
+            continue
+        names = _CONFIG_CODES.get(key)
+        if names is None:
+            raise VerifyError(f"pto.bind_tile: unknown tile_buf_config key '{key}'", loc)
+        if isinstance(raw, str) and raw in names:
+            code = names.index(raw)
+        elif isinstance(raw, int) and not isinstance(raw, bool) and 0 <= raw < len(names):
+            code = raw
+        else:
+            raise VerifyError(f"pto.bind_tile: {key} = {raw} (known: {', '.join(names)})", loc)
+        fields[key] = names[code] if key in ("blayout", "slayout") else code
+    return fields
+
+
+def lower_bind_tile(su: ScalarUnit, op: A.Op) -> Step:
+    """``pto.bind_tile %m, %vr, %vc {config = #pto.tile_buf_config<...>}`` (memref level, §2.8): the
+    local buffer ``%m`` seen as a tile with that layout/pad and the valid region ``vr x vc``."""
+    require(op, operands=3, results=1)
+    loc = op.loc
+    src_n, vr_n, vc_n = op.operands
+    res = op.results[0]
+    try:
+        fields = _config(op.attrs.get("config"), loc)
+    except VerifyError as e:
+        return fail_step(e)
+
+    def step(frame):
+        src = su.value(frame, src_n, loc)
+        if not isinstance(src, Tile):
+            raise VerifyError(f"pto.bind_tile needs a local memref (memref.alloc) operand, got {src_n}", loc)
+        vr, vc = int(su.value(frame, vr_n, loc)), int(su.value(frame, vc_n, loc))
+        if not (0 <= vr <= src.rows and 0 <= vc <= src.cols):
+            raise BoundsError(f"pto.bind_tile: valid region {vr}x{vc} outside the buffer's {src.rows}x{src.cols}", loc)
+        t = A.TileBufType(loc=src.type.loc, dtype=src.type.dtype, rows=src.rows, cols=src.cols, v_row=None,
+                          v_col=None, **fields)
+        frame[res] = src.retyped(t, np_dtype(t.dtype), vr, vc, res)
+        su.charge(su.arith_cost)
+
+    return step
+
+
 LOWERINGS: dict[str, Lowering] = {
     "arith.constant": lower_constant,
     "scf.for": lower_for,
@@ -366,6 +461,8 @@ LOWERINGS: dict[str, Lowering] = {
     "func.return": lower_return,
     "memref.alloc": lower_memref_alloc,
     "memref.dealloc": lower_noop,
+    "memref.reinterpret_cast": lower_reinterpret_cast,
+    "pto.bind_tile": lower_bind_tile,
 }
 for _k in list(arith.INT_BINARY) + list(arith.FLOAT_BINARY) + list(arith.CAST_OPS) + [
         "cmpi", "cmpf", "select", "negf"]:
