@@ -188,3 +188,30 @@ def test_async_get_polled_in_a_while_then_put_back():
     np.testing.assert_array_equal(r.outputs["arg1"].ravel(), x)  # the get
     np.testing.assert_array_equal(r.outputs["arg2"].ravel(), x)  # the put back
     np.testing.assert_array_equal(r.outputs["arg4"].ravel(), 2 * x)
+
+
+def test_memref_level_reinterpret_cast_and_bind_tile_per_block():
+    """Found by the red team: memref.reinterpret_cast and pto.bind_tile (spec §2.8, §3.3) stopped
+    with 'not supported by the emulator yet'."""
+    x = _rng(28).standard_normal(1024).astype(np.float32)
+    r = _run("k28_memref_reinterpret_bind_tile.pto", inputs={"arg0": x, "arg1": np.zeros(64, np.float32)}, blocks=8)
+    np.testing.assert_array_equal(r.outputs["arg1"].ravel(), x.reshape(64, 16).max(1))
+    with pytest.raises(pyptoemu.InputError, match=r"k28_memref_reinterpret_bind_tile.pto:14:5: input arg0 holds 1024"):
+        pyptoemu.run(KERNELS / "k28_memref_reinterpret_bind_tile.pto", inputs={"arg0": x}, blocks=9)
+
+
+def test_bind_tile_with_an_unknown_config_value_is_located():
+    text = (KERNELS / "k28_memref_reinterpret_bind_tile.pto").read_text().replace("#pto.blayout<col_major>", "7 : i32")
+    with pytest.raises(pyptoemu.InputError, match=r":19:5: pto.bind_tile: blayout = 7 \(known: row_major, col_major\)"):
+        pyptoemu.run(text, inputs={"arg0": np.zeros(1024, np.float32)})
+
+
+@pytest.mark.parametrize("kb", [1, 3])
+def test_a5_cube_k_loop_with_nz_left_tiles(kb):
+    rng = _rng(29)
+    a = rng.standard_normal((32, 32 * kb)).astype(BF16)
+    b = rng.standard_normal((32 * kb, 32)).astype(BF16)
+    r = _run("k29_a5_matmul_kloop_nosync.pto", inputs={"arg0": a, "arg1": b}, args={"arg3": kb})
+    assert r.machine == "a5" and r.sync_mode == "auto"
+    ref = a.astype(np.float32) @ b.astype(np.float32)
+    np.testing.assert_allclose(r.outputs["arg2"].reshape(32, 32), ref, rtol=1e-5, atol=1e-5 * 32 * kb)
