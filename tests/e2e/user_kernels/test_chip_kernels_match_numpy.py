@@ -215,3 +215,69 @@ def test_a5_cube_k_loop_with_nz_left_tiles(kb):
     assert r.machine == "a5" and r.sync_mode == "auto"
     ref = a.astype(np.float32) @ b.astype(np.float32)
     np.testing.assert_allclose(r.outputs["arg2"].reshape(32, 32), ref, rtol=1e-5, atol=1e-5 * 32 * kb)
+
+
+def test_tcvt_corner_cases_saturate_round_and_overflow_as_specified():
+    x = np.array([np.nan, np.inf, -np.inf, 3e9, -3e9, 2.5, -2.5, 1e5, -1e5, 65504, 65520, 65519.9, 300.4, -7.6,
+                  255.5, 256.4, 1 + 2**-8, 1 + 3 * 2**-8, -(1 + 2**-8), 1 + 2**-9, 0.0, -0.0, 1e-40, 6e-8, 3e-8,
+                  65536, 70000, -70000, 100.5, 101.5, 0.5, 1.5], np.float32)
+    xi = np.array([0, 1, -1, 2047, 2049, 4097, 65504, 65519, 65520, 100000, -100000, 2**31 - 1, -2**31, 3, 5, 7] * 2,
+                  np.int32)
+    o = {k: v.ravel() for k, v in _run("k30_tcvt_corners.pto", inputs={"arg0": x, "arg5": xi}).outputs.items()}
+    x64 = x.astype(np.float64)
+    with np.errstate(all="ignore"):
+        trunc = np.where(np.isnan(x64), 0, np.trunc(x64))
+        np.testing.assert_array_equal(o["arg1"], np.clip(trunc, -2**31, 2**31 - 1).astype(np.int64).astype(np.int32))
+        np.testing.assert_array_equal(o["arg2"], x.astype(np.float16))  # sat OFF: overflow to inf
+        sat = np.where(np.isfinite(x), np.clip(x, -65504, 65504), x).astype(np.float16)  # sat ON: finite -> max
+        np.testing.assert_array_equal(o["arg3"], sat)
+        u8 = np.clip(np.where(np.isnan(sat), 0, np.rint(sat.astype(np.float64))), 0, 255).astype(np.uint8)
+        np.testing.assert_array_equal(o["arg4"], u8)
+        np.testing.assert_array_equal(o["arg6"], xi.astype(np.float16))  # nearest-even, inf past 65519
+    np.testing.assert_array_equal(o["arg7"].view(np.uint16), x.astype(BF16).view(np.uint16))  # ties to even
+    bits = x.view(np.uint32).astype(np.uint64)
+    away = ((bits >> 16) + ((bits & 0xFFFF) >= 0x8000)).astype(np.uint16)  # ROUND: ties away from zero
+    finite = np.isfinite(x)
+    np.testing.assert_array_equal(o["arg8"].view(np.uint16)[finite], away[finite])
+
+
+@pytest.mark.parametrize("n", [1, 6])
+def test_v2c_on_an_explicit_l2l_pipe_into_a_declare_tile(n):
+    rng = _rng(31)
+    x = rng.standard_normal((32 * n, 32)).astype(np.float32)
+    w = rng.standard_normal((32, 32)).astype(np.float16)
+    r = _run("k31_v2c_l2l_pipe.pto", inputs={"arg0": x, "arg1": w}, args={"arg3": n})
+    ref = x.astype(np.float16).astype(np.float32) @ w.astype(np.float32)
+    np.testing.assert_allclose(r.outputs["arg2"].reshape(-1, 32), ref, rtol=1e-5, atol=1e-5 * 32)
+
+
+@pytest.mark.parametrize("swap_from", [0, 32, 64])
+def test_if_yielding_tiles_into_a_call_that_writes_one(swap_from):
+    rng = _rng(32)
+    x, y = rng.standard_normal((2, 64, 64)).astype(np.float32)
+    r = _run("k32_if_yields_tiles_call.pto", inputs={"arg0": x, "arg1": y}, args={"arg3": 64, "arg4": swap_from, "arg5": 0.5})
+    ref = np.where(np.arange(64)[:, None] >= swap_from, y + 0.5 * x, x + 0.5 * y)
+    np.testing.assert_allclose(r.outputs["arg2"].reshape(64, 64), ref, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("m", [20, 1, 32])
+def test_tile_form_matmul_of_a_ragged_left_operand_stores_its_rows(m):
+    rng = _rng(33)
+    a = rng.standard_normal((32, 32)).astype(np.float16)
+    b = rng.standard_normal((32, 32)).astype(np.float16)
+    c = np.full((32, 32), 5, np.float32)
+    r = _run("k33_tile_form_ragged_matmul.pto", inputs={"arg0": a, "arg1": b, "arg2": c}, args={"arg3": m})
+    ref = c.copy()
+    ref[:m] = (a.astype(np.float32) @ b.astype(np.float32))[:m]
+    np.testing.assert_allclose(r.outputs["arg2"].reshape(32, 32), ref, rtol=1e-5, atol=1e-5 * 32)
+
+
+@pytest.mark.parametrize("n", [16, 112])
+def test_ping_pong_through_loop_carried_tiles_overlaps_and_matches(n):
+    x = _rng(34).standard_normal((n, 64)).astype(np.float32)
+    auto = _run("k34_pingpong_iter_args_tiles.pto", inputs={"arg0": x}, args={"arg2": n})
+    serial = _run("k34_pingpong_iter_args_tiles.pto", inputs={"arg0": x}, args={"arg2": n}, sync="serial")
+    np.testing.assert_array_equal(auto.outputs["arg1"].reshape(n, 64), x * x + 1)
+    np.testing.assert_array_equal(auto.outputs["arg1"], serial.outputs["arg1"])
+    if n > 16:
+        assert auto.cycles < 0.8 * serial.cycles  # the next block's load overlaps this block's compute
