@@ -178,6 +178,34 @@ def lower_import_reserved_buffer(su: ScalarUnit, op: A.Op) -> Step:
     return step
 
 
+_PIPE_OPERANDS = ("gm_slot_buffer", "c2v_consumer_buf", "v2c_consumer_buf")  # their declared order
+
+
+def _pipe_operands(op: A.Op) -> tuple:
+    """(gm_slot_buffer, c2v_consumer_buf, v2c_consumer_buf) of an ``aic_/aiv_initialize_pipe``, None
+    where absent: the pretty form names them; the generic form lists them in declared order, split
+    by ``operandSegmentSizes`` (``array<i32: 0, 1, 1>``) or, without it, two operands are the
+    consumer buffers and three start with the GM slot buffer."""
+    if not op.generic or op.groups:
+        return tuple(op.groups.get(k, [None])[0] for k in _PIPE_OPERANDS)
+    names = list(op.operands)
+    seg = op.attrs.get("operandSegmentSizes")
+    if isinstance(seg, A.OpaqueAttr) and ":" in seg.text:
+        sizes = [int(x) for x in seg.text.split(":", 1)[1].rstrip(">").split(",")]
+    elif len(names) in (2, 3):
+        sizes = [len(names) - 2, 1, 1]
+    else:
+        sizes = []
+    if len(sizes) != 3 or sum(sizes) != len(names) or any(z not in (0, 1) for z in sizes):
+        raise VerifyError(f"{op.name}: {len(names)} operands do not split into gm_slot_buffer, c2v_consumer_buf "
+                          f"and v2c_consumer_buf (give operandSegmentSizes = array<i32: G, 1, 1>)", op.loc)
+    out, k = [], 0
+    for z in sizes:
+        out.append(names[k] if z else None)
+        k += z
+    return tuple(out)
+
+
 def lower_initialize_pipe(su: ScalarUnit, op: A.Op) -> Step:
     loc = op.loc
     if op.name not in ("pto.aic_initialize_pipe", "pto.aiv_initialize_pipe"):
@@ -187,8 +215,11 @@ def lower_initialize_pipe(su: ScalarUnit, op: A.Op) -> Step:
     slot_size = op.attrs.get("slot_size")
     if dir_mask not in (1, 2, 3) or not isinstance(slot_size, int) or slot_size <= 0:
         return fail_step(VerifyError(f"{op.name} needs dir_mask 1, 2 or 3 and a positive slot_size", loc))
-    gm_n = op.groups.get("gm_slot_buffer", [None])[0]
-    bufs = {C2V: op.groups.get("c2v_consumer_buf", [None])[0], V2C: op.groups.get("v2c_consumer_buf", [None])[0]}
+    try:
+        gm_n, c2v_n, v2c_n = _pipe_operands(op)
+    except VerifyError as e:
+        return fail_step(e)
+    bufs = {C2V: c2v_n, V2C: v2c_n}
 
     def step(frame):
         core = su.core
