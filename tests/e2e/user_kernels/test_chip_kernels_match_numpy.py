@@ -281,3 +281,37 @@ def test_ping_pong_through_loop_carried_tiles_overlaps_and_matches(n):
     np.testing.assert_array_equal(auto.outputs["arg1"], serial.outputs["arg1"])
     if n > 16:
         assert auto.cycles < 0.8 * serial.cycles  # the next block's load overlaps this block's compute
+
+
+def test_one_function_with_cube_and_vector_sections_and_a_fifo():
+    rng = _rng(35)
+    a = rng.standard_normal((32, 32)).astype(np.float16)
+    b = rng.standard_normal((32, 32)).astype(np.float16)
+    r = _run("k35_sections_one_function.pto", inputs={"arg0": a, "arg1": b})
+    assert [c.kind for c in r.cores] == ["aic", "aiv", "aiv"]
+    ref = np.maximum(a.astype(np.float32) @ b.astype(np.float32), 0)
+    np.testing.assert_allclose(r.outputs["arg2"].reshape(32, 32), ref, rtol=1e-5, atol=1e-5 * 32)
+
+
+@pytest.mark.xfail(strict=True, reason="generic-form DPS ops are split as (src, dst, rest) after tmov's order, so "
+                   "'pto.tadd'(%x, %y, %z) adds %x and %z into %y (exit 0, wrong number); the declared order is "
+                   "required ins, outs, optional ins (core/tileop.py _operand_lists, owned by the speed helper)")
+def test_generic_form_binary_op_takes_src0_src1_dst():
+    rng = _rng(36)
+    a, b = rng.standard_normal((2, 16, 32)).astype(np.float32)
+    r = _run("k36_generic_form_tadd.pto", inputs={"arg0": a, "arg1": b})
+    np.testing.assert_array_equal(r.outputs["arg2"].reshape(16, 32), a + b)
+
+
+def test_generic_form_fifo_ops_match_their_pretty_form():
+    """Found by the red team: a generic-form aiv_initialize_pipe had its consumer buffers ignored (the
+    pop then faulted: 'AIV1 initialised no C2V consumer buffer')."""
+    rng = _rng(37)
+    a = rng.standard_normal((32, 32)).astype(np.float16)
+    b = rng.standard_normal((32, 64)).astype(np.float16)
+    r = _run("k37_generic_form_fifo.pto", inputs={"arg0": a, "arg1": b})
+    np.testing.assert_allclose(r.outputs["arg2"].reshape(32, 64), a.astype(np.float32) @ b.astype(np.float32) + 1,
+                               rtol=1e-5, atol=1e-5 * 32)
+    unsplit = (KERNELS / "k37_generic_form_fifo.pto").read_text().replace("array<i32: 0, 1, 1>", "array<i32: 1, 1, 1>")
+    with pytest.raises(pyptoemu.InputError, match=r":39:5: pto.aiv_initialize_pipe: 2 operands do not split"):
+        pyptoemu.run(unsplit, inputs={"arg0": a, "arg1": b})
