@@ -315,3 +315,16 @@ def test_generic_form_fifo_ops_match_their_pretty_form():
     unsplit = (KERNELS / "k37_generic_form_fifo.pto").read_text().replace("array<i32: 0, 1, 1>", "array<i32: 1, 1, 1>")
     with pytest.raises(pyptoemu.InputError, match=r":39:5: pto.aiv_initialize_pipe: 2 operands do not split"):
         pyptoemu.run(unsplit, inputs={"arg0": a, "arg1": b})
+
+
+def test_huge_views_run_timing_only_and_are_refused_with_data():
+    """2^40 rows of f32 (256 TiB): the timing-only run needs no data and gives the cycles of the same
+    blocks over a 2^20-row matrix (both too large for L2, so both read HBM); with data the stand-in
+    generation limit is named at the view."""
+    n = 2**40
+    huge = _run("k16_spmd_tail_blocks.pto", args={"arg3": n}, blocks=4, data=False)
+    large = _run("k16_spmd_tail_blocks.pto", args={"arg3": 2**20}, blocks=4, data=False)
+    in_l2 = _run("k16_spmd_tail_blocks.pto", args={"arg3": 64}, blocks=4, data=False)
+    assert huge.cycles == large.cycles > in_l2.cycles
+    with pytest.raises(pyptoemu.InputError, match=r"k16_spmd_tail_blocks.pto:16:7: the view made here over arg0 reaches"):
+        pyptoemu.run(KERNELS / "k16_spmd_tail_blocks.pto", args={"arg3": n}, blocks=4)
