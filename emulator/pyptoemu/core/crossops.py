@@ -875,17 +875,19 @@ class _AsyncEvent:
 
 
 class _AsyncCopy:
-    """A 1-D GM -> GM copy run by the DMA: reads the source at start, writes at completion."""
+    """A 1-D GM -> GM copy run by the DMA: reads the source at start, writes at completion (in a
+    timing-only run, ``data`` False, it moves nothing)."""
 
-    def __init__(self, dst: PartitionView, src: PartitionView) -> None:
-        self.dst, self.src = dst, src
+    def __init__(self, dst: PartitionView, src: PartitionView, data: bool = True) -> None:
+        self.dst, self.src, self.data = dst, src, data
         self.names = ["dst", "src"]
 
     def start(self, instr: Instr) -> list:
-        return [np.array(self.src.read())]
+        return [np.array(self.src.read()) if self.data else None]
 
     def commit(self, instr: Instr, results: list) -> None:
-        self.dst.write(results[0].reshape(self.dst.rows, self.dst.cols))
+        if results[0] is not None:
+            self.dst.write(results[0].reshape(self.dst.rows, self.dst.cols))
 
 
 def lower_async_session(su: ScalarUnit, op: A.Op) -> Step:
@@ -918,10 +920,11 @@ def lower_async_copy(su: ScalarUnit, op: A.Op) -> Step:
         reads = ((src.gm.name, *src.byte_range(), (src.base, src.sizes, src.strides)),)
         writes = ((dst.gm.name, *dst.byte_range(), (dst.base, dst.sizes, dst.strides)),)
         occ, lat = case.evaluate({"bytes": nbytes})
-        instr = Instr(OP, op.name[4:], loc, pipe, 0, occ, lat, bound=_AsyncCopy(dst, src), reads=reads,
+        instr = Instr(OP, op.name[4:], loc, pipe, 0, occ, lat, bound=_AsyncCopy(dst, src, su.core.data), reads=reads,
                       writes=writes, nbytes=nbytes)
         instr.transfer = case.transfer({"bytes": nbytes})
-        dst.gm.writable()
+        if su.core.data:  # timing only: no values, nothing to make writable
+            dst.gm.writable()
         su.issue(pipe, instr)
         if res is not None:
             frame[res] = _AsyncEvent(instr)
@@ -960,9 +963,15 @@ def lower_async_wait(su: ScalarUnit, op: A.Op) -> Step:
         gate = _AsyncDone(ev.instr, core.env)
         if poll:
             su.charge(su.arith_cost)
-            if res is not None:
-                frame[res] = gate.ready()
-            return None
+
+            def check():
+                # the poll happens at the scalar unit's time: catching SimPy up to it lets the copy
+                # progress (a polling loop that never yields would spin at one instant forever)
+                yield from su.sync_time()
+                if res is not None:
+                    frame[res] = gate.ready()
+
+            return check()
         instr = Instr(XWAIT, op.name[4:], loc, "S", 0, flag=gate)
 
         def run():

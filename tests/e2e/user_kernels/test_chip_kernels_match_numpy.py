@@ -181,13 +181,19 @@ def test_blocks_accumulate_bf16_with_atomic_adds():
     assert np.abs(out - ref).max() > 0  # bf16 accumulation, not an f32 sum converted once
 
 
-def test_async_get_polled_in_a_while_then_put_back():
+@pytest.mark.parametrize("sync", ["auto", "serial"])
+def test_async_get_polled_in_a_while_then_put_back(sync):
+    """Found by the red team: with --sync serial the poll loop spun at one instant (test_async_event
+    never let simulated time pass, so the copy never started) until the step limit; and a timing-only
+    run of an async copy was an internal error (it wrote values that do not exist)."""
     x = _rng(27).standard_normal(256).astype(np.float32)
     z = np.zeros(256, np.float32)
-    r = _run("k27_async_get_poll.pto", inputs={"arg0": x, "arg1": z, "arg2": z})
+    r = _run("k27_async_get_poll.pto", inputs={"arg0": x, "arg1": z, "arg2": z}, sync=sync)
     np.testing.assert_array_equal(r.outputs["arg1"].ravel(), x)  # the get
     np.testing.assert_array_equal(r.outputs["arg2"].ravel(), x)  # the put back
     np.testing.assert_array_equal(r.outputs["arg4"].ravel(), 2 * x)
+    timing = _run("k27_async_get_poll.pto", sync=sync, data=False)
+    assert timing.cycles == r.cycles and timing.outputs == {}
 
 
 def test_memref_level_reinterpret_cast_and_bind_tile_per_block():
