@@ -293,12 +293,16 @@ class Normalizer:
                             y.span,
                         )
                 continue
-            safe = v in defs and self.uses[v] == 2 and self.space.get(v) is not None
+            chain = _alias_chain(v, stmts, defs)
+            root = chain[-1]
+            safe = (root in defs and not isinstance(stmts[defs[root]].value, E.Var)
+                    and all(self.uses[c] == 2 for c in chain) and self.space.get(v) is not None)
             if safe and loop:
-                later = stmts[defs[v] + 1 :]
+                # from the first definition of the shared buffer on, the old carried value is gone
+                later = stmts[defs[root] + 1 :]
                 safe = not any(n is phi for st in later for n in walk(st))
                 if safe:
-                    d = stmts[defs[v]]
+                    d = stmts[defs[root]]
                     safe = not (isinstance(d.value, E.Call) and d.value.op.name == "block.load"
                                 and any(n is phi for n in walk(d)))
             if not safe:
@@ -307,6 +311,21 @@ class Normalizer:
                 values[k] = nv
         stmts.append(St.YieldStmt(tuple(values), y.span))
         return St.SeqStmts(tuple(stmts), body.span)
+
+
+def _alias_chain(v: E.Var, stmts: list, defs: dict) -> list:
+    """``v`` and the values it aliases in this body (``m = mn`` then ``yield m``: [m, mn]).
+
+    InitMemRef gives an alias the buffer of its value, so a yielded alias shares the carried buffer
+    from the aliased value's definition on, not from the alias's own.
+    """
+    chain = [v]
+    while chain[-1] in defs:
+        value = stmts[defs[chain[-1]]].value
+        if not isinstance(value, E.Var) or value in chain or value not in defs:
+            break
+        chain.append(value)
+    return chain
 
 
 def normalize(func: St.Function) -> St.Function:
