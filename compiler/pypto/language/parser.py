@@ -305,10 +305,28 @@ class FunctionParser:
         t = value.type
         if t is None:
             raise self.error(f"cannot infer the type of '{name}'", node, PyptoTypeError)
+        self._check_output_rebinding(name, t, node)
         var = E.Var(name, t, self.span(node))
         self.emit(St.AssignStmt(var, value, self.span(node)))
         self.env[name] = var
         return var
+
+    def _check_output_rebinding(self, name: str, t: Any, node: ast.AST) -> None:
+        """An Out/InOut tensor parameter rebound to a tensor keeps its dtype and static shape: its final
+        value is what the caller's buffer receives (spec: "Cannot reassign 'out' with a different type")."""
+        if not isinstance(t, TensorType):
+            return
+        for p, d in zip(self.sig.params, self.sig.directions, strict=False):
+            if p.name != name or d is ParamDirection.In or not isinstance(p.type, TensorType):
+                continue
+            want = [static_int(x) for x in p.type.shape]
+            got = [static_int(x) for x in t.shape]
+            shape_differs = len(want) != len(got) or any(
+                a is not None and b is not None and a != b for a, b in zip(want, got, strict=False))
+            if t.dtype is not p.type.dtype or shape_differs:
+                raise self.error(
+                    f"Cannot reassign '{name}' with a different type: the {d.name} parameter is "
+                    f"{type_str(p.type)}, the value is {type_str(t)}", node, PyptoTypeError)
 
     def yield_stmt(self, target: ast.AST | None, call: ast.Call, ann: ast.AST | None, node: ast.AST) -> None:
         if not self.yields:
