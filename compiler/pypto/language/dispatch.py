@@ -180,6 +180,11 @@ def namespace_call(p: Any, node: ast.Call, ns: str, name: str, args: list | None
     fn = _builder(module, name)
     if ns == "tensor" and name in LIB.BUILDERS:
         fn = LIB.BUILDERS[name]
+    if fn is None and ns == "block" and name in LIB.BUILDERS:
+        raise p.error(
+            f"pl.{name} is a tensor-level op but its operand is a tile (in InCore code `x[...]`, pl.slice and "
+            f"pl.load give tiles); apply it to a tensor: a parameter, or a view taken outside the pl.at region",
+            node.func, PyptoTypeError)
     if fn is None:
         raise p.error(f"unknown op 'pl.{ns + '.' if ns != 'block' or _explicit(node) else ''}{name}'", node.func)
     return invoke(p, node, f"pl.{name}", fn, args, kwargs or {})
