@@ -184,7 +184,9 @@ def _matmul(args: list, kw: dict, span: Span) -> TensorType:
     k2 = sb[-1] if kw.get("b_trans") else sb[-2]
     n = sb[-2] if kw.get("b_trans") else sb[-1]
     if None not in (static_int(k1), static_int(k2)) and static_int(k1) != static_int(k2):
-        raise PyptoTypeError(f"tensor.matmul: K dims differ: {shape_str(a.shape)} x {shape_str(b.shape)}", span)
+        trans = "".join(f", {k}=True" for k in ("a_trans", "b_trans") if kw.get(k))
+        raise PyptoTypeError(f"tensor.matmul: K dims differ: {shape_str(a.shape)} x {shape_str(b.shape)}{trans} "
+                             f"(K = {static_int(k1)} and {static_int(k2)})", span)
     batch = broadcast_shapes(tuple(sa[:-2]), tuple(sb[:-2]), "tensor.matmul batch dims", span)
     out = tuple(batch) + ((m,) if len(a.shape) > 1 else ()) + ((n,) if len(b.shape) > 1 else ())
     return TensorType(out, dtype)
