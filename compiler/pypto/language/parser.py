@@ -22,6 +22,7 @@ from pypto.language import dispatch, optimizations, slicing, spmd, tasks
 from pypto.language.placement import at_name_hint, check_at, check_cluster
 from pypto.language.source import Namespace, SourceInfo, is_pl_module
 from pypto.language.typing import AnnotationError, DirectionAnnotation, DynVar, to_ir_type
+from pypto.ops import tensor as T
 
 LOOP_HELPERS = {"range": ForKind.Sequential, "parallel": ForKind.Parallel, "unroll": ForKind.Unroll,
                 "pipeline": ForKind.Sequential, "parallel_for_power2": ForKind.Parallel}
@@ -127,6 +128,7 @@ class FunctionParser:
         self.assigned_once: set[str] = set()
         self.fold_metadata = False  # set by @pl.jit specialization
         self.in_incore = func_type is FunctionType.InCore  # tensor subscripts load/store here
+        self.computed_tensors: dict[str, bool] = {}  # name -> last bound to a newly computed tensor
 
     # ------------------------------------------------------------------ infrastructure
     def span(self, node: ast.AST | None = None) -> Span:
@@ -161,6 +163,10 @@ class FunctionParser:
         for name, v in self.sig.dyn_vars.items():
             self.env.setdefault(name, v)
         body = self.block(self._body_statements(self.src.node.body))
+        stmts = list(body.stmts)
+        if not (stmts and isinstance(stmts[-1], St.ReturnStmt)):
+            stmts += self._output_write_backs(self.src.node.body[-1] if self.src.node.body else self.src.node)
+            body = St.SeqStmts(tuple(stmts), body.span)
         return St.Function(
             self.sig.name,
             tuple(zip(self.sig.params, self.sig.directions, strict=False)),
@@ -306,6 +312,8 @@ class FunctionParser:
         if t is None:
             raise self.error(f"cannot infer the type of '{name}'", node, PyptoTypeError)
         self._check_output_rebinding(name, t, node)
+        if isinstance(t, TensorType):
+            self.computed_tensors[name] = _computes_a_new_tensor(value)
         var = E.Var(name, t, self.span(node))
         self.emit(St.AssignStmt(var, value, self.span(node)))
         self.env[name] = var
@@ -366,7 +374,27 @@ class FunctionParser:
                     node,
                     PyptoTypeError,
                 )
+        for wb in self._output_write_backs(node):
+            self.emit(wb)
         self.emit(St.ReturnStmt(tuple(values), self.span(node)))
+
+    def _output_write_backs(self, node: ast.AST) -> list:
+        """Host code (Orchestration/Opaque) that rebinds an Out/InOut tensor parameter to another tensor
+        (``acc = pl.add(acc, x)``, a value computed in an incore scope) writes the final value into the
+        parameter's buffer when it returns: the caller's tensor is the parameter (seed 003 §4.3: an
+        inout is passed by reference). Kernels write their outputs themselves."""
+        if self.func_type not in (FunctionType.Orchestration, FunctionType.Opaque) or self.in_incore:
+            return []
+        out = []
+        for prm, d in zip(self.sig.params, self.sig.directions, strict=False):
+            final = self.env.get(prm.name)
+            if (d is ParamDirection.In or not isinstance(prm.type, TensorType) or final is prm
+                    or not isinstance(final, E.Var) or not isinstance(final.type, TensorType)
+                    or not self.computed_tensors.get(prm.name)):
+                continue
+            zeros = [0] * len(prm.type.shape)
+            out.append(St.EvalStmt(T.assemble(prm, final, zeros, span=self.span(node)), self.span(node)))
+        return out
 
     def stmt_With(self, node: ast.With) -> None:
         if len(node.items) > 1:  # `with a, b:` is `with a:` around `with b:`
@@ -866,6 +894,21 @@ class FunctionParser:
         if not isinstance(t, ScalarType) or not (t.dtype.is_int() or t.dtype is DataType.INDEX):
             raise self.error(f"expected an integer, got {type_str(t)}", node, PyptoTypeError)
         return e
+
+
+# Tensor ops whose result is (a view of) an existing buffer, not a newly computed tensor.
+_SAME_BUFFER_OPS = {"tensor.assemble", "tensor.view", "tensor.reshape", "tensor.write", "tensor.set_validshape"}
+
+
+def _computes_a_new_tensor(value: E.Expr) -> bool:
+    """Whether ``value`` is a tensor computed by a tensor op (or another tensor's value), whose buffer is
+    not the one the bound name had: kernel calls and stores return the buffer they wrote."""
+    if isinstance(value, E.Var):
+        return True
+    if not isinstance(value, E.Call) or isinstance(value.op, E.GlobalVar):
+        return False
+    name = value.op.name
+    return name.startswith("tensor.") and name not in _SAME_BUFFER_OPS
 
 
 def _static_binop(op: str, a: Any, b: Any) -> Any:
