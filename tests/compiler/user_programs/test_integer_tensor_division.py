@@ -1,0 +1,42 @@
+"""Integer tensor division (pl.div on INT32 tensors, INT32 result by the seed-004 promotion rules)
+truncates toward zero, like the tile-scalar form and A5's integer tdiv. On A2/A3 the library computes
+it in FP32 (no integer tdiv) and casts back with the default rounding, so 7 / 2 gives 4 and -7 / 2
+gives -4: a silent wrong number. Open: the fix is in pypto.lib.elementwise.binary_tile (cast back
+with mode "trunc", or refuse integer division), code the library helper is changing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pypto.language as pl
+
+
+@pl.jit
+def divide(a: pl.Tensor, b: pl.Tensor, y: pl.Out[pl.Tensor]):
+    y = pl.div(a, b)
+    return y
+
+
+@pl.jit
+def halve(a: pl.Tensor, y: pl.Out[pl.Tensor]):
+    y = pl.div(a, 2)
+    return y
+
+
+A = np.array([[7, -7, 7, -7, 1, -1, 0, 9]], np.int32)
+
+
+def test_integer_tensor_by_scalar_truncates():
+    y = np.zeros_like(A)
+    halve(A, y)
+    np.testing.assert_array_equal(y, [[3, -3, 3, -3, 0, 0, 0, 4]])
+
+
+@pytest.mark.xfail(strict=True, reason="tensor/tensor INT32 division rounds to nearest (7/2 = 4): "
+                   "lib.elementwise.binary_tile divides in FP32 and casts back with the default mode")
+def test_integer_tensor_by_tensor_truncates():
+    b = np.array([[2, 2, -2, -2, 3, 3, 5, 3]], np.int32)
+    y = np.zeros_like(A)
+    divide(A, b, y)
+    np.testing.assert_array_equal(y, [[3, -3, -3, 3, 0, 0, 0, 3]])
