@@ -9,7 +9,16 @@ instruction into its pipe's queue before the pipes run it, so the queues themsel
 (on hardware the scalar unit would stall on a full queue; the spec gives no depth to model).
 Races are checked (the default) and the critical path is computed, as in any run without --trace.
 
+``--chip``: the multi-core case (issue 7): examples/vadd_spmd.pto over ``--blocks`` blocks (48: one
+per vector core), each block a long loop over its own rows (16-row tiles), timing only. The cores
+never hand anything to each other, so every GM access stays racy for the other cores to the end:
+the race detector keeps them folded into runs (pyptoemu.check.accessruns), and its live set (the
+"race live set" column) stays flat. Until pipe issue queues have a depth (issue 8), each core's
+scalar unit issues its whole loop into the queues at once, so peak RSS still follows the per-block
+loop length there, as it does for a one-core loop without the stream's full barriers.
+
     python benchmarks/memory_growth.py [--sizes 1e6,3e6,1e7] [--chunk 8]
+    python benchmarks/memory_growth.py --chip [--sizes 1e5,3e5,1e6] [--blocks 48]
 
 Prints, per size: instructions recorded, simulated cycles, wall seconds, instructions per second
 and peak RSS (MiB); then whether the peak stays flat and under 1 GiB.
@@ -24,6 +33,7 @@ import resource
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 TILE = "!pto.tile_buf<loc=vec, dtype=f32, rows=64, cols=64, v_row=64, v_col=64, blayout=row_major, " \
        "slayout=none_box, fractal=512, pad=0>"
@@ -91,40 +101,59 @@ def per_chunk(chunk: int) -> int:
     return PER_PAIR * chunk + 5  # two pre-sets, two final waits, the full barrier
 
 
-def child(n: int, chunk: int) -> dict:
-    """One run of about ``n`` instructions in this process: its figures and this process's peak RSS."""
+SPMD = Path(__file__).resolve().parents[1] / "examples" / "vadd_spmd.pto"
+SPMD_PER_TILE = 12  # instructions per 16-row tile of vadd_spmd on one vector core (sync inserted)
+
+
+def child(n: int, chunk: int, blocks: int = 0) -> dict:
+    """One run of about ``n`` instructions in this process: its figures and this process's peak RSS.
+    ``blocks``: the chip kernel over that many blocks (0: the one-core stream)."""
     import pyptoemu  # imported here: the parent process stays small
 
-    chunks = max(1, round(n / per_chunk(chunk)))
-    text = kernel(chunks, chunk)
     t0 = time.perf_counter()
-    res = pyptoemu.run(text, data=False, max_steps=10**9)
+    if blocks:
+        tiles = max(1, round(n / (blocks * SPMD_PER_TILE)))
+        res = pyptoemu.run(SPMD, args={"arg3": 16 * tiles * blocks}, blocks=blocks, data=False,
+                           max_steps=10**9)
+    else:
+        chunks = max(1, round(n / per_chunk(chunk)))
+        res = pyptoemu.run(kernel(chunks, chunk), data=False, max_steps=10**9)
     wall = time.perf_counter() - t0
     recorded = res.chip.recorder.seq
+    live = max((getattr(c, "peak_live", 0) for c in res.chip.recorder.consumers), default=0)
     assert not res.findings, [str(f) for f in res.findings]
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # Linux: KiB
     return {"target": n, "instructions": recorded, "cycles": res.cycles, "wall_s": wall,
-            "instr_per_s": recorded / wall, "peak_rss_mib": peak_kib / 1024, "bound": res.bound}
+            "instr_per_s": recorded / wall, "peak_rss_mib": peak_kib / 1024, "bound": res.bound,
+            "race_live": live}
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", default="1e6,3e6,1e7", help="instruction counts, comma-separated")
+    ap.add_argument("--sizes", help="instruction counts, comma-separated (default 1e6,3e6,1e7; "
+                    "with --chip 1e5,3e5,1e6)")
     ap.add_argument("--chunk", type=int, default=8, help="tile pairs between two full barriers")
+    ap.add_argument("--chip", action="store_true", help="vadd_spmd over --blocks blocks on the chip")
+    ap.add_argument("--blocks", type=int, default=48, help="blocks of the --chip kernel")
     ap.add_argument("--child", type=float, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    blocks = args.blocks if args.chip else 0
     if args.child is not None:
-        print(json.dumps(child(int(args.child), args.chunk)))
+        print(json.dumps(child(int(args.child), args.chunk, blocks)))
         return 0
     print(f"machine: {platform.machine()} {platform.processor() or ''} python {platform.python_version()}")
+    print(f"kernel: vadd_spmd, {blocks} blocks" if blocks else f"kernel: one-core stream, chunk {args.chunk}")
+    sizes = args.sizes or ("1e5,3e5,1e6" if blocks else "1e6,3e6,1e7")
     rows = []
-    for n in (int(float(s)) for s in args.sizes.split(",")):
-        out = subprocess.run([sys.executable, __file__, "--child", str(n), "--chunk", str(args.chunk)],
+    for n in (int(float(s)) for s in sizes.split(",")):
+        out = subprocess.run([sys.executable, __file__, "--child", str(n), "--chunk", str(args.chunk),
+                              *(["--chip", "--blocks", str(blocks)] if blocks else [])],
                              capture_output=True, text=True, check=True)
         row = json.loads(out.stdout.strip().splitlines()[-1])
         rows.append(row)
         print(f"{row['instructions']:>11,} instructions  {row['cycles']:>13,} cycles  {row['wall_s']:8.1f} s  "
-              f"{row['instr_per_s']:9,.0f} instr/s  peak RSS {row['peak_rss_mib']:7.1f} MiB", flush=True)
+              f"{row['instr_per_s']:9,.0f} instr/s  peak RSS {row['peak_rss_mib']:7.1f} MiB  "
+              f"race live set <= {row['race_live']:,} entries", flush=True)
     peaks = [r["peak_rss_mib"] for r in rows]
     flat = max(peaks) - min(peaks) <= 0.1 * min(peaks) + 16
     print(f"verdict: peak RSS {min(peaks):.0f}-{max(peaks):.0f} MiB over {rows[0]['instructions']:,}-"

@@ -148,11 +148,14 @@ class LiveAccesses:
             m &= ~((cols["grid"][:n] == grid) & apart)
         return [rows[i] for i in np.flatnonzero(m) if rows[i][3]]
 
-    def compact(self) -> None:
-        """Drop dead entries once they are the majority (keeps the passes short)."""
+    def compact(self, reindex: bool = False) -> None:
+        """Drop dead entries once they are the majority (keeps the passes short). ``reindex``: some
+        entries changed their bytes (a run grew, :mod:`pyptoemu.check.accessruns`): rebuild the columns."""
         alive = [r for r in self.rows if r[3]]
         if len(alive) * 2 <= len(self.rows):
             self.rows = alive
+            self.cols, self.built = None, 0
+        elif reindex:
             self.cols, self.built = None, 0
 
     def forget_known(self, known) -> None:

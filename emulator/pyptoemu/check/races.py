@@ -33,6 +33,7 @@ later is ordered after it). So memory follows what is live, not the length of th
 from __future__ import annotations
 
 from ptoisa.text import ast as A
+from pyptoemu.check.accessruns import AccessRun
 from pyptoemu.check.footprints import LiveAccesses, covers, footprints_overlap
 from pyptoemu.core.pipe import BARRIER, OP, SET, WAIT, XSET, XWAIT, Instr
 
@@ -40,6 +41,7 @@ KIND_OF = {(True, False): "RAW", (False, True): "WAR", (True, True): "WAW"}
 PIPES = ("S", "MTE1", "MTE2", "MTE3", "V", "M", "FIX")
 PIPE_INDEX = {p: i for i, p in enumerate(PIPES)}
 ZERO = (0,) * len(PIPES)
+INFINITE = (float("inf"),) * len(PIPES)
 PRUNE_EVERY = 1024  # accesses between two passes that drop what every pipe knows complete
 
 
@@ -130,6 +132,14 @@ class Access:
         self.core, self.start, self.seq, self.pidx = ins.core, ins.start, ins.seq, ins.pidx
         self.pipe_i = PIPE_INDEX[ins.pipe]
         self.atomic = atomic
+
+    def member(self, pidx: int, iseq: int) -> Access:
+        """This access as made again by a later iteration (an :class:`AccessRun` member)."""
+        out = object.__new__(Access)
+        for name in Access.__slots__:
+            setattr(out, name, getattr(self, name))
+        out.pidx, out.iseq = pidx, iseq
+        return out
 
 
 class _Clocks:
@@ -225,6 +235,20 @@ class _Clocks:
             out = vc if out is None else tuple(map(min, out, vc))
         return out
 
+    def remote_floor(self, core, pipes) -> dict:
+        """What every instruction ``core`` runs from now on on ``pipes`` will know of each other
+        core (label -> its clock over that core's pipes): the remote part of :meth:`floor`."""
+        epoch_remote = self.epochs_of(core)[1][0][1] or {}
+        out: dict | None = None
+        for p in pipes:
+            last = self.last.get((id(core), p))
+            known = _merge(dict(epoch_remote), last[0][1] if last is not None else None) or {}
+            if out is None:
+                out = dict(known)
+            else:
+                out = {k: tuple(map(min, v, known[k])) for k, v in out.items() if k in known}
+        return out or {}
+
 
 class _Race:
     """The first racing pair seen for one pair of source lines (named in program order), and how
@@ -256,6 +280,8 @@ class RaceDetector:
         self.pairs = 0
         self.atomic_ops: dict[int, bool] = {}
         self.since_prune = 0
+        self.runs: dict[tuple, dict] = {}  # (GM buffer, write) -> run key -> the row of its open run
+        self.peak_live = 0  # the most entries kept after a pruning pass (benchmarks/memory_growth.py)
 
     # the recorder's hooks -------------------------------------------------------------------
 
@@ -312,6 +338,10 @@ class RaceDetector:
             pruned = False
             for r in entries.overlapping(lo, hi, fp):
                 elo, ehi, _, _, pipe_i, pidx, y, efp, _ = r
+                if y.__class__ is AccessRun:
+                    if y.core is not xa.core:  # the run's own core is ordered after all of it
+                        self._against_run(xa, kremote, y, buf, lo, hi, fp, xw, yw)
+                    continue
                 if y is xa or not footprints_overlap(fp, efp):
                     continue
                 if y.core is xa.core:
@@ -331,6 +361,18 @@ class RaceDetector:
                 entries.compact()
         (writes if xw else reads).add(lo, hi, xw, xa, fp)
 
+    def _against_run(self, xa: Access, kremote: dict | None, run: AccessRun, buf: str, lo: int, hi: int,
+                     fp, xw: bool, yw: bool) -> None:
+        """``xa`` (another core) against each member of ``run``: what the members' own entries did."""
+        known = kremote.get(run.core.label) if kremote else None
+        k = known[run.first.pipe_i] if known is not None else 0
+        if k > run.last_pidx:
+            return
+        both_atomic = xw and yw and xa.atomic and run.first.atomic
+        for y, mlo, mhi in run.members(lo, hi, fp, k):
+            if not both_atomic:
+                self._race(y, xa, yw, xw, buf, max(lo, mlo), min(hi, mhi))
+
     def _race(self, y: Access, x: Access, yw: bool, xw: bool, buf: str, lo: int, hi: int) -> None:
         self.pairs += 1
         cross = y.core is not x.core
@@ -347,28 +389,110 @@ class RaceDetector:
             self.races[key] = _Race(y, x, yw, xw, buf, lo, hi, cycle)
 
     def forget_known(self) -> None:
-        """Drop every live access that every pipe able to access its buffer knows complete."""
+        """Drop every live access no later access can race with, and fold the GM accesses that only
+        other cores can still race with into runs (:mod:`pyptoemu.check.accessruns`).
+
+        A tile buffer belongs to one core: an access goes once every pipe of that core able to
+        access the buffer knows it complete. GM is shared: an access goes once its own core knows
+        it complete and every other core that can still run has learnt of it through hand-offs."""
         self.since_prune = 0
-        chip = self.chip
-        cores = list(getattr(chip, "cores", [chip]))
-        single = len(cores) == 1 and getattr(chip, "blocks", 1) == 1 and \
-            getattr(getattr(chip, "launch", None), "mode", "combined") != "group"
+        cores = list(getattr(self.chip, "cores", [self.chip]))
+        gm_view = None
         for key, pair in self.live.items():
             if key.startswith(GM):
-                if not single:
-                    continue  # shared GM: other cores learn of an access only through hand-offs
-                core, buf = cores[0], GM
-            else:
-                label, _, buf = key.partition(":")
-                core = next((c for c in cores if c.label == label), None)
-                if core is None:
-                    continue
-            pipes = [p for p, can in self.access.items() if (buf in can or ANY in can) and (p == "S" or p in core.pipes)]
-            floor = self.clocks.floor(core, pipes) if pipes else None
+                if gm_view is None:
+                    gm_view = self._gm_view(cores)
+                for write, entries in enumerate(pair):
+                    self._forget_gm((key, write), entries, *gm_view)
+                continue
+            label, _, buf = key.partition(":")
+            core = next((c for c in cores if c.label == label), None)
+            if core is None:
+                continue
+            floor = self.clocks.floor(core, self._pipes_of(core, buf))
             if floor is None:
                 continue
             for entries in pair:
                 entries.forget_known(lambda a, f=floor: f[a.pipe_i] > a.pidx)
+        kept = sum(len(e.rows) for pair in self.live.values() for e in pair)
+        self.peak_live = max(self.peak_live, kept)
+
+    def _pipes_of(self, core, buf: str) -> list[str]:
+        """The pipes of ``core`` that can still access ``buf``."""
+        return [p for p, can in self.access.items() if (buf in can or ANY in can) and (p == "S" or p in core.pipes)]
+
+    def _gm_view(self, cores: list) -> tuple[dict, dict]:
+        """Per core (by label): what its own pipes able to access GM know complete (None: it runs
+        nothing more), and what every other core that can still run knows of it (None: some core
+        knows nothing of it). Every core a block will run on exists from the start of the run
+        (:meth:`pyptoemu.core.chip.Chip.run`), so no core yet to come can know less."""
+        running = getattr(self.chip, "still_running", None)
+        ids = None if running is None else running()
+        live = [c for c in cores if ids is None or id(c) in ids]
+        own: dict[str, tuple | None] = {}
+        remote: dict[str, dict] = {}
+        for c in cores:
+            pipes = self._pipes_of(c, GM)
+            if c not in live:
+                own[c.label] = None
+            elif pipes:
+                own[c.label] = self.clocks.floor(c, pipes)
+                remote[c.label] = self.clocks.remote_floor(c, pipes)
+            else:  # no pipe of this core touches GM: it neither makes nor settles GM accesses
+                own[c.label], remote[c.label] = ZERO, {}
+        others: dict[str, tuple | None] = {}
+        for c in cores:
+            known = INFINITE
+            for d in live:
+                if known is None:
+                    break
+                if d is c:
+                    continue
+                got = remote[d.label].get(c.label)
+                known = None if got is None else tuple(map(min, known, got))
+            others[c.label] = known
+        return own, others
+
+    def _forget_gm(self, key: tuple, entries: LiveAccesses, own: dict, others: dict) -> None:
+        """Drop the GM accesses every core knows complete; fold the settled rest into runs."""
+        runs = self.runs.setdefault(key, {})
+        changed = dropped = False
+        for r in entries.rows:
+            if not r[3]:
+                continue
+            y = r[6]
+            label = y.core.label
+            mine = own.get(label, ZERO)
+            pipe_i, pidx = r[4], r[5]
+            if mine is not None and mine[pipe_i] <= pidx:
+                continue  # its own core may still reach it unordered
+            known = others.get(label)
+            if known is not None and known[pipe_i] > pidx:
+                r[3] = False
+                dropped = True
+                continue
+            if y.__class__ is AccessRun:
+                continue
+            lo, hi, fp = r[0], r[1], r[7]
+            rk = AccessRun.key(y, lo, hi, fp)
+            head = runs.get(rk)
+            if head is not None and head[3]:
+                run = head[6]
+                if run.__class__ is not AccessRun:
+                    run = AccessRun(run, head[0], head[1], head[7])
+                if run.extend(y, lo, hi, fp):
+                    head[6] = run
+                    head[0], head[1] = run.hull()
+                    head[5], head[7], head[8] = run.last_pidx, None, None
+                    r[3] = False
+                    changed = True
+                    continue
+            runs[rk] = r
+        if changed or dropped:
+            entries.compact(reindex=changed)
+        if dropped or len(runs) > 4 * len(entries.rows) + 64:
+            for rk in [rk for rk, r in runs.items() if not r[3]]:
+                del runs[rk]
 
     # the end --------------------------------------------------------------------------------
 

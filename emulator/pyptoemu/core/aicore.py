@@ -154,6 +154,7 @@ class AICore:
         for name, pipe in self.pipes.items():
             if name in DMA_PIPES:
                 pipe.memsys = self.memsys
+        self.unit: int | None = None  # on a chip: the unit (what one block occupies) this core belongs to
         self.blocks_run: list[int] = []
         self.block_starts: list[tuple[int, int]] = []  # (instructions issued before it, block)
         self.finished_at = 0

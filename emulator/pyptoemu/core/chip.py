@@ -64,6 +64,8 @@ class Chip:
         self._slots: dict[tuple[str, int], AICore] = {}
         self.launch = Launch("combined")
         self.blocks = 1
+        self.undispatched = 0  # blocks not handed to a unit yet
+        self.busy_units: set[int] = set()  # units running a block
 
     # cores ----------------------------------------------------------------------------------
 
@@ -105,7 +107,18 @@ class Chip:
         for kind, per_unit in layout:
             for sub in range(per_unit):
                 sub_num = per_unit if kind == "aiv" and len(layout) > 1 else 1
-                out.append((self.core(kind, unit * per_unit + sub), sub if sub_num > 1 else 0, sub_num))
+                core = self.core(kind, unit * per_unit + sub)
+                core.unit = unit
+                out.append((core, sub if sub_num > 1 else 0, sub_num))
+        return out
+
+    def still_running(self) -> set[int]:
+        """``id`` of each core that may still hand an instruction to the checks: its unit runs a
+        block, a block is still to be dispatched, or the recorder still holds one of its records."""
+        if self.undispatched:
+            return {id(c) for c in self.cores}
+        out = {id(c) for c in self.cores if c.unit in self.busy_units}
+        out.update(id(ins.core) for _, _, ins in self.recorder.heap)
         return out
 
     # running --------------------------------------------------------------------------------
@@ -118,7 +131,9 @@ class Chip:
         n_units, layout = self._units(launch.mode)
         free = simpy.Store(self.env)
         for u in range(min(n_units, blocks)):
+            self._unit_cores(u, layout)  # every core a block will run on exists from the start (the race check counts on it)
             free.put(u)
+        self.undispatched, self.busy_units = blocks, set()
         done = self.env.event()
         remaining = [blocks]
 
@@ -131,6 +146,7 @@ class Chip:
                 if not done.triggered:
                     done.fail(_original(e))
                 return
+            self.busy_units.discard(unit)
             free.put(unit)
             remaining[0] -= 1
             if remaining[0] == 0:
@@ -139,6 +155,8 @@ class Chip:
         def dispatch():
             for b in range(blocks):
                 unit = yield free.get()
+                self.busy_units.add(unit)
+                self.undispatched -= 1
                 self.env.process(block(unit, b))
 
         self.env.process(dispatch())
