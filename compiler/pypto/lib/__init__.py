@@ -8,12 +8,12 @@ ExpandLibraryOps pass replaces it by the op's definition, PyPTO IR over the bloc
   broadcasting and scalar operands, pow by an integer, exp, log, sqrt, rsqrt, reciprocal, neg, abs,
   relu, sigmoid, tanh, gelu, silu, cast;
 * matmul and batched matmul for any M, N, K (:mod:`pypto.lib.matmul`, through ConvertTensorToBlockOps);
-* reductions (:mod:`pypto.lib.reduction`): sum, max, min, mean over any axis or axes, ``keepdim``
-  (and the older row_sum/row_max);
+* reductions (:mod:`pypto.lib.reduction`): sum, max, min, mean over any axis or axes of any rank,
+  ``keepdim`` (and the older row_sum/row_max);
 * composites (:mod:`pypto.lib.composite`), built from the primitives' tile functions as one tile
   loop each: softmax, log_softmax, layer_norm, rms_norm, swiglu;
-* layout (:mod:`pypto.lib.layout`): broadcast_to, slice, concat, 2-D transpose, and reshape between
-  1-D/2-D tensors by whole rows.
+* layout (:mod:`pypto.lib.layout`): broadcast_to, slice, concat, 2-D transpose, and any reshape that
+  keeps the element order.
 
 Tiling for any shape, tails and the two-level loops are :mod:`pypto.lib.tiling`; the view casts
 ``cast_tensor_to_tile`` / ``cast_tile_to_tensor`` are :mod:`pypto.lib.ops`.

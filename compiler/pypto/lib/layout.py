@@ -1,4 +1,4 @@
-"""Layout primitives on 1-D and 2-D tensors: broadcast_to, slice, concat, transpose, reshape.
+"""Layout primitives (1-D and 2-D tensors; reshape of any rank): broadcast_to, slice, concat, transpose, reshape.
 
 Each is a copy through tiles, block by block, with the windows moved:
 
@@ -9,10 +9,14 @@ Each is a copy through tiles, block by block, with the windows moved:
   ``a``'s extent along ``axis``;
 * ``transpose(x, 0, 1)`` of a 2-D tensor: each ``[tr, tc]`` block is transposed on chip (TTRANS) and
   written at the mirrored window;
-* ``reshape``: by whole rows (one row length divides the other), each block re-viewed on chip.
+* ``reshape``: by whole rows (one row length divides the other), each block re-viewed on chip; any
+  other order-preserving reshape (any ranks) copies runs of ``gcd`` of the two last dims.
 """
 
 from __future__ import annotations
+
+import math
+from typing import Any
 
 from pypto.enums import MemorySpace
 from pypto.errors import CompileError
@@ -120,16 +124,76 @@ def _rows_cols(shape: tuple) -> tuple[int, int]:
     return (1, shape[0]) if len(shape) == 1 else (shape[0], shape[1])
 
 
+def _linear(i: E.Expr, scale: int, offset: Any = 0) -> E.Expr:
+    """``i * scale + offset`` (folded when ``i`` and ``offset`` are constants)."""
+    if isinstance(i, E.ConstInt) and isinstance(offset, int):
+        return idx(i.value * scale + offset)
+    e = i * scale if scale != 1 else i
+    return e + offset if not (isinstance(offset, int) and offset == 0) else e
+
+
+def _unflatten(flat: E.Expr, shape: tuple) -> list:
+    """The row-major index of flat element ``flat`` of a ``shape`` tensor."""
+    out = []
+    for k, d in enumerate(shape):
+        stride = math.prod(shape[k + 1:])
+        if isinstance(flat, E.ConstInt):
+            out.append(idx(flat.value // stride % d))
+            continue
+        q = E.floordiv(flat, stride) if stride != 1 else flat
+        out.append(E.mod(q, d) if k else q)
+    return out
+
+
+def reshape_by_runs(em: Emitter, x: E.Var, out: E.Var, span: object) -> E.Var:
+    """Any reshape of a contiguous tensor that keeps the element order (any ranks): the data is copied
+    in runs of ``gcd(last dim of x, last dim of the result)`` consecutive elements, each one row piece
+    of both (so a ``[1, run]`` window of each), a run longer than a tile in pieces. A loop over the
+    runs; the window offsets are computed from the run's flat index."""
+    src, dst = shape2(x.type), shape2(out.type)
+    dtype = x.type.dtype
+    run = math.gcd(src[-1], dst[-1])
+    unit = tiling.col_align(dtype)
+    piece = min(run, max(unit, tiling.max_tile_bytes() // dtype.nbytes // unit * unit))
+    segments = [(0, run // piece, piece)] + ([(run // piece * piece, 1, run % piece)] if run % piece else [])
+    width = tiling.ceil_to(piece, unit)
+
+    def window(shape: tuple, flat: E.Expr, valid: int) -> tuple[list, list, list]:
+        ones = [1] * (len(shape) - 1)
+        return _unflatten(flat, shape), ones + [width], ones + [valid]
+
+    def one_run(e: Emitter, r: E.Expr, carried: list) -> list:
+        for start, count, valid in segments:
+            def one_piece(ee: Emitter, j: E.Expr, c: list, start: int = start, valid: int = valid) -> list:
+                first = _linear(j, piece, start)
+                flat = _linear(r, run, first.value) if isinstance(first, E.ConstInt) else _linear(r, run) + first
+                offs, sizes, vals = window(src, flat, valid)
+                t = ee.let(f"{x.name}_t", cast_tensor_to_tile(x, offs, sizes, vals, span=span))
+                if len(src) != min(len(dst), 2):  # a 1-D tile for a 1-D result, else a [1, width] one
+                    one = len(dst) == 1
+                    t = ee.let(f"{x.name}_row", B.reshape(t, [width] if one else [1, width], span=span),
+                               (valid,) if one else (1, valid))
+                doffs = _unflatten(flat, dst)
+                v = ee.let(f"{t.name}_v", cast_tile_to_tensor(t, rank=len(dst), span=span))
+                return [ee.let(out.name.split("_it")[0], T.assemble(c[0], v, doffs, span=span))]
+
+            carried = e.loop(count, carried, one_piece, "rp")
+        return carried
+
+    return em.loop(math.prod(src) // run, [out], one_run, "rr")[0]
+
+
 @definition("tensor.reshape")
 def _reshape(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
-    """Row-major reshape of 1-D/2-D tensors by whole rows: a block of ``g`` source rows of ``c1``
-    elements is the block of ``g * c1 / c2`` result rows of ``c2`` (or the reverse), re-viewed on
-    chip with ``block.reshape`` (the same bytes, so both row lengths must fill whole 32-byte units)."""
+    """Row-major reshape. Between 1-D/2-D tensors by whole rows (one row length divides the other and
+    both fill whole 32-byte units): a block of ``g`` source rows of ``c1`` elements is the block of
+    ``g * c1 / c2`` result rows of ``c2`` (or the reverse), re-viewed on chip with ``block.reshape``.
+    Any other reshape (any ranks) copies runs of elements (:func:`reshape_by_runs`)."""
     x = call.args[0]
     src, dst = shape2(x.type), shape2(call.type)
     dtype = x.type.dtype
     if len(src) > 2 or len(dst) > 2:
-        raise CompileError("reshape is tiled between 1-D and 2-D tensors here", call.span)
+        return reshape_by_runs(em, x, out, call.span)
     r1, c1 = _rows_cols(src)
     r2, c2 = _rows_cols(dst)
     unit = tiling.col_align(dtype)
@@ -137,9 +201,7 @@ def _reshape(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
         return copy_blocks(em, x, dst, out, [0] * len(dst), [0] * len(dst), call.span)
     big, small = max(c1, c2), min(c1, c2)
     if big % small or c1 % unit or c2 % unit:
-        raise CompileError(
-            f"reshape {list(src)} -> {list(dst)}: tiled only when one row length divides the other and both are "
-            f"multiples of {unit} {dtype.name} elements (32 bytes)", call.span)
+        return reshape_by_runs(em, x, out, call.span)
     k = big // small
     # blocks over the rows of the wider side; each is k rows of the narrower side
     wide_rows = r1 if c1 == big else r2

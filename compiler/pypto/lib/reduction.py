@@ -1,4 +1,4 @@
-"""Reductions: sum, max, min and mean over any axis or axes of a 1-D or 2-D tensor, ``keepdim``.
+"""Reductions: sum, max, min and mean over any axis or axes, ``keepdim``.
 
 * Over the last axis (a row reduction): row blocks of whole rows, ``row_<op>`` per block. A row
   wider than a tile is reduced by a **two-level loop**: the outer loop over row blocks, the inner
@@ -7,6 +7,10 @@
 * Over the first axis of a 2-D tensor (a column reduction): column blocks, ``<op>(axis=0)`` per block,
   and the same two-level loop over row chunks when the column is taller than a tile.
 * Over both axes: the column reduction into a ``[1, C]`` workspace, then the row reduction of it.
+* N-D tensors (rank 3 and more) over the last axis: the row reduction, the leading dims looped
+  over. Over other axes (``keepdim=True``): one axis at a time, the last first, through GM
+  workspaces: the second-to-last axis is the column reduction per leading index, an earlier axis
+  is combined element-wise block by block over its indices (:func:`reduce_outer`).
 * ``mean`` is the sum scaled by ``1 / count`` once the reduction is complete.
 
 The tail chunk of a reduction is padded with the reduction's identity (:func:`pypto.lib.tiling.pad_for`).
@@ -88,17 +92,27 @@ def reduce_rows(em: Emitter, x: E.Var, out: E.Var, reduce: str, scale: float | N
     return blocks(em, plan, [out], block, cols=False, lead=lead)[0]
 
 
+def _over_lead(em: Emitter, lead: tuple, carried: list, fn: callable, indices: tuple = ()) -> list:
+    """``fn(em, indices, carried)`` inside one loop per extent of ``lead`` (the leading dims)."""
+    if not lead:
+        return fn(em, indices, carried)
+    return em.loop(lead[0], carried, lambda e, i, c: _over_lead(e, lead[1:], c, fn, (*indices, i)), "li")
+
+
 def reduce_cols(em: Emitter, x: E.Var, out: E.Var, reduce: str, scale: float | None, span: object) -> E.Var:
-    """``out[c] = reduce(x[:, c])`` (``out`` is ``[1, C]`` or ``[C]``): column blocks outer, row
-    chunks inner when a column is taller than one tile."""
-    rows, cols = shape2(x.type)
+    """``out[..., c] = reduce(x[..., :, c])`` over the second-to-last axis (``out`` is ``[..., 1, C]``,
+    or ``[C]`` for a 2-D ``x``): the leading dims looped over, column blocks, row chunks inner when a
+    column is taller than one tile."""
+    shape = shape2(x.type)
+    rows, cols = shape[-2:]
+    lead = tuple(shape[:-2])
     dtype = x.type.dtype
     work = work_dtype(dtype, (reduce, COMBINE[reduce], "muls"))
     plan = tiling.plan(rows, cols, [dtype, work], LIVE, row_vectors=False, span=span)
     pad = tiling.pad_for(reduce)
 
-    def column_block(e: Emitter, co: E.Expr, vc: int, carried: list) -> list:
-        first = Window(idx(0), co, min(plan.tr, rows), vc, plan.tr, plan.tc)
+    def column_block(e: Emitter, co: E.Expr, vc: int, carried: list, li: tuple) -> list:
+        first = Window(idx(0), co, min(plan.tr, rows), vc, plan.tr, plan.tc, lead=li)
         b = Body(e, first)
         acc = b.col_reduce(reduce, b.cast(read(e, x, first, pad=pad), work))
         for start, count, valid in Plan(rows - plan.tr, cols, plan.tr, plan.tc).segments(0) if rows > plan.tr else ():
@@ -116,24 +130,83 @@ def reduce_cols(em: Emitter, x: E.Var, out: E.Var, reduce: str, scale: float | N
             return [assemble(e, squeeze(e, acc, plan.tc, vc), carried[0], [co], first)]
         return [write(e, acc, carried[0], first, "col")]
 
-    carried = [out]
-    for start, count, valid in plan.segments(1):
-        carried = em.loop(count, carried, lambda e, j, c, s=start, v=valid: column_block(
-            e, offset_of(s, j, plan.tc), v, c), "bj")
-    return carried[0]
+    def columns(e: Emitter, li: tuple, carried: list) -> list:
+        for start, count, valid in plan.segments(1):
+            carried = e.loop(count, carried, lambda ee, j, c, s=start, v=valid: column_block(
+                ee, offset_of(s, j, plan.tc), v, c, li), "bj")
+        return carried
+
+    return _over_lead(em, lead, [out], columns)[0]
+
+
+def reduce_outer(em: Emitter, x: E.Var, out: E.Var, reduce: str, axis: int, scale: float | None,
+                 span: object) -> E.Var:
+    """``out`` (``x``'s shape with ``axis`` of extent 1) = ``reduce`` over ``axis``, an axis before the
+    last two of an N-D ``x``: every block of the last two dims is the combination, element by element,
+    of the ``x`` blocks at each index of ``axis`` (a loop over them carrying the partial tile)."""
+    shape = shape2(x.type)
+    rows, cols = shape[-2:]
+    extent = shape[axis]
+    work = work_dtype(x.type.dtype, (COMBINE[reduce], "muls"))
+    plan = tiling.plan(rows, cols, [x.type.dtype, out.type.dtype, work], span=span)
+
+    def block(e: Emitter, win: Window, carried: list) -> list:
+        def tile_at(ee: Emitter, i: E.Expr) -> E.Var:
+            w = replace(win, lead=win.lead[:axis] + (i,) + win.lead[axis + 1:])
+            return Body(ee, w).cast(read(ee, x, w), work)
+
+        def step(ee: Emitter, i: E.Expr, c: list) -> list:
+            nxt = idx(i.value + 1) if isinstance(i, E.ConstInt) else i + 1
+            return [combine(Body(ee, win), reduce, c[0], tile_at(ee, nxt))]
+
+        acc = tile_at(e, idx(0))
+        if extent > 1:
+            (acc,) = e.loop(extent - 1, [acc], step, "ra")
+        b = Body(e, win)
+        if scale is not None:
+            acc = b.scalar("muls", acc, scale)
+        return [write(e, b.cast(acc, out.type.dtype), carried[0], win)]
+
+    return blocks(em, plan, [out], block, lead=tuple(shape2(out.type)[:-2]))[0]
+
+
+def reduce_nd(em: Emitter, x: E.Var, out: E.Var, reduce: str, axes: tuple, scale: float | None,
+              span: object) -> E.Var:
+    """An N-D ``x`` reduced over ``axes`` (not only the last) with ``keepdim``: one axis at a time, the
+    last first, each partial result (``keepdim``, in the compute dtype) in a GM workspace; ``scale``
+    (a mean's ``1 / count``) applies to the last step."""
+    shape = shape2(x.type)
+    rank = len(shape)
+    if len(shape2(out.type)) != rank:
+        raise CompileError(f"{reduce} over axes {axes} of a rank-{rank} tensor: pass keepdim=True (an N-D "
+                           "reduction over other axes than the last keeps its rank here)", span)
+    work = work_dtype(x.type.dtype, ("row_" + reduce, reduce, COMBINE[reduce], "muls"))
+    cur, cur_shape = x, list(shape)
+    order = sorted(axes, reverse=True)
+    for n, a in enumerate(order):
+        cur_shape[a] = 1
+        last = n == len(order) - 1
+        dest = out if last else em.workspace(TensorType(tuple(idx(d) for d in cur_shape), work), f"part{a}")
+        s = scale if last else None
+        if a == rank - 1:
+            cur = reduce_rows(em, cur, dest, reduce, s, span)
+        elif a == rank - 2:
+            cur = reduce_cols(em, cur, dest, reduce, s, span)
+        else:
+            cur = reduce_outer(em, cur, dest, reduce, a, s, span)
+    return cur
 
 
 def reduce_tensor(em: Emitter, x: E.Var, out: E.Var, reduce: str, axes: tuple, mean: bool, span: object) -> E.Var:
     shape = shape2(x.type)
     if len(shape) == 1:
         raise CompileError(f"{reduce} of a 1-D tensor leaves no dims: reduce a [1, n] view with keepdim=True", span)
-    if len(shape) > 2 and axes != (len(shape) - 1,):
-        raise CompileError(f"{reduce} over axes {axes} of a rank-{len(shape)} tensor: N-D tensors are reduced over "
-                           "the last axis only here", span)
     count = 1
     for a in axes:
         count *= shape[a]
     scale = 1.0 / count if mean else None
+    if len(shape) > 2 and axes != (len(shape) - 1,):
+        return reduce_nd(em, x, out, reduce, axes, scale, span)
     if axes == (len(shape) - 1,):
         return reduce_rows(em, x, out, reduce, scale, span)
     if axes == (0,):

@@ -3,6 +3,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from lib_programs import data, program
 
 from pypto import DataType
@@ -55,7 +57,29 @@ def test_reshape(src, dst):
     np.testing.assert_array_equal(_run(lambda a: T.reshape(a, list(dst)), [x]), x.reshape(dst))
 
 
-def test_reshape_that_is_not_by_whole_rows_is_refused():
-    from pypto.errors import CompileError
-    with pytest.raises(CompileError, match="reshape"):
-        _run(lambda a: T.reshape(a, [6, 5]), [data((5, 6), F32, 0)])
+def _factor(total: int, parts: list[int]) -> tuple:
+    """``total`` as a shape: each drawn part taken while it divides what is left, the rest last."""
+    dims = []
+    for p in parts:
+        if total % p == 0 and p > 1:
+            dims.append(p)
+            total //= p
+    return (*dims, total)
+
+
+@settings(max_examples=10, deadline=None)
+@given(src=st.lists(st.sampled_from([1, 2, 3, 5, 7, 8, 12]), min_size=1, max_size=4).map(tuple),
+       parts=st.lists(st.sampled_from([2, 3, 4, 5, 6, 7, 9]), max_size=3))
+def test_any_order_preserving_reshape_matches_numpy(src, parts):
+    """Any ranks, rows that neither divide each other nor fill 32-byte units (runs of gcd elements)."""
+    dst = _factor(int(np.prod(src)), parts)
+    x = data(src, F32, len(src))
+    np.testing.assert_array_equal(_run(lambda a: T.reshape(a, list(dst)), [x]), x.reshape(dst))
+
+
+@pytest.mark.parametrize("src,dst", [((5, 6), (6, 5)), ((3, 4, 10), (12, 10)), ((2, 3, 5), (5, 3, 2)), ((7,), (7, 1)),
+                                     ((2, 9000), (4, 4500)), ((3, 2, 20000), (2, 60000))])
+def test_reshape_beyond_whole_rows(src, dst):
+    """(5, 6) -> (6, 5) was refused (not by whole rows); N-D; runs longer than a tile (in pieces)."""
+    x = data(src, F32, 9)
+    np.testing.assert_array_equal(_run(lambda a: T.reshape(a, list(dst)), [x]), x.reshape(dst))

@@ -1,5 +1,5 @@
 """pypto.lib reductions on the emulator against NumPy: sum/max/min/mean over the last axis, the
-first axis and both, keepdim or not, tails padded with the reduction's identity, and rows or
+first axis and both, keepdim or not, any axes of 3-D/4-D tensors (keepdim), tails padded with the reduction's identity, and rows or
 columns longer than one tile (the two-level loop)."""
 
 import numpy as np
@@ -57,3 +57,31 @@ def test_all_axes_without_keepdim_is_refused():
 @pytest.mark.parametrize("keepdim", [True, False])
 def test_reduction_of_a_3d_tensor_over_its_last_axis(keepdim):
     _case("sum", (3, 17, 90), -1, keepdim, F32, 3)
+
+
+ND_DIMS = st.sampled_from([1, 2, 3, 7, 37])
+
+
+@settings(max_examples=8, deadline=None)
+@given(name=st.sampled_from(sorted(REF)), shape=st.lists(ND_DIMS, min_size=3, max_size=4).map(tuple),
+       data_=st.data())
+def test_nd_reduction_over_any_axes_matches_numpy(name, shape, data_):
+    """3-D and 4-D tensors (extents 1, primes, a tile-sized 37) over any non-empty set of axes, keepdim."""
+    axes = tuple(sorted(data_.draw(st.sets(st.integers(0, len(shape) - 1), min_size=1), label="axes")))
+    _case(name, shape, axes, True, F32, sum(shape))
+
+
+@pytest.mark.parametrize("name,shape,axis", [
+    ("sum", (2, 3, 9000), (1,)),      # a middle axis of rows wider than a tile (column chunks)
+    ("max", (5, 40, 3, 130), (0, 2)),  # two outer axes: combined block by block, then the column reduction
+    ("mean", (3, 700, 40), (0, 1)),   # columns taller than a tile after the outer axis is combined
+])
+def test_nd_reduction_larger_than_a_buffer(name, shape, axis):
+    _case(name, shape, axis, True, F32, 11)
+
+
+def test_nd_reduction_over_other_axes_without_keepdim_is_refused():
+    from pypto.errors import CompileError
+    prog = program(lambda a: L.sum(a, 1), [("x", (2, 3, 4), F32)])
+    with pytest.raises(CompileError, match="keepdim=True"):
+        run(prog, data((2, 3, 4), F32, 0))
