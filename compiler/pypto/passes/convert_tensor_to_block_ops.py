@@ -43,6 +43,7 @@ from pypto.ir import stmt as St
 from pypto.ir.expr import static_int
 from pypto.ir.types import ScalarType, TensorType, TileType, nbytes, shape_str, static_shape
 from pypto.ir.visitor import stmt_list, substitute, walk, walk_stmts
+from pypto.lib import DEFINITIONS
 from pypto.lib.broadcast import lower_binary
 from pypto.lib.matmul import MatmulEmitter, cube_granule
 from pypto.ops import block as B
@@ -105,6 +106,7 @@ class _Converter:
                     s.span,
                 )
         ops = [s for s in self.stmts if isinstance(s, St.AssignStmt) and _tensor_call(s.value)]
+        self._refuse_library_ops_beside_a_matmul(ops)
         self.converted = {s.var for s in ops}
         for s in self.stmts:
             for n in walk(s):
@@ -136,6 +138,23 @@ class _Converter:
         params += tuple((p, ParamDirection.Out) for p in self.out_params)
         return replace(self.func, params=tuple(p for p, _ in params), param_directions=tuple(d for _, d in params),
                        body=St.SeqStmts(tuple(body), self.func.body.span if hasattr(self.func.body, "span") else None))
+
+    def _refuse_library_ops_beside_a_matmul(self, ops: list) -> None:
+        """A kernel holding a tensor-level matmul is lowered here as a whole, without the library's tile
+        loops (ExpandLibraryOps leaves it alone), so a library op beside the matmul would be left
+        unlowered; say so at that op instead of failing verification on internal names."""
+        mm = next((s for s in ops if s.value.op.name == "tensor.matmul"), None)
+        if mm is None:
+            return
+        for s in self.stmts:
+            call = s.value if isinstance(s, St.AssignStmt) else None
+            if (isinstance(call, E.Call) and not isinstance(call.op, E.GlobalVar) and call.op.name in DEFINITIONS
+                    and not _tensor_call(call)):
+                short = call.op.name.split(".", 1)[1]
+                raise CompileError(
+                    f"pl.{short} cannot share a kernel ('{self.func.name}') with a tensor-level pl.matmul (line "
+                    f"{mm.span.line}): put the matmul in its own pl.at region or kernel, or write both in "
+                    "orchestration code, where each becomes its own kernel", s.span)
 
     def tensors(self, ops: list) -> list:
         out: dict = {}
