@@ -32,6 +32,7 @@ tensor type, and every call site allocates it with ``tensor.create`` and passes 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
@@ -91,7 +92,8 @@ class _Converter:
         self.max_tile = max_tile_bytes
         self.names = NameAllocator(all_names(func))
         self.stmts = _without_tensor_aliases(list(stmt_list(func.body)))
-        self.out_params: list[E.Var] = []
+        self.out_params: list[E.Var] = []  # where each returned value is stored, in return order
+        self.added_params: list[E.Var] = []  # the new Out parameters among them (call sites allocate them)
 
     # ------------------------------------------------------------------ checks and planning
     def convert(self) -> St.Function:
@@ -117,10 +119,14 @@ class _Converter:
         rets = [s for s in self.stmts if isinstance(s, St.ReturnStmt)]
         self.ret = rets[-1] if rets else None
         self.results = list(dict.fromkeys(v for v in (self.ret.value if self.ret else ()) if v in self.converted))
+        final = rebound_output_params(self.func, self.results)
         for r in self.results:
             if static_shape(r.type) is None:
                 raise CompileError(f"'{r.name}': tensor-level ops need static shapes to be tiled", r.span)
-            out = E.Var(self.names.fresh(f"out_{len(self.out_params)}"), r.type, r.span)
+            out = final.get(r)
+            if out is None:
+                out = E.Var(self.names.fresh(f"out_{len(self.out_params)}"), r.type, r.span)
+                self.added_params.append(out)
             self.out_params.append(out)
 
         pure = all(
@@ -135,7 +141,7 @@ class _Converter:
         else:
             body = self.emit_single()
         params = tuple(zip(self.func.params, self.func.param_directions, strict=False))
-        params += tuple((p, ParamDirection.Out) for p in self.out_params)
+        params += tuple((p, ParamDirection.Out) for p in self.added_params)
         return replace(self.func, params=tuple(p for p, _ in params), param_directions=tuple(d for _, d in params),
                        body=St.SeqStmts(tuple(body), self.func.body.span if hasattr(self.func.body, "span") else None))
 
@@ -441,6 +447,32 @@ class _Converter:
         return self.let(f"{s.var.name}_acc", call, out)
 
 
+def rebound_output_params(func: St.Function, returned: list) -> dict:
+    """Returned values that are the final value of an Out/InOut tensor parameter, mapped to it.
+
+    ``y = pl.relu(x); return y`` rebinds the Out parameter ``y`` (ConvertToSSA names the new value
+    ``y_<n>``); the caller's tensor is the parameter (spec pypto-jit §2.7), so the value is stored
+    there rather than into a fresh tensor only a caller that rebinds the result would see. A parameter
+    the kernel stores into or passes on itself is left alone.
+    """
+    written = {n.args[i] for n in walk(func.body) if isinstance(n, E.Call) and not isinstance(n.op, E.GlobalVar)
+               for i in (_WRITES.get(n.op.name, ()))if i < len(n.args)}
+    written |= {a for n in walk(func.body) if isinstance(n, E.Call) and isinstance(n.op, E.GlobalVar) for a in n.args}
+    out: dict = {}
+    for p, d in zip(func.params, func.param_directions, strict=False):
+        if d is ParamDirection.In or not isinstance(p.type, TensorType) or p in written:
+            continue
+        for r in returned:
+            if r not in out and r.type == p.type and re.fullmatch(re.escape(p.name) + r"(_\d+)?", r.name):
+                out[r] = p
+                break
+    return out
+
+
+# block/tensor ops that write one of their arguments (by position)
+_WRITES = {"block.store": (2,), "block.write_gm": (1,), "tensor.assemble": (0,), "tensor.write": (0,)}
+
+
 def _mixes_vectors(s: St.AssignStmt, vecs: set) -> bool:
     """Whether a binary op combines operands of different kinds (a vector with a full block)."""
     if s.value.op.name not in _ELEMENTWISE:
@@ -514,8 +546,8 @@ class ConvertTensorToBlockOpsPass(Pass):
             if f.type is FunctionType.InCore and any(_tensor_call(n) for n in walk(f.body)):
                 conv = _Converter(f, self.max_tile_bytes)
                 f = conv.convert()
-                if conv.out_params:
-                    added[f.name] = conv.out_params
+                if conv.added_params:
+                    added[f.name] = conv.added_params
             funcs.append(f)
         if added:
             funcs = [f if f.type is FunctionType.InCore else _retarget_calls(f, added) for f in funcs]

@@ -30,7 +30,11 @@ from pypto.ir.visitor import stmt_list, substitute, walk, walk_stmts
 from pypto.lib import DEFINITIONS
 from pypto.lib.emit import Emitter
 from pypto.passes.base import NameAllocator, Pass
-from pypto.passes.convert_tensor_to_block_ops import _retarget_calls, _without_tensor_aliases
+from pypto.passes.convert_tensor_to_block_ops import (
+    _retarget_calls,
+    _without_tensor_aliases,
+    rebound_output_params,
+)
 from pypto.passes.ir_utils import all_names
 
 
@@ -68,6 +72,7 @@ class _Expander:
                     "it out of the loop", s.span)
         rets = [s for s in stmts if isinstance(s, St.ReturnStmt)]
         returned = {v for v in (rets[-1].value if rets else ()) if isinstance(v, E.Var)}
+        final = rebound_output_params(self.func, [v for v in (rets[-1].value if rets else ()) if isinstance(v, E.Var)])
         mapping: dict = {}
         body: list = []
         for o in stmts:
@@ -76,7 +81,7 @@ class _Expander:
                 body.append(s)
                 continue
             base = "out" if o.var in returned else "ws"
-            dest = self.new_param(s.var.type, f"{base}_{len(self.added)}", s.span)
+            dest = final.get(o.var) or self.new_param(s.var.type, f"{base}_{len(self.added)}", s.span)
             em = Emitter(self.names, s.span, lambda t, b, sp=s.span: self.new_param(t, f"ws_{len(self.added)}_{b}", sp))
             result = DEFINITIONS[s.value.op.name](em, s.value, dest)
             body += em.stmts

@@ -1,22 +1,16 @@
 """A kernel whose Out parameter is rebound by a tensor-level op (``y = pl.relu(x); return y``) must
 write the caller's buffer (spec pypto-jit §2.7: a callee's Out parameter *is* the caller's tensor).
-Today ExpandLibraryOps / ConvertTensorToBlockOps store the result into a fresh ``out_<k>`` tensor the
-call site allocates, so the write reaches the caller only when the caller rebinds the call's result
-(``y = k(x, y)``); called as a statement, or with a view, the Out buffer keeps its old contents: a
-silent wrong number. Open (strict xfails): the fix needs the passes to know which returned value is
-the final value of which Out parameter (lost by ConvertToSSA's renaming), in code the library helper
-is changing."""
+ExpandLibraryOps / ConvertTensorToBlockOps stored the result into a fresh ``out_<k>`` tensor the call
+site allocates, so the write reached the caller only when the caller rebound the call's result
+(``y = k(x, y)``); called as a statement, or with a view, the Out buffer kept its old contents (a
+silent wrong number). The value is now stored into the parameter itself."""
 
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 import pypto.language as pl
 from pypto.runtime import run
-
-REASON = ("an Out parameter rebound by a tensor op in a kernel is stored into a fresh out_<k> tensor, "
-          "not into the caller's buffer (ExpandLibraryOps/ConvertTensorToBlockOps)")
 
 
 @pl.jit.incore
@@ -54,7 +48,6 @@ def test_result_rebound_by_the_caller_reaches_the_out_buffer():
     np.testing.assert_allclose(y, np.maximum(x + b, 0), rtol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, reason=REASON)
 def test_kernel_called_as_a_statement_writes_its_out_parameter():
     x, b = _inputs(32)
     y = np.zeros_like(x)
@@ -62,7 +55,6 @@ def test_kernel_called_as_a_statement_writes_its_out_parameter():
     np.testing.assert_allclose(y, np.maximum(x + b, 0), rtol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, reason=REASON)
 def test_kernel_called_with_views_writes_the_windows_of_the_base():
     x, b = _inputs(64)
     y = np.zeros_like(x)
@@ -82,8 +74,27 @@ class StatementCall:
         self.k(x, y)
 
 
-@pytest.mark.xfail(strict=True, reason=REASON)
 def test_program_form_statement_call_writes_the_out_parameter():
     x, _ = _inputs(32)
     r = run(StatementCall, x, np.zeros_like(x))
     np.testing.assert_allclose(r.arrays["y"], np.maximum(x, 0), rtol=1e-6)
+
+
+@pl.jit.incore
+def project_relu(x: pl.Tensor, w: pl.Tensor, y: pl.Out[pl.Tensor]):
+    y = pl.matmul(x, w, out_dtype=pl.FP32)
+    return y
+
+
+@pl.jit
+def matmul_per_row_block(x: pl.Tensor, w: pl.Tensor, y: pl.Out[pl.Tensor]):
+    for r in pl.range(0, x.shape[0], 32):
+        project_relu(x[r:r + 32, :], w, y[r:r + 32, :])
+
+
+def test_matmul_kernel_called_with_views_writes_the_windows_of_the_base():
+    rng = np.random.default_rng(65)
+    x, w = rng.standard_normal((64, 48)).astype(np.float16), rng.standard_normal((48, 40)).astype(np.float16)
+    y = np.zeros((64, 40), np.float32)
+    matmul_per_row_block(x, w, y)
+    np.testing.assert_allclose(y, x.astype(np.float32) @ w.astype(np.float32), rtol=1e-3, atol=1e-3)
