@@ -239,6 +239,9 @@ def lower_initialize_pipe(su: ScalarUnit, op: A.Op) -> Step:
                 ptr = su.value(frame, gm_n, loc)
                 if not isinstance(ptr, Ptr):
                     raise VerifyError(f"{op.name}: gm_slot_buffer must be a !pto.ptr", loc)
+                # a workspace given no data gets stand-in data for every slot of every direction it stages
+                staged = slots * slot_size * (2 if dir_mask == 3 else 1)
+                core.memory.note_element(ptr, ptr.offset + -(-staged // ptr.gm.dtype.itemsize) - 1, loc)
                 fifo.stage_at(ptr, None, 1 if direction == V2C and dir_mask == 3 else 0)
         su.charge(su.arith_cost)
 
