@@ -334,3 +334,25 @@ def test_huge_views_run_timing_only_and_are_refused_with_data():
     assert huge.cycles == large.cycles > in_l2.cycles
     with pytest.raises(pyptoemu.InputError, match=r"k16_spmd_tail_blocks.pto:16:7: the view made here over arg0 reaches"):
         pyptoemu.run(KERNELS / "k16_spmd_tail_blocks.pto", args={"arg3": n}, blocks=4)
+
+
+def test_fifo_staged_through_a_per_block_gm_workspace():
+    """aic_/aiv_initialize_pipe with gm_slot_buffer (A2/A3 GM staging), one 8-slot region per block.
+    Found by the red team: a workspace given no data had no stand-in data, so the first push stopped
+    with 'the GM slot buffer over arg3 is too small for slot 0'."""
+    rng = _rng(38)
+    nb, n = 2, 5
+    a = rng.standard_normal((32 * nb * n, 32)).astype(np.float16)
+    b = rng.standard_normal((32, 32)).astype(np.float16)
+    ref = 0.5 * (a.astype(np.float32) @ b.astype(np.float32))
+    r = _run("k38_gm_staged_fifo_blocks.pto", inputs={"arg0": a, "arg1": b, "arg3": np.zeros(nb * 8192, np.float32)},
+             args={"arg4": n}, blocks=nb)
+    np.testing.assert_allclose(r.outputs["arg2"].reshape(-1, 32), ref, rtol=1e-5, atol=1e-5 * 32)
+    ws = r.outputs["arg3"].reshape(nb, 8, 32, 32)
+    np.testing.assert_allclose(0.5 * ws[1, n - 1], ref[-32:], rtol=1e-5, atol=1e-5 * 32)  # block 1's last slot
+    assert not ws[:, n:].any()  # slots past the n pushes untouched
+    standin = _run("k38_gm_staged_fifo_blocks.pto", inputs={"arg0": a, "arg1": b}, args={"arg4": n}, blocks=nb)
+    np.testing.assert_array_equal(standin.outputs["arg2"], r.outputs["arg2"])
+    with pytest.raises(pyptoemu.KernelFault, match="GM slot buffer over arg3 is too small for slot 0"):
+        pyptoemu.run(KERNELS / "k38_gm_staged_fifo_blocks.pto", inputs={"arg0": a, "arg1": b,
+                     "arg3": np.zeros(8192 + 100, np.float32)}, args={"arg4": n}, blocks=nb)
