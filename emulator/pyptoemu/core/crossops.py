@@ -5,6 +5,8 @@ sessions. The state they act on and its semantics are in :mod:`pyptoemu.core.cro
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 from ptoisa.dtypes import np_dtype
@@ -105,10 +107,39 @@ def _scalar_wait(su: ScalarUnit, instr: Instr, gate):
 # ------------------------------------------------------------------------- buffers and setup
 
 
+def _reserves(region: A.Region, section: str = "") -> Iterator[tuple[str, A.Op]]:
+    """(section kind, op) of every reserve_buffer in ``region``: "" outside ``pto.section.*``."""
+    for op in region.ops:
+        if op.name == "pto.reserve_buffer":
+            yield section, op
+        inner = op.name.removeprefix("pto.section.") if op.name.startswith("pto.section.") else section
+        for r in op.regions:
+            yield from _reserves(r, inner)
+
+
+def _reserve_errors(su: ScalarUnit, op: A.Op) -> VerifyError | None:
+    """§4.13: a function (each section build of a mixed one) reserves at most one FIFO buffer."""
+    for fn in su.module.functions:
+        found = list(_reserves(fn.body))
+        mine = next((sec for sec, r in found if r is op), None)
+        if mine is None:
+            continue
+        others = [r for sec, r in found if sec == mine and r is not op]
+        if others:
+            first = others[0]
+            return VerifyError(f"reserve_buffer: @{fn.name} already reserves \"{first.attrs.get('name', '')}\" at "
+                               f"{first.loc}; a function reserves at most one FIFO buffer", op.loc)
+        return None
+    return None
+
+
 def lower_reserve_buffer(su: ScalarUnit, op: A.Op) -> Step:
     loc = op.loc
     name = str(op.attrs.get("name", ""))
     size = _int_attr(op, "size")
+    twice = _reserve_errors(su, op)
+    if twice is not None:
+        return fail_step(twice)
     where = op.attrs.get("location")
     space = where.value if isinstance(where, A.EnumAttr) else str(where or "vec")
     auto = op.attrs.get("auto", True)
@@ -163,6 +194,15 @@ class _Reserved:
 def lower_import_reserved_buffer(su: ScalarUnit, op: A.Op) -> Step:
     name = str(op.attrs.get("name", ""))
     res = op.results[0] if op.results else None
+    peer_ref = op.attrs.get("peer_func")
+    peer_name = peer_ref.name if isinstance(peer_ref, A.SymbolRef) else str(peer_ref or "").lstrip("@")
+    peer = su.functions.get(peer_name) if peer_ref is not None else None
+    if peer_ref is not None and peer is None:
+        return fail_step(VerifyError(f"import_reserved_buffer: peer_func @{peer_name} is not a function of this "
+                                     f"module", op.loc))
+    if peer is not None and not any(str(r.attrs.get("name", "")) == name for _, r in _reserves(peer.body)):
+        return fail_step(VerifyError(f"import_reserved_buffer: @{peer.name} has no reserve_buffer named \"{name}\"",
+                                     op.loc))
 
     def step(frame):
         core = su.core
