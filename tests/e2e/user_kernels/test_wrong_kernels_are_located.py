@@ -54,6 +54,12 @@ CASES = [
     ("bad26_missing_sync_wait.pto", {"arg4": 2}, {}, 2, 1, "67:5", "between cores: tload (AIV0 MTE2"),
     ("bad27_sync_wait_wrong_id.pto", {"arg4": 2}, {}, 2, 1, "67:5", "sync.wait for cross-core signal id 1 from AIC0, which never sets it"),
     ("bad28_plain_store_races_atomics.pto", {}, {}, 3, 1, "33:7", "WAW on arg1 bytes [0, 2048) between cores"),
+    # found by the red team (were a deadlock, or exit 0): the reserve/import pairing is checked before running
+    ("bad30_import_name_not_reserved.pto", {"arg3": 20}, {}, 1, 2, "11:5", '@epi has no reserve_buffer named "rings"'),
+    ("bad31_import_peer_missing.pto", {"arg3": 20}, {}, 1, 2, "11:5", "peer_func @nothere is not a function"),
+    ("bad32_two_reserves_one_function.pto", {"arg3": 20}, {}, 1, 2, "37:5",
+     'reserve_buffer: @epi already reserves "ring2"'),
+    ("bad33_slot_size_differs.pto", {"arg3": 20}, {}, 1, 2, "12:5", "C2V FIFO initialised here with slot_size 8192"),
 ]
 
 
