@@ -381,7 +381,7 @@ class _PushBinding:
         slot = self.ticket["slot"]
         half = fifo.slot_size // 2
         if fifo.direction == C2V:  # the cube's tile, cut for the vector cores
-            parts = _split(values, self.split, self.loc)
+            parts = _split(values, self.split, self.tile.rows if self.split == 1 else self.tile.cols, self.loc)
             for lane, part in zip(self.lanes, parts, strict=True):
                 entry = Entry(slot, part, instr, self.lanes, lane, lane * half if self.split else 0)
                 _stage(fifo, entry, self.core.data)
@@ -408,15 +408,21 @@ class _Delivered:
         return f"delivery of a {self.fifo.name} push"
 
 
-def _split(values: np.ndarray, split: int, loc) -> list[np.ndarray]:
+def _split(values: np.ndarray, split: int, extent: int, loc) -> list[np.ndarray]:
+    """The two vector cores' parts of a pushed tile's valid region ``values``: the tile is cut at
+    half its static rows (split 1) or columns (split 2), ``extent``, so a ragged tile's tail falls in
+    the half it lies in (rows 0..15 and 16..19 of a 32-row tile with 20 valid: 16 and 4), as the
+    hardware moves each half of the physical tile."""
     if split == 0:
         return [values]
     axis = 0 if split == 1 else 1
-    n = values.shape[axis]
-    if n % 2:
-        raise KernelFault(f"split {split} halves the tile's {'rows' if axis == 0 else 'columns'}, but it has {n}",
+    if extent % 2:
+        raise KernelFault(f"split {split} halves the tile's {'rows' if axis == 0 else 'columns'}, but it has {extent}",
                           loc)
-    return [values[: n // 2] if axis == 0 else values[:, : n // 2], values[n // 2:] if axis == 0 else values[:, n // 2:]]
+    half = extent // 2
+    if axis == 0:
+        return [values[:half], values[half:]]
+    return [values[:, :half], values[:, half:]]
 
 
 def _gm_slot(fifo, entry: Entry, size: int) -> int:
