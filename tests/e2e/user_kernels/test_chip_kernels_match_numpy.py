@@ -370,3 +370,17 @@ def test_a5_cube_to_vector_fifo_runs_concurrently():
     assert r.machine == "a5"
     np.testing.assert_allclose(r.outputs["arg2"].reshape(20, 32), (a.astype(np.float32) @ b.astype(np.float32))[:20],
                                rtol=1e-5, atol=1e-5 * 32)
+
+
+@pytest.mark.parametrize("m", [20, 8, 32])
+def test_c2v_push_of_a_ragged_tile_splits_at_half_the_static_rows(m):
+    """Found by the red team: a split push cut the valid region in two (20 rows -> 10 + 10), so
+    vector core 1 received rows 10..19 where the hardware gives it rows 16..19 (exit 0, rows 10..15
+    missing and 16..19 wrong before the pop's shape check made it a fault)."""
+    rng = _rng(40)
+    a = rng.standard_normal((32, 32)).astype(np.float16)
+    b = rng.standard_normal((32, 32)).astype(np.float16)
+    r = _run("k40_c2v_ragged_push.pto", inputs={"arg0": a, "arg1": b, "arg2": np.zeros((m, 32), np.float32)},
+             args={"arg3": m})
+    ref = (a.astype(np.float32) @ b.astype(np.float32))[:m]
+    np.testing.assert_allclose(r.outputs["arg2"].reshape(m, 32), ref, rtol=1e-5, atol=1e-5 * 32)
