@@ -384,3 +384,14 @@ def test_c2v_push_of_a_ragged_tile_splits_at_half_the_static_rows(m):
              args={"arg3": m})
     ref = (a.astype(np.float32) @ b.astype(np.float32))[:m]
     np.testing.assert_allclose(r.outputs["arg2"].reshape(m, 32), ref, rtol=1e-5, atol=1e-5 * 32)
+
+
+@pytest.mark.parametrize(("m", "blocks"), [(20, 1), (52, 2)])
+def test_v2c_push_of_ragged_halves_joins_them_on_the_cube(m, blocks):
+    rng = _rng(41)
+    a = rng.standard_normal((m, 32)).astype(np.float16)
+    b = rng.standard_normal((32, 32)).astype(np.float16)
+    r = _run("k41_v2c_ragged_halves.pto", inputs={"arg0": a, "arg1": b, "arg2": np.zeros((m, 32), np.float32)},
+             args={"arg3": m}, blocks=blocks)
+    ref = (2 * a).astype(np.float32) @ b.astype(np.float32)
+    np.testing.assert_allclose(r.outputs["arg2"].reshape(m, 32), ref, rtol=1e-5, atol=1e-5 * 32)
