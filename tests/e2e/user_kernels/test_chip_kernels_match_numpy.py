@@ -397,3 +397,13 @@ def test_v2c_push_of_ragged_halves_joins_them_on_the_cube(m, blocks):
              args={"arg3": m}, blocks=blocks)
     ref = (2 * a).astype(np.float32) @ b.astype(np.float32)
     np.testing.assert_allclose(r.outputs["arg2"].reshape(m, 32), ref, rtol=1e-5, atol=1e-5 * 32)
+
+
+@pytest.mark.parametrize("n", [40, 1])
+def test_tile_form_row_reduction_of_a_tail_stores_only_its_rows(n):
+    x = _rng(42).standard_normal((48, 64)).astype(np.float32)
+    s = np.full((48, 1), 7, np.float32)
+    r = _run("k42_tile_form_rowsum_tail.pto", inputs={"arg0": x, "arg1": s}, args={"arg2": n})
+    ref = s.copy()
+    ref[:n, 0] = x[:n].sum(1)
+    np.testing.assert_allclose(r.outputs["arg1"].reshape(48, 1), ref, rtol=1e-5, atol=1e-5)
