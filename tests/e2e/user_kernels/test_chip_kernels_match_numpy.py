@@ -360,10 +360,9 @@ def test_fifo_staged_through_a_per_block_gm_workspace():
                      "arg3": np.zeros(8192 + 100, np.float32)}, args={"arg4": n}, blocks=nb)
 
 
-@pytest.mark.xfail(strict=True, reason="isa_specs/machines/a5.yaml is one combined core, so the entry's cube and "
-                   "vector calls run one after the other and the cube's import_reserved_buffer waits forever "
-                   "(deadlock); the a5 chip layout is the chipmem helper's")
 def test_a5_cube_to_vector_fifo_runs_concurrently():
+    """Found by the red team while a5 was one combined core (the entry's cube and vector calls ran in
+    sequence and the cube's import_reserved_buffer waited forever); runs since a5 has its chip layout."""
     rng = _rng(39)
     a = rng.standard_normal((32, 32)).astype(np.float16)
     b = rng.standard_normal((32, 32)).astype(np.float16)
