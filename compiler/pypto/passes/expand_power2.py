@@ -40,9 +40,10 @@ from pypto.ir import stmt as St
 from pypto.ir.types import TensorType
 from pypto.ir.visitor import stmt_list, substitute, walk_stmts
 from pypto.passes.base import NameAllocator, Pass, is_kernel
+from pypto.passes.block_rewriter import BlockRewriter, clone_iteration
 from pypto.passes.chunk_fusion import fuse_chunk, resolve, uses
 from pypto.passes.grid_loops import drop_unused_out_params
-from pypto.passes.ir_utils import all_names, clone_definitions, definitions, fold, used_vars
+from pypto.passes.ir_utils import all_names, definitions, fold, used_vars
 from pypto.passes.launch_fusion import dead_out_params
 from pypto.passes.loop_fusion import FusionLog, FusionRefused, buffer_links, buffer_root, same_expr
 
@@ -86,7 +87,7 @@ def _idx(v: int) -> E.ConstInt:
     return E.ConstInt(v, DataType.INDEX)
 
 
-class _Expander:
+class _Expander(BlockRewriter):
     def __init__(self, func: St.Function, unroll_limit: int, plain: tuple[int, int] | None,
                  dead: set | None = None, log: FusionLog | None = None):
         self.func = func
@@ -219,20 +220,13 @@ class _Expander:
         return new_a, new_b
 
     def stmt(self, s: Any) -> list:
-        if isinstance(s, St.ForStmt):
-            s = replace(s, body=self.block(s.body))
-            bounds = s.power2
-            if bounds is None and self.plain is not None and s.kind is not ForKind.Unroll and s.loop_origin == 0:
-                bounds = self.plain
-            return self.expand(s, bounds) if bounds is not None else [s]
-        if isinstance(s, St.WhileStmt):
-            return [replace(s, body=self.block(s.body))]
-        if isinstance(s, St.IfStmt):
-            eb = self.block(s.else_body) if s.else_body is not None else None
-            return [replace(s, then_body=self.block(s.then_body), else_body=eb)]
-        if isinstance(s, St.ScopeStmt):
-            return [replace(s, body=self.block(s.body))]
-        return [s]
+        s = self.descend(s)
+        if not isinstance(s, St.ForStmt):
+            return [s]
+        bounds = s.power2
+        if bounds is None and self.plain is not None and s.kind is not ForKind.Unroll and s.loop_origin == 0:
+            bounds = self.plain
+        return self.expand(s, bounds) if bounds is not None else [s]
 
     # ------------------------------------------------------------------ the chunk sequence
     def expand(self, s: St.ForStmt, bounds: tuple[int, int]) -> list:
@@ -331,11 +325,7 @@ class _Expander:
 
     def copy(self, s: St.ForStmt, idx: Any, cur: list, out: list) -> list:
         """One copy of ``s``'s body for iteration ``idx`` (fresh definitions); returns what it yields."""
-        mapping: dict = {s.loop_var: idx}
-        mapping.update(zip(s.iter_args, cur, strict=False))
-        stmts = list(stmt_list(clone_definitions(s.body, mapping, self.names, "")))
-        if stmts and isinstance(stmts[-1], St.YieldStmt):
-            cur = list(stmts.pop().value)
+        stmts, cur = clone_iteration(s, idx, cur, self.names)
         out.extend(stmts)
         return cur
 

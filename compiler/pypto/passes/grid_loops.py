@@ -22,37 +22,29 @@ from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.visitor import stmt_list, substitute, walk, walk_stmts
 from pypto.lib.emit import GRID_LOOP
+from pypto.passes.block_rewriter import BlockRewriter
 from pypto.passes.ir_utils import fold
 
 
-def inline_one_block_loops(body: Any) -> St.SeqStmts:
-    """``body`` with every grid loop of one iteration replaced by its body (nested blocks included)."""
-    pending: dict = {}
+class _OneBlockInliner(BlockRewriter):
+    def __init__(self) -> None:
+        self.pending: dict = {}
 
-    def block(node: Any) -> St.SeqStmts:
-        out: list = []
-        for s in stmt_list(node):
-            if pending:
-                s = fold(substitute(s, dict(pending)))
-            out.extend(stmt(s))
-        return St.SeqStmts(tuple(out), getattr(node, "span", E.UNKNOWN_SPAN))
-
-    def stmt(s: Any) -> list:
-        if isinstance(s, (St.ForStmt, St.WhileStmt, St.ScopeStmt)):
-            s = replace(s, body=block(s.body))
-        elif isinstance(s, St.IfStmt):
-            eb = block(s.else_body) if s.else_body is not None else None
-            s = replace(s, then_body=block(s.then_body), else_body=eb)
+    def stmt(self, s: Any) -> list:
+        s = self.descend(s)
         if not (isinstance(s, St.ForStmt) and s.loop_origin == GRID_LOOP and _trips(s) == 1):
             return [s]
         mapping: dict = {s.loop_var: fold(s.start)}
         mapping.update((ia, ia.init_value) for ia in s.iter_args)
         stmts = list(stmt_list(fold(substitute(s.body, mapping))))
         values = list(stmts.pop().value) if stmts and isinstance(stmts[-1], St.YieldStmt) else []
-        pending.update(zip(s.return_vars, values, strict=True))
+        self.pending.update(zip(s.return_vars, values, strict=True))
         return stmts
 
-    return block(body)
+
+def inline_one_block_loops(body: Any) -> St.SeqStmts:
+    """``body`` with every grid loop of one iteration replaced by its body (nested blocks included)."""
+    return _OneBlockInliner().block(body)
 
 
 def _trips(s: St.ForStmt) -> int | None:

@@ -21,9 +21,9 @@ from pypto.errors import CompileError
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.expr import static_int
-from pypto.ir.visitor import stmt_list, substitute
 from pypto.ops import block as B
 from pypto.passes.base import NameAllocator, Pass
+from pypto.passes.block_rewriter import BlockRewriter
 from pypto.passes.ir_utils import all_names
 
 CAST_IN, CAST_OUT = "block.cast_tensor_to_tile", "tensor.cast_tile_to_tensor"
@@ -33,25 +33,15 @@ def _op(e: Any) -> str | None:
     return e.op.name if isinstance(e, E.Call) and not isinstance(e.op, E.GlobalVar) else None
 
 
-class _Materializer:
+class _Materializer(BlockRewriter):
     def __init__(self, func: St.Function):
         self.names = NameAllocator(all_names(func))
         self.views: dict = {}  # cast_tile_to_tensor result -> its tile
-        self.mapping: dict = {}
-
-    def block(self, body: Any) -> St.SeqStmts:
-        out: list = []
-        for s in stmt_list(body):
-            out.extend(self.stmt(s))
-        return St.SeqStmts(tuple(out), getattr(body, "span", E.UNKNOWN_SPAN))
+        self.pending: dict = {}  # a load of a producer's tile view -> that tile
 
     def stmt(self, s: Any) -> list:
-        s = substitute(s, self.mapping) if self.mapping else s
-        if isinstance(s, (St.ForStmt, St.WhileStmt, St.ScopeStmt)):
-            return [replace(s, body=self.block(s.body))]
-        if isinstance(s, St.IfStmt):
-            eb = self.block(s.else_body) if s.else_body is not None else None
-            return [replace(s, then_body=self.block(s.then_body), else_body=eb)]
+        if isinstance(s, (St.ForStmt, St.WhileStmt, St.ScopeStmt, St.IfStmt)):
+            return [self.descend(s)]
         if not isinstance(s, St.AssignStmt):
             return [s]
         name, v = _op(s.value), s.value
@@ -71,7 +61,7 @@ class _Materializer:
     def load(self, s: St.AssignStmt) -> list:
         x, offs, sizes, valid = s.value.args
         if x in self.views:  # a producer's tile read back by its consumer: no data moves
-            self.mapping[s.var] = self.views[x]
+            self.pending[s.var] = self.views[x]
             return []
         pad = TilePad(s.value.kwargs.get("pad", int(TilePad.null)))
         tail = any(static_int(a) != static_int(b) for a, b in zip(valid.elements, sizes.elements, strict=False))

@@ -22,6 +22,7 @@ A parent from which a scope was outlined becomes Orchestration: what is left of 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
@@ -32,6 +33,7 @@ from pypto.ir import stmt as St
 from pypto.ir.types import TensorType, TupleType, UnknownType, type_str
 from pypto.ir.visitor import stmt_list, substitute, walk_stmts
 from pypto.passes.base import NameAllocator, Pass
+from pypto.passes.block_rewriter import BlockRewriter
 from pypto.passes.ir_utils import all_names, definitions, type_vars, used_vars
 from pypto.passes.parallel_to_spmd import launch_parallel_loops
 
@@ -112,7 +114,7 @@ def _read_exprs(s: Any) -> list:
     return []
 
 
-class Outliner:
+class Outliner(BlockRewriter):
     """Outlines the InCore scopes of one function into kernels (``self.kernels``)."""
 
     def __init__(self, func: St.Function, taken: NameAllocator):
@@ -122,23 +124,10 @@ class Outliner:
         self.kernels: list[St.Function] = []
         self.count = 0
 
-    def block(self, body: Any) -> St.SeqStmts:
-        out: list = []
-        for s in stmt_list(body):
-            out.extend(self.stmt(s))
-        return St.SeqStmts(tuple(out), getattr(body, "span", E.UNKNOWN_SPAN))
-
     def stmt(self, s: Any) -> list:
         if _is_incore_scope(s):
             return self.outline(s)
-        if isinstance(s, (St.ForStmt, St.WhileStmt)):
-            return [replace(s, body=self.block(s.body))]
-        if isinstance(s, St.IfStmt):
-            eb = self.block(s.else_body) if s.else_body is not None else None
-            return [replace(s, then_body=self.block(s.then_body), else_body=eb)]
-        if isinstance(s, St.ScopeStmt):
-            return [replace(s, body=self.block(s.body))]
-        return [s]
+        return [self.descend(s)]
 
     def outline(self, scope: St.ScopeStmt) -> list:
         name = self.taken.fresh(scope.name_hint or f"{self.func.name}_incore_{self.count}")
@@ -197,13 +186,25 @@ class OutlineIncoreScopesPass(Pass):
     dump_name: ClassVar[str] = "OutlineIncoreScopes"
 
     def run(self, program: St.Program) -> St.Program:
-        taken = NameAllocator({f.name for f in program.functions_list})
-        funcs: list = []
-        for f in program.functions_list:
-            if f.type is FunctionType.InCore or not any(_is_incore_scope(s) for s in walk_stmts(f.body)):
-                funcs.append(f)
-                continue
-            o = Outliner(f, taken)
-            funcs.append(replace(f, body=o.block(f.body), type=FunctionType.Orchestration))
-            funcs.extend(o.kernels)
-        return launch_parallel_loops(program.with_functions(funcs))
+        return launch_parallel_loops(outline_functions(program, _has_incore_scope, lambda f: f))
+
+
+def _has_incore_scope(f: St.Function) -> bool:
+    return f.type is not FunctionType.InCore and any(_is_incore_scope(s) for s in walk_stmts(f.body))
+
+
+def outline_functions(program: St.Program, selected: Callable[[St.Function], bool],
+                      scoped: Callable[[St.Function], St.Function]) -> St.Program:
+    """``program`` with the InCore scopes of each ``selected`` function (after ``scoped`` put its
+    scopes in) outlined into kernels (:class:`Outliner`); the function becomes Orchestration code."""
+    taken = NameAllocator({f.name for f in program.functions_list})
+    funcs: list = []
+    for f in program.functions_list:
+        if not selected(f):
+            funcs.append(f)
+            continue
+        f = scoped(f)
+        o = Outliner(f, taken)
+        funcs.append(replace(f, body=o.block(f.body), type=FunctionType.Orchestration))
+        funcs.extend(o.kernels)
+    return program.with_functions(funcs)

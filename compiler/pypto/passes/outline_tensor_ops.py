@@ -23,10 +23,11 @@ from typing import Any, ClassVar
 from pypto.enums import FunctionType, ScopeKind
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
-from pypto.ir.visitor import stmt_list, walk
+from pypto.ir.visitor import walk
 from pypto.passes.base import NameAllocator, Pass
+from pypto.passes.block_rewriter import BlockRewriter
 from pypto.passes.ir_utils import all_names
-from pypto.passes.outline_incore_scopes import Outliner
+from pypto.passes.outline_incore_scopes import outline_functions
 
 # Tensor ops the host runs itself: allocation, shape queries, element reads and writes, and views.
 HOST_TENSOR_OPS = frozenset({
@@ -41,27 +42,18 @@ def is_compute_op(e: Any) -> bool:
             and e.op.name not in HOST_TENSOR_OPS)
 
 
-class _Wrapper:
+class _Wrapper(BlockRewriter):
     """Rewrites one function: nested compute ops bound to names, each compute op in its own scope."""
 
     def __init__(self, func: St.Function):
         self.func = func
         self.names = NameAllocator(all_names(func))
 
-    def block(self, body: Any) -> St.SeqStmts:
-        out: list = []
-        for s in stmt_list(body):
-            out.extend(self.stmt(s))
-        return St.SeqStmts(tuple(out), getattr(body, "span", E.UNKNOWN_SPAN))
-
     def stmt(self, s: Any) -> list:
-        if isinstance(s, (St.ForStmt, St.WhileStmt)):
-            return [replace(s, body=self.block(s.body))]
-        if isinstance(s, St.IfStmt):
-            eb = self.block(s.else_body) if s.else_body is not None else None
-            return [replace(s, then_body=self.block(s.then_body), else_body=eb)]
+        if isinstance(s, (St.ForStmt, St.WhileStmt, St.IfStmt)):
+            return [self.descend(s)]
         if isinstance(s, St.ScopeStmt):
-            return [s if s.scope_kind is ScopeKind.InCore else replace(s, body=self.block(s.body))]
+            return [s if s.scope_kind is ScopeKind.InCore else self.descend(s)]
         if isinstance(s, St.AssignStmt) and isinstance(s.value, E.Call):
             pre: list = []
             value = self.hoist_args(s.value, pre)
@@ -111,15 +103,5 @@ class OutlineTensorOpsPass(Pass):
     dump_name: ClassVar[str] = "OutlineTensorOps"
 
     def run(self, program: St.Program) -> St.Program:
-        taken = NameAllocator({f.name for f in program.functions_list})
-        funcs: list = []
-        for f in program.functions_list:
-            if f.type is not FunctionType.Orchestration or not _has_compute_op(f):
-                funcs.append(f)
-                continue
-            w = _Wrapper(f)
-            wrapped = replace(f, body=w.block(f.body))
-            o = Outliner(wrapped, taken)
-            funcs.append(replace(wrapped, body=o.block(wrapped.body)))
-            funcs.extend(o.kernels)
-        return program.with_functions(funcs)
+        return outline_functions(program, lambda f: f.type is FunctionType.Orchestration and _has_compute_op(f),
+                                 lambda f: replace(f, body=_Wrapper(f).block(f.body)))

@@ -35,6 +35,7 @@ from pypto.ir.types import ScalarType
 from pypto.ir.visitor import stmt_list, substitute, walk
 from pypto.ops import block as B
 from pypto.passes.base import NameAllocator
+from pypto.passes.block_rewriter import BlockRewriter
 
 _BLOCK_ID_OPS = ("block.get_block_idx", "block.get_block_num")
 
@@ -106,7 +107,7 @@ def _defined_outside(v: E.Var, loop: St.ForStmt) -> bool:
     return not any(isinstance(s, (St.AssignStmt,)) and s.var is v for s in walk(loop.body))
 
 
-class _Rewriter:
+class _Rewriter(BlockRewriter):
     def __init__(self, program: St.Program):
         self.kernels = {f.name: f for f in program.functions_list if f.type is FunctionType.InCore}
         self.calls = {}
@@ -117,26 +118,12 @@ class _Rewriter:
         self.names = NameAllocator({f.name for f in program.functions_list})
         self.new_kernels: dict = {}  # name -> rewritten or new kernel
 
-    def block(self, body: Any) -> St.SeqStmts:
-        out: list = []
-        for s in stmt_list(body):
-            out.extend(self.stmt(s))
-        return St.SeqStmts(tuple(out), getattr(body, "span", E.UNKNOWN_SPAN))
-
     def stmt(self, s: Any) -> list:
         if isinstance(s, St.ForStmt):
             m = _match(s, self.kernels)
             if m is not None:
                 return self.convert(s, m)
-            return [replace(s, body=self.block(s.body))]
-        if isinstance(s, St.WhileStmt):
-            return [replace(s, body=self.block(s.body))]
-        if isinstance(s, St.IfStmt):
-            eb = self.block(s.else_body) if s.else_body is not None else None
-            return [replace(s, then_body=self.block(s.then_body), else_body=eb)]
-        if isinstance(s, St.ScopeStmt):
-            return [replace(s, body=self.block(s.body))]
-        return [s]
+        return [self.descend(s)]
 
     def convert(self, loop: St.ForStmt, m: _Match) -> list:
         start, stop, step = (E.static_int(x) for x in (loop.start, loop.stop, loop.step))

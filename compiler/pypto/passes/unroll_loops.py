@@ -19,41 +19,25 @@ from pypto.enums import ForKind
 from pypto.errors import CompileError
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
-from pypto.ir.visitor import stmt_list, substitute, walk_stmts
+from pypto.ir.visitor import walk_stmts
 from pypto.passes.base import NameAllocator, Pass
-from pypto.passes.ir_utils import all_names, clone_definitions, fold
+from pypto.passes.block_rewriter import BlockRewriter, clone_iteration
+from pypto.passes.ir_utils import all_names, fold
 
 # A guard against unrolling a loop into an absurd amount of code by mistake (pl.unroll(100000)).
 MAX_UNROLL = 4096
 
 
-class _Unroller:
+class _Unroller(BlockRewriter):
     def __init__(self, func: St.Function):
         self.names = NameAllocator(all_names(func))
         # return var of an unrolled loop -> the value it stands for; applied to every later statement
         self.pending: dict = {}
 
-    def block(self, body: Any) -> St.SeqStmts:
-        out: list = []
-        for s in stmt_list(body):
-            if self.pending:
-                s = substitute(s, dict(self.pending))
-            out.extend(self.stmt(s))
-        return St.SeqStmts(tuple(out), getattr(body, "span", E.UNKNOWN_SPAN))
-
     def stmt(self, s: Any) -> list:
-        if isinstance(s, St.ForStmt):
-            s = replace(s, body=self.block(s.body))
-            if s.kind is ForKind.Unroll and s.chunk_size is None:
-                return self.unroll(s)
-            return [s]
-        if isinstance(s, St.WhileStmt):
-            return [replace(s, body=self.block(s.body))]
-        if isinstance(s, St.IfStmt):
-            eb = self.block(s.else_body) if s.else_body is not None else None
-            return [replace(s, then_body=self.block(s.then_body), else_body=eb)]
-        if isinstance(s, St.ScopeStmt):
-            return [replace(s, body=self.block(s.body))]
+        s = self.descend(s)
+        if isinstance(s, St.ForStmt) and s.kind is ForKind.Unroll and s.chunk_size is None:
+            return self.unroll(s)
         return [s]
 
     def unroll(self, s: St.ForStmt) -> list:
@@ -71,12 +55,7 @@ class _Unroller:
         cur = [ia.init_value for ia in s.iter_args]
         out: list = []
         for k, v in enumerate(values):
-            mapping: dict = {s.loop_var: E.ConstInt(v, DataType.INDEX, s.span)}
-            mapping.update(zip(s.iter_args, cur, strict=False))
-            body = clone_definitions(s.body, mapping, self.names, f"_u{k}")
-            stmts = list(stmt_list(body))
-            if stmts and isinstance(stmts[-1], St.YieldStmt):
-                cur = list(stmts.pop().value)
+            stmts, cur = clone_iteration(s, E.ConstInt(v, DataType.INDEX, s.span), cur, self.names, f"_u{k}")
             out.extend(stmts)
         self.pending.update(zip(s.return_vars, cur, strict=False))
         return out
