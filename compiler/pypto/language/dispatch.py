@@ -22,6 +22,8 @@ from pypto.ops import system as SY
 from pypto.ops import tensor as T
 
 TENSOR_ONLY = {"create_tensor", "dim", "assemble", "add_scalar", "sub_scalar", "mul_scalar", "div_scalar", "read"}
+# the tile-scalar spellings (block-only names) and the op they are on tensors
+TILE_SCALAR_OPS = {"adds": "add", "subs": "sub", "muls": "mul", "divs": "div"}
 BLOCK_ONLY = {
     "load", "store", "move", "neg", "sqrt", "rsqrt", "recip", "log", "relu", "abs", "matmul_acc", "matmul_bias",
     "gemv", "gemv_acc", "gemv_bias", "minimum", "cmp", "cmps", "adds", "subs", "muls", "divs", "sum", "row_min",
@@ -157,6 +159,8 @@ def pl_call(p: Any, node: ast.Call, name: str, pl: Any, args: list | None = None
         return builder(p.to_ir(args[0], node), p.to_ir(args[1], node), p.span(node))
     if first == "tensor" and name in LIB.BUILDERS:  # the tensor-level library (pypto.lib)
         return invoke(p, node, f"pl.{name}", LIB.BUILDERS[name], args, kwargs)
+    if first == "tensor" and name in TILE_SCALAR_OPS:  # pl.muls(tensor, 0.5) is pl.mul(tensor, 0.5)
+        return namespace_call(p, node, "tensor", TILE_SCALAR_OPS[name], args, kwargs)
     if name in TENSOR_ONLY or (name not in BLOCK_ONLY and first == "tensor"):
         return namespace_call(p, node, "tensor", "create" if name == "create_tensor" else name, args, kwargs)
     if name in BLOCK_ONLY or first == "tile":
