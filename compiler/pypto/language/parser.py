@@ -803,6 +803,9 @@ class FunctionParser:
             return {"USub": lambda x: -x, "UAdd": lambda x: +x, "Not": lambda x: not x}.get(
                 type(node.op).__name__, lambda x: ~x
             )(v)
+        if isinstance(getattr(v, "type", None), (TileType, TensorType)):
+            hint = "pl.neg(x) for -x" if isinstance(node.op, ast.USub) else "the pl ops (pl.not_, ...)"
+            raise self.error(f"Python operators on tiles/tensors are not supported; use {hint}", node, PyptoTypeError)
         if isinstance(node.op, ast.USub):
             return E.neg(v, self.span(node))
         if isinstance(node.op, ast.UAdd):
