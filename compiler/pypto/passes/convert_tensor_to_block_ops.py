@@ -147,16 +147,18 @@ class _Converter:
 
     def _refuse_library_ops_beside_a_matmul(self, ops: list) -> None:
         """A kernel holding a tensor-level matmul is lowered here as a whole, without the library's tile
-        loops (ExpandLibraryOps leaves it alone), so a library op beside the matmul would be left
-        unlowered; say so at that op instead of failing verification on internal names."""
+        loops (ExpandLibraryOps leaves it alone), and its product lands in cube buffers: a vector op
+        beside it would be left unlowered (a library op) or mix vector and cube tiles in one kernel,
+        which no core runs. Say so at that op, instead of failing verification on internal names or
+        code generation at the function."""
         mm = next((s for s in ops if s.value.op.name == "tensor.matmul"), None)
         if mm is None:
             return
         for s in self.stmts:
             call = s.value if isinstance(s, St.AssignStmt) else None
-            if (isinstance(call, E.Call) and not isinstance(call.op, E.GlobalVar) and call.op.name in DEFINITIONS
-                    and not _tensor_call(call)):
-                short = call.op.name.split(".", 1)[1]
+            if (isinstance(call, E.Call) and not isinstance(call.op, E.GlobalVar) and call.op.name != "tensor.matmul"
+                    and (call.op.name in DEFINITIONS or _tensor_call(call))):
+                short = call.op.name.split(".", 1)[1].removesuffix("_scalar")
                 raise CompileError(
                     f"pl.{short} cannot share a kernel ('{self.func.name}') with a tensor-level pl.matmul (line "
                     f"{mm.span.line}): put the matmul in its own pl.at region or kernel, or write both in "

@@ -1,7 +1,8 @@
 """A fused linear layer written the way users write it: matmul, bias add and an activation in one pl.at
-region. A kernel holding a tensor-level matmul is lowered without the library's tile loops, so a
-library op beside it (pl.relu, pl.softmax) is refused at that op with what to do, instead of a
-verifier message about internal names ("'_t1' is used before it is defined"); the suggested split runs."""
+region. A kernel holding a tensor-level matmul is lowered without the library's tile loops and its
+product lands in cube buffers, so a vector op beside it (pl.add, pl.relu, pl.softmax) is refused at
+that op with what to do, instead of a verifier message about internal names ("'_t1' is used before
+it is defined") or "kernel mixes vector and cube tiles" at the function; the suggested split runs."""
 
 from __future__ import annotations
 
@@ -16,6 +17,13 @@ from pypto.errors import CompileError
 def linear_relu_one_region(x: pl.Tensor, w: pl.Tensor, b: pl.Tensor, y: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP, name_hint="linear"):
         y = pl.relu(pl.add(pl.matmul(x, w, out_dtype=pl.FP32), b))
+    return y
+
+
+@pl.jit
+def softmax_of_product(x: pl.Tensor, w: pl.Tensor, y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="scores"):
+        y = pl.softmax(pl.matmul(x, w, out_dtype=pl.FP32))
     return y
 
 
@@ -36,10 +44,14 @@ def _inputs() -> tuple:
 
 def test_library_op_beside_a_matmul_in_one_region_is_refused_at_the_op():
     x, w, b = _inputs()
-    with pytest.raises(CompileError, match=r"pl.relu cannot share a kernel \('linear'\) with a tensor-level "
+    with pytest.raises(CompileError, match=r"pl.add cannot share a kernel \('linear'\) with a tensor-level "
                                            r"pl.matmul") as info:
         linear_relu_one_region(x, w, b, np.zeros((64, 80), np.float32))
     line = linear_relu_one_region.__wrapped__.__code__.co_firstlineno + 3
+    assert str(info.value).startswith(f"{__file__}:{line}:")
+    with pytest.raises(CompileError, match=r"pl.softmax cannot share a kernel \('scores'\)") as info:
+        softmax_of_product(x, w, np.zeros((64, 80), np.float32))
+    line = softmax_of_product.__wrapped__.__code__.co_firstlineno + 3
     assert str(info.value).startswith(f"{__file__}:{line}:")
 
 
