@@ -2,26 +2,28 @@
 instructions of one kernel, each size in its own process, so each figure is that run's own peak.
 
 Kernel: a double-buffered load -> scale -> store stream (64x64 f32 tiles, ping/pong in UB, flags
-between MTE2, V and MTE3) in a long ``scf.for`` loop; every ``--chunk`` tile pairs a full barrier
-(``pto.barrier <PIPE_ALL>``) lets the pipes catch up with the scalar unit. The barrier is there
-because the model's issue queues have no depth: a loop with no scalar sync point at all issues every
-instruction into its pipe's queue before the pipes run it, so the queues themselves hold the run
-(on hardware the scalar unit would stall on a full queue; the spec gives no depth to model).
+between MTE2, V and MTE3) in a long ``scf.for`` loop over ``--chunk`` tile pairs at a time (the
+columns of one chunk, round and round). No instruction syncs the scalar unit with the pipes (no full
+barrier, no wait on PIPE_S): what keeps the run's memory bounded is the depth of the pipes' issue
+queues (machine param ``issue_queue_depth``), at which the scalar unit stalls as on hardware. With
+``--machine a2a3:unbounded_issue_queues`` (the model before the bound) the scalar unit issues the
+whole loop before the pipes run it and memory grows by ~650 B per instruction.
 Races are checked (the default) and the critical path is computed, as in any run without --trace.
 
 ``--chip``: the multi-core case (issue 7): examples/vadd_spmd.pto over ``--blocks`` blocks (48: one
 per vector core), each block a long loop over its own rows (16-row tiles), timing only. The cores
 never hand anything to each other, so every GM access stays racy for the other cores to the end:
 the race detector keeps them folded into runs (pyptoemu.check.accessruns), and its live set (the
-"race live set" column) stays flat. Until pipe issue queues have a depth (issue 8), each core's
-scalar unit issues its whole loop into the queues at once, so peak RSS still follows the per-block
-loop length there, as it does for a one-core loop without the stream's full barriers.
+"race live set" column) stays flat. Each core's scalar unit stalls on its full issue queues as
+in the one-core stream (with ``--machine a2a3:unbounded_issue_queues`` it would issue its whole
+loop at once, and peak RSS would follow the per-block loop length).
 
-    python benchmarks/memory_growth.py [--sizes 1e6,3e6,1e7] [--chunk 8]
+    python benchmarks/memory_growth.py [--sizes 1e6,3e6,1e7] [--chunk 8] [--machine a2a3]
     python benchmarks/memory_growth.py --chip [--sizes 1e5,3e5,1e6] [--blocks 48]
 
-Prints, per size: instructions recorded, simulated cycles, wall seconds, instructions per second
-and peak RSS (MiB); then whether the peak stays flat and under 1 GiB.
+Prints, per size: instructions recorded (and, of them, the scalar units' stalls on a full issue
+queue, each recorded as a wait on S), simulated cycles, wall seconds, instructions per second and
+peak RSS (MiB); then whether the peak stays flat and under 1 GiB.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ def _half(buf: str, ev: int, pin: str, pout: str) -> str:
 
 
 def kernel(chunks: int, chunk: int) -> str:
-    """``chunks`` times: ``chunk`` tile pairs of a 64 x (128 * chunk) f32 matrix, then a full barrier."""
+    """``chunks`` times: ``chunk`` tile pairs of a 64 x (128 * chunk) f32 matrix (no scalar sync point)."""
     cols = 128 * chunk
     return f"""module attributes {{pto.target_arch = "a3"}} {{
   func.func @stream(%arg0: !pto.ptr<f32>, %arg1: !pto.ptr<f32>) attributes {{pto.entry}} {{
@@ -89,7 +91,6 @@ def kernel(chunks: int, chunk: int) -> str:
       }}
       pto.wait_flag[<PIPE_MTE3>, <PIPE_MTE2>, <EVENT_ID0>]
       pto.wait_flag[<PIPE_MTE3>, <PIPE_MTE2>, <EVENT_ID1>]
-      pto.barrier <PIPE_ALL>
     }}
     return
   }}
@@ -98,14 +99,14 @@ def kernel(chunks: int, chunk: int) -> str:
 
 
 def per_chunk(chunk: int) -> int:
-    return PER_PAIR * chunk + 5  # two pre-sets, two final waits, the full barrier
+    return PER_PAIR * chunk + 4  # two pre-sets, two final waits
 
 
 SPMD = Path(__file__).resolve().parents[1] / "examples" / "vadd_spmd.pto"
 SPMD_PER_TILE = 12  # instructions per 16-row tile of vadd_spmd on one vector core (sync inserted)
 
 
-def child(n: int, chunk: int, blocks: int = 0) -> dict:
+def child(n: int, chunk: int, blocks: int = 0, machine: str = "a2a3") -> dict:
     """One run of about ``n`` instructions in this process: its figures and this process's peak RSS.
     ``blocks``: the chip kernel over that many blocks (0: the one-core stream)."""
     import pyptoemu  # imported here: the parent process stays small
@@ -114,16 +115,18 @@ def child(n: int, chunk: int, blocks: int = 0) -> dict:
     if blocks:
         tiles = max(1, round(n / (blocks * SPMD_PER_TILE)))
         res = pyptoemu.run(SPMD, args={"arg3": 16 * tiles * blocks}, blocks=blocks, data=False,
-                           max_steps=10**9)
+                           max_steps=10**9, machine=machine)
     else:
         chunks = max(1, round(n / per_chunk(chunk)))
-        res = pyptoemu.run(kernel(chunks, chunk), data=False, max_steps=10**9)
+        res = pyptoemu.run(kernel(chunks, chunk), data=False, max_steps=10**9, machine=machine)
     wall = time.perf_counter() - t0
     recorded = res.chip.recorder.seq
+    # the scalar units' stalls on a full issue queue are recorded too (waits on S named "issue")
+    stalls = sum(c.scalar.stalls for c in res.chip.cores)
     live = max((getattr(c, "peak_live", 0) for c in res.chip.recorder.consumers), default=0)
     assert not res.findings, [str(f) for f in res.findings]
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # Linux: KiB
-    return {"target": n, "instructions": recorded, "cycles": res.cycles, "wall_s": wall,
+    return {"target": n, "instructions": recorded, "stalls": stalls, "cycles": res.cycles, "wall_s": wall,
             "instr_per_s": recorded / wall, "peak_rss_mib": peak_kib / 1024, "bound": res.bound,
             "race_live": live}
 
@@ -132,26 +135,29 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", help="instruction counts, comma-separated (default 1e6,3e6,1e7; "
                     "with --chip 1e5,3e5,1e6)")
-    ap.add_argument("--chunk", type=int, default=8, help="tile pairs between two full barriers")
+    ap.add_argument("--chunk", type=int, default=8, help="tile pairs per outer iteration")
+    ap.add_argument("--machine", default="a2a3", help="machine (a2a3:unbounded_issue_queues: no queue bound)")
     ap.add_argument("--chip", action="store_true", help="vadd_spmd over --blocks blocks on the chip")
     ap.add_argument("--blocks", type=int, default=48, help="blocks of the --chip kernel")
     ap.add_argument("--child", type=float, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     blocks = args.blocks if args.chip else 0
     if args.child is not None:
-        print(json.dumps(child(int(args.child), args.chunk, blocks)))
+        print(json.dumps(child(int(args.child), args.chunk, blocks, args.machine)))
         return 0
-    print(f"machine: {platform.machine()} {platform.processor() or ''} python {platform.python_version()}")
+    print(f"machine: {platform.machine()} {platform.processor() or ''} python {platform.python_version()}; "
+          f"emulated: {args.machine}")
     print(f"kernel: vadd_spmd, {blocks} blocks" if blocks else f"kernel: one-core stream, chunk {args.chunk}")
     sizes = args.sizes or ("1e5,3e5,1e6" if blocks else "1e6,3e6,1e7")
     rows = []
     for n in (int(float(s)) for s in sizes.split(",")):
         out = subprocess.run([sys.executable, __file__, "--child", str(n), "--chunk", str(args.chunk),
-                              *(["--chip", "--blocks", str(blocks)] if blocks else [])],
+                              "--machine", args.machine, *(["--chip", "--blocks", str(blocks)] if blocks else [])],
                              capture_output=True, text=True, check=True)
         row = json.loads(out.stdout.strip().splitlines()[-1])
         rows.append(row)
-        print(f"{row['instructions']:>11,} instructions  {row['cycles']:>13,} cycles  {row['wall_s']:8.1f} s  "
+        print(f"{row['instructions']:>11,} instructions ({row['stalls']:,} issue stalls)  {row['cycles']:>13,} cycles  "
+              f"{row['wall_s']:8.1f} s  "
               f"{row['instr_per_s']:9,.0f} instr/s  peak RSS {row['peak_rss_mib']:7.1f} MiB  "
               f"race live set <= {row['race_live']:,} entries", flush=True)
     peaks = [r["peak_rss_mib"] for r in rows]

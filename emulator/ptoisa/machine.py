@@ -135,14 +135,20 @@ _TOP_OPTIONAL = frozenset({"description", "alternatives", "chip"})
 CORE_KINDS = ("aic", "aiv", "combined")
 
 
+# Parameters that count things (entries of a queue): whole numbers, never rounded.
+COUNT_PARAMS = frozenset({"issue_queue_depth"})
+
+
 def _check_rates(costs: dict, params: dict, what: str, costs_map, params_map) -> None:
     """Every cost and parameter is a finite number >= 0; bandwidths (``bw_*``) are > 0 (a timing
-    formula divides by them)."""
+    formula divides by them); counts (:data:`COUNT_PARAMS`) are whole numbers."""
     for group, values, where in (("costs", costs, costs_map), ("params", params, params_map)):
         for key, v in values.items():
             if not math.isfinite(v) or v < 0 or (key.startswith("bw_") and v <= 0):
                 need = "a positive number" if key.startswith("bw_") else "a finite number >= 0"
                 raise SpecError(f"{what}: {group}.{key} must be {need}, got {v}", where.loc_of(key))
+            if key in COUNT_PARAMS and int(v) != v:
+                raise SpecError(f"{what}: {group}.{key} must be a whole number, got {v}", where.loc_of(key))
 
 
 def _parse(path: Path) -> Machine:
@@ -205,6 +211,9 @@ def _parse(path: Path) -> Machine:
             for key in values:
                 if key != "clock_ghz" and key not in params and key not in costs:
                     raise SpecError(f"{owhat}: unknown key '{key}' (not clock_ghz, a param or a cost)",
+                                    over.loc_of(key))
+                if key in COUNT_PARAMS and (int(values[key]) != values[key] or values[key] < 0):
+                    raise SpecError(f"{owhat}: {key} must be a whole number >= 0, got {values[key]}",
                                     over.loc_of(key))
             alternatives[str(opt)] = values
 

@@ -147,8 +147,9 @@ class AICore:
         self.memory = Memories(machine, seed, self.kind.buffers, None if chip is None else chip.memory.gm,
                                data=self.data)
         self.memsys = None if chip is None else chip.memsys  # read by the DMA pipes (memsys.py)
+        depth = int(machine.params.get("issue_queue_depth", 0))  # 0 (a file without it): no bound
         self.pipes = {
-            p: Pipe(self, p, machine.in_order.get(p, True), machine.costs)
+            p: Pipe(self, p, machine.in_order.get(p, True), machine.costs, depth)
             for p in self.kind.pipes if p != "S"
         }
         for name, pipe in self.pipes.items():
@@ -165,6 +166,7 @@ class AICore:
         self.alloc_log: list[tuple[int, str, int]] = []  # (cycle, buffer name, bytes in use), with keep_log
         self.printed: list[str] = []
         self.blocked_scalar: Instr | None = None
+        self.blocked_issue: Pipe | None = None  # the full issue queue the scalar unit waits on, if any
         self.slot_watch = None  # FIFO slot misuse checks of a consumer core (crosscore.SlotWatch), once it pops
         self.scalar = ScalarUnit(self, self._bind)
         self.recorder.add_core(self)
@@ -320,6 +322,12 @@ class AICore:
             blocked["S"] = self.blocked_scalar
         static_sets = _static_set_flags(self.module, self.machine.event_ids)
         lines, locs = [], []
+        full = self.blocked_issue
+        if full is not None:  # the scalar unit holds an instruction its pipe's queue has no room for
+            held = full.queue[-1]
+            lines.append(f"  {who_prefix}scalar unit (S) blocked at {held.loc}: cannot issue {held.name}: the "
+                         f"{full.name} issue queue is full ({full.depth} entries, issue_queue_depth)")
+            locs.append(held.loc)
         flag_waits = {n: c for n, c in blocked.items() if c.kind == WAIT}
         for name, cur in blocked.items():
             who = who_prefix + ("scalar unit (S)" if name == "S" else f"pipe {name}")
@@ -336,6 +344,8 @@ class AICore:
                                   [cur.loc], [name])
             elif src in blocked:
                 why = f" - its setter pipe {src} is itself blocked"
+            elif full is not None:
+                why = f" - the scalar unit has not issued its set yet (stalled on the full {full.name} queue)"
             lines.append(f"  {who} blocked at {cur.loc}: wait_flag {src}->{dst} EVENT_ID{eid}{why}")
             locs.append(cur.loc)
         cycle = _wait_cycle(flag_waits)
@@ -345,7 +355,7 @@ class AICore:
         if queued:
             lines.append(f"  {who_prefix}instructions still queued: "
                          + ", ".join(f"{n}: {c}" for n, c in queued.items()))
-        return lines, locs, list(blocked)
+        return lines, locs, list(blocked) + (["S"] if full is not None and "S" not in blocked else [])
 
 
 def _wait_cycle(blocked: dict[str, Instr]) -> list[str]:

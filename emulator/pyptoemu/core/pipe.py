@@ -183,12 +183,17 @@ class Flags:
 class Pipe:
     """One in-order queue (MTE1, MTE2, MTE3, V, M or FIX) as a SimPy process."""
 
-    def __init__(self, core, name: str, in_order: bool, costs: dict):
+    def __init__(self, core, name: str, in_order: bool, costs: dict, depth: int = 0):
         self.core = core
         self.env: simpy.Environment = core.env
         self.name = name
         self.in_order = in_order
         self.queue: deque[Instr] = deque()
+        # Issue-queue depth: how many issued instructions may wait here for the pipe (0: no bound).
+        # The scalar unit stalls while the queue is over it (ScalarUnit.wait_for_room); ``room`` is
+        # the event it sleeps on, fired when the pipe takes its next instruction off the queue.
+        self.depth = depth
+        self.room: simpy.Event | None = None
         self.wake: simpy.Event | None = None
         self.idle_waiters: list[simpy.Event] = []
         self.current: Instr | None = None
@@ -238,6 +243,9 @@ class Pipe:
                 yield from self._idle()
                 continue
             ins = queue.popleft()
+            if self.room is not None:  # the scalar unit waits for a free entry: there is one now
+                room, self.room = self.room, None
+                room.succeed()
             self.current = ins
             kind = ins.kind
             if kind == OP or kind == WAIT:

@@ -66,6 +66,9 @@ class ScalarUnit:
         # ("all", issued counts) after a full barrier. Instructions record how many preceded them.
         self.epochs = EpochLog()
         self._span_start = 0
+        # the pipe whose queue the last issue overfilled: that instruction is still in the scalar
+        # unit's hands (last in the queue), so nothing after it issues until the pipe makes room
+        self.full = None
 
     # ------------------------------------------------------------------------------- driver
 
@@ -127,6 +130,8 @@ class ScalarUnit:
                 gen = step(frame)
                 if gen is not None:
                     yield from gen
+                if self.full is not None:
+                    yield from self.wait_for_room()
             except PtoError as e:  # the kernel's own fault: located at the op if it is not yet
                 if e.loc is None:
                     e.loc = op.loc
@@ -184,7 +189,28 @@ class ScalarUnit:
         watch = self.core.slot_watch
         if watch is not None and watch.freed:  # a FIFO slot was freed: nothing may touch it now
             watch.check(instr)
-        self.core.pipes[pipe].push(instr)
+        target = self.core.pipes[pipe]
+        target.push(instr)
+        if target.depth and len(target.queue) > target.depth:
+            self.full = target
+
+    def wait_for_room(self):
+        """The last issue went to a full queue (generator): the scalar unit stalls, issuing nothing
+        more, until that pipe has taken instructions off its queue and the one in the scalar unit's
+        hands fits (on hardware it cannot put it in before). Bounds how far the scalar unit runs
+        ahead of the pipes, and so how many issued instructions a run holds at once."""
+        target = self.full
+        self.full = None
+        yield from self.sync_time()
+        if len(target.queue) <= target.depth:
+            return
+        core = self.core
+        core.blocked_issue = target
+        while len(target.queue) > target.depth:
+            target.room = core.env.event()
+            yield target.room
+        core.blocked_issue = None
+        self.resume_at_now()
 
 
 class FailedStep:

@@ -43,8 +43,8 @@ def binary_kernel(body: str, rows: int = 16, cols: int = 64, dtype: str = "f32",
 def copy_loop(n: int, late_race: bool, every: int = 0, windows: int = 0) -> str:
     """``n`` load -> store copies of 16x64 f32 windows (MTE2 -> MTE3 flags); first, V writes a
     tile %x; last, MTE3 stores %x: with ``late_race`` no V -> MTE3 flag orders the two. ``every``
-    copies a full barrier lets the pipes catch up with the scalar unit (the model's issue queues
-    have no depth: without a scalar sync point the whole loop is issued before the pipes run it).
+    copies a full barrier lets the pipes catch up with the scalar unit (with bounded issue queues,
+    machine param ``issue_queue_depth``, the loop runs in bounded memory without it too).
     ``windows``: copy only that many distinct windows, round and round (default: ``n``)."""
     barrier = ""
     if every:

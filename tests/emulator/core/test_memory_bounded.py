@@ -14,10 +14,10 @@ import pyptoemu
 from tests.emulator.core.kernels import copy_loop
 
 
-def _peak(n: int, **kw) -> int:
+def _peak(n: int, every: int = 50, **kw) -> int:
     tracemalloc.start()
     try:
-        res = pyptoemu.run(copy_loop(n, late_race=False, every=50, windows=20), sync="asis", data=False, **kw)
+        res = pyptoemu.run(copy_loop(n, late_race=False, every=every, windows=20), sync="asis", data=False, **kw)
         assert res.findings == []
         return tracemalloc.get_traced_memory()[1]
     finally:
@@ -27,6 +27,16 @@ def _peak(n: int, **kw) -> int:
 def test_five_times_the_instructions_take_no_more_memory():
     pyptoemu.run(copy_loop(4, late_race=False), sync="asis", data=False)  # specs and caches loaded
     short, long = _peak(600), _peak(3000)  # about 3 600 and 18 000 instructions over the same windows
+    assert long - short < 512 * 1024, (short, long)
+
+
+def test_bounded_issue_queues_keep_a_loop_without_sync_points_flat():
+    """No full barrier at all: the scalar unit stalls on a full issue queue (issue_queue_depth), so
+    it holds a bounded number of issued instructions. With unbounded queues
+    (``a2a3:unbounded_issue_queues``) it issues the whole loop before the pipes run it: 900 copies
+    then peak ~2.5 MiB above 300 (~650 B per instruction held)."""
+    pyptoemu.run(copy_loop(4, late_race=False), sync="asis", data=False)
+    short, long = _peak(300, every=0), _peak(900, every=0)
     assert long - short < 512 * 1024, (short, long)
 
 
