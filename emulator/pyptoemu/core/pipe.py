@@ -53,6 +53,23 @@ class Gate(Protocol):
     def describe(self) -> str: ...
 
 
+class QueueRoom:
+    """What a scalar unit stalled on a full issue queue waited for: room in ``pipe``'s queue, made
+    when the pipe took its next instruction after ``made_by`` (the instruction it had just started,
+    or None). The ``flag`` of the stall's record (an ``XWAIT`` on S with no releaser: the stall
+    orders no memory access, so the race detector draws no edge from it; the critical path follows
+    ``made_by``)."""
+
+    __slots__ = ("made_by", "pipe")
+
+    def __init__(self, pipe: Pipe, made_by: Instr | None) -> None:
+        self.pipe = pipe
+        self.made_by = made_by
+
+    def describe(self) -> str:
+        return f"(the {self.pipe.name} issue queue was full: {self.pipe.depth} entries)"
+
+
 class Instr:
     """One issued instruction (or sync op) in a pipe queue."""
 
@@ -245,7 +262,7 @@ class Pipe:
             ins = queue.popleft()
             if self.room is not None:  # the scalar unit waits for a free entry: there is one now
                 room, self.room = self.room, None
-                room.succeed()
+                room.succeed(self.current)  # the instruction whose start made the room
             self.current = ins
             kind = ins.kind
             if kind == OP or kind == WAIT:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ptoisa.text import ast as A
-from pyptoemu.core.pipe import SET, Instr
+from pyptoemu.core.pipe import SET, XWAIT, Instr, QueueRoom
 from pyptoemu.core.recorder import EpochLog
 from pyptoemu.errors import InternalError, Loc, PtoError, ResourceError, StepLimitError, VerifyError
 
@@ -205,12 +205,24 @@ class ScalarUnit:
         if len(target.queue) <= target.depth:
             return
         core = self.core
+        held = target.queue[-1]
+        stall = Instr(XWAIT, "issue", held.loc, "S", self.vclock)
+        stall.wait_start = int(core.env.now)
         core.blocked_issue = target
+        made_by = None
         while len(target.queue) > target.depth:
             target.room = core.env.event()
-            yield target.room
+            made_by = yield target.room
         core.blocked_issue = None
         self.resume_at_now()
+        # recorded as a scalar-unit wait (a sync point later issues follow, for the critical path)
+        stall.flag = QueueRoom(target, made_by)
+        stall.start = stall.end = stall.done = self.vclock
+        stall.pidx = self.s_accesses
+        stall.sepoch = len(self.epochs)
+        self.issued_total += 1
+        stall.iseq = self.issued_total
+        core.record(stall)
 
 
 class FailedStep:

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from pyptoemu.core.pipe import BARRIER, OP, WAIT, XWAIT, Instr
+from pyptoemu.core.pipe import BARRIER, OP, WAIT, XWAIT, Instr, QueueRoom
 
 BOUND_SHARE = 0.5  # a pipe whose work covers this share of the makespan bounds the kernel
 LOOKBACK = 256  # release times kept per pipe before those older than the current start are dropped
@@ -217,6 +217,14 @@ class CriticalPath:
 
     def _path_to_start(self, ins: Instr, state: _CoreState) -> _Path:
         start = ins.start
+        if ins.kind == XWAIT and isinstance(ins.flag, QueueRoom):
+            # the scalar unit stalled on a full issue queue: it went on when that pipe took its next
+            # instruction, right after starting (or finishing a wait or set) ``made_by``
+            made = ins.flag.made_by
+            node = made.cp if made is not None else None
+            if node is not None:
+                t = min(node.start if node.kind == OP else node.end, start)
+                return node.until(t).plus("sync", "S", start - t)
         if ins.kind in (WAIT, XWAIT) and ins.released_by is not None and start > ins.wait_start:
             released = self._releaser(ins)
             if released is not None:

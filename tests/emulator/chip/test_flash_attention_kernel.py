@@ -1,7 +1,8 @@
 """The flash-attention workload of benchmarks/timing_fidelity.py (benchmarks/kernels/flash_attention.py:
 cube QK^T and PV on the AIC, online softmax on the two AIVs, hand-offs through an explicit
 l2g2l pipe) computes attention: checked against NumPy at small sizes, with its hand-written
-synchronisation race-checked, and with the cube and vector cores really overlapping."""
+synchronisation race-checked, and with the cube and vector cores, and M and FIX, really
+overlapping."""
 
 from __future__ import annotations
 
@@ -47,3 +48,8 @@ def test_flash_attention_matches_numpy(s0, s1, d):
     cube_mm = [(i.start, i.end) for i in log["AIC0"] if i.pipe == "M" and i.name.startswith("tmatmul")]
     vec_ops = [(i.start, i.end) for i in log["AIV0"] if i.pipe == "V" and i.end > i.start]
     assert any(a < d and c < b for a, b in cube_mm for c, d in vec_ops)
+    if tiles >= 4:
+        # each L0C accumulator is released by its own flag: a matmul into one runs while FIX pushes
+        # the other (one flag for all of FIX serialised them)
+        pushes = [(i.start, i.end) for i in log["AIC0"] if i.pipe == "FIX" and i.name == "tpush" and i.end > i.start]
+        assert any(a < d and c < b for a, b in cube_mm for c, d in pushes)

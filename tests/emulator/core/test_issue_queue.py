@@ -19,9 +19,9 @@ DEPTH = 16
 N_VEC = 40  # vector ops issued back to back, far more than the queue holds
 
 
-def _vec_run_then_load(wait_first: bool = False) -> str:
-    """``N_VEC`` dependent-free tadds on V, then one tload on MTE2. ``wait_first``: the V queue starts
-    with a wait for a flag that only the set after the tload raises."""
+def _vec_run_then_load(wait_first: bool = False, loads: int = 1) -> str:
+    """``N_VEC`` dependent-free tadds on V, then ``loads`` tloads on MTE2. ``wait_first``: the V queue
+    starts with a wait for a flag that only the set after the tload raises."""
     t = vec(16, 64)
     wait = "    pto.wait_flag[<PIPE_MTE2>, <PIPE_V>, <EVENT_ID0>]\n" if wait_first else ""
     adds = "".join(f"    pto.tadds ins(%a, %cst : {t}, f32) outs(%b{i % 2} : {t})\n" for i in range(N_VEC))
@@ -29,7 +29,7 @@ def _vec_run_then_load(wait_first: bool = False) -> str:
             f"    %l = pto.alloc_tile : {t}\n"
             f"    pto.texpands ins(%cst : f32) outs(%a : {t})\n    pto.barrier <PIPE_V>\n"
             f"{wait}{adds}"
-            f"    pto.tload ins(%p0 : !pto.partition_tensor_view<16x64xf32>) outs(%l : {t})\n"
+            + f"    pto.tload ins(%p0 : !pto.partition_tensor_view<16x64xf32>) outs(%l : {t})\n" * loads
             + ("    pto.set_flag[<PIPE_MTE2>, <PIPE_V>, <EVENT_ID0>]\n" if wait_first else ""))
     return binary_kernel(body, nargs=1, extra_consts="    %cst = arith.constant 1.0 : f32")
 
@@ -59,6 +59,13 @@ def test_a_full_vector_queue_holds_back_the_next_load():
     (free_load,) = [i for i in free if i.name == "tload"]
     assert free_load.start <= N_VEC + 20  # issued at once: a scalar cycle per op before it (constants, views)
     assert free_load.start < vops[2].start
+
+
+def test_the_critical_path_runs_through_the_pipe_a_stall_waited_for():
+    """The loads issue only once V made room in its queue: the path to them is V's work, not the
+    scalar unit's (a stall is a sync point the path crosses into the pipe that ended it)."""
+    res = _run(_vec_run_then_load(loads=2))
+    assert res.bound.startswith("V-bound: 5"), res.bound  # then the two loads (~46%) on MTE2
 
 
 def test_cycles_of_a_run_that_never_fills_a_queue_are_unchanged():
