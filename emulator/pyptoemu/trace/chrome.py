@@ -23,7 +23,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from pyptoemu.core.pipe import BARRIER, OP, SET, WAIT, XSET, XWAIT, Instr
+from pyptoemu.core.pipe import BARRIER, OP, SET, WAIT, XSET, XWAIT, Instr, QueueRoom
 from pyptoemu.core.tileop import describe_operands
 from pyptoemu.errors import OutputError
 from pyptoemu.output import file_mode
@@ -47,6 +47,8 @@ def instr_event(ins: Instr, pid: int) -> dict:
         name, ts, end = ins.name, ins.start, ins.end
     elif ins.kind in (XSET, XWAIT):
         name = f"{ins.name} {ins.flag.describe()}" if ins.kind == XWAIT else ins.name
+        if isinstance(ins.flag, QueueRoom):  # a stall of the scalar unit, not an instruction of the line
+            args["issuing"] = args.pop("line")
         ts = ins.wait_start if ins.kind == XWAIT and ins.wait_start >= 0 else ins.start
         end = max(ins.end, ts)
         if ins.kind == XWAIT:
