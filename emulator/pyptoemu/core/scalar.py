@@ -69,6 +69,7 @@ class ScalarUnit:
         # the pipe whose queue the last issue overfilled: that instruction is still in the scalar
         # unit's hands (last in the queue), so nothing after it issues until the pipe makes room
         self.full = None
+        self.stalls = 0  # stalls on a full issue queue (each recorded as a wait on S named "issue")
 
     # ------------------------------------------------------------------------------- driver
 
@@ -222,6 +223,7 @@ class ScalarUnit:
         stall.sepoch = len(self.epochs)
         self.issued_total += 1
         stall.iseq = self.issued_total
+        self.stalls += 1
         core.record(stall)
 
 
