@@ -274,10 +274,10 @@ class GMBuffer:
     pending: np.ndarray | None = None  # per piece of stand-in data: not generated yet (None: none)
     backing: np.ndarray | None = None  # stand-in data: whole pieces (``store`` is its first ``size``)
     covered: np.ndarray | None = None  # per element of ``backing``: written before its piece was drawn
+    name: str = field(init=False)  # argN: how accesses, findings and outputs name it
 
-    @property
-    def name(self) -> str:
-        return f"arg{self.index}"
+    def __post_init__(self) -> None:
+        self.name = f"arg{self.index}"
 
     @property
     def data(self) -> np.ndarray | None:

@@ -82,6 +82,7 @@ class Instr:
         "flag",
         "iseq",
         "issue",
+        "key",
         "kind",
         "latency",
         "loc",
@@ -131,6 +132,7 @@ class Instr:
         self.core = None  # the AICore that ran it (set when recorded)
         self.vc = None  # its vector clock at start, once the race detector has seen it (check/races.py)
         self.cp = None  # its node on the critical-path graph, once seen (trace/bottleneck.py)
+        self.key = None  # a timing-only tile instruction: what its shape check is remembered by (tileop.py)
 
 
 class CommitQueue:

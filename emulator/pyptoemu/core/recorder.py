@@ -119,10 +119,16 @@ class Recorder:
         heap = self.heap
         limit = self.watermark() if upto is None else upto
         consumers = self.consumers
-        while heap and heap[0][0] <= limit:
-            ins = heapq.heappop(heap)[2]
-            for c in consumers:
-                c.consume(ins)
+        pop = heapq.heappop
+        if len(consumers) == 1:  # the usual case (the critical path alone): no inner loop per record
+            consume = consumers[0].consume
+            while heap and heap[0][0] <= limit:
+                consume(pop(heap)[2])
+        else:
+            while heap and heap[0][0] <= limit:
+                ins = pop(heap)[2]
+                for c in consumers:
+                    c.consume(ins)
         if not self.keep_log:
             self._forget_epochs()
 

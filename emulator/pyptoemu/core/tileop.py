@@ -137,6 +137,7 @@ class TileOpBinding:
     short_name: str = ""  # the op name without 'pto.', as instructions are named
     memory: Any = None  # the core's memories (pyptoemu.core.aicore.Memories)
     data: bool = True  # False: a timing-only run computes nothing
+    index_pos: tuple[int, ...] = ()  # operands written as index scalars (their values shape the result)
 
     def __post_init__(self) -> None:
         n = len(self.ins)
@@ -149,6 +150,7 @@ class TileOpBinding:
         self.short_name = self.op.name[4:]
         self.memory = self.su.core.memory
         self.data = self.su.core.data
+        self.index_pos = tuple(i for i, (_, st) in enumerate(self.fetch) if st == "index")
 
     # ---- issue: the scalar unit, in program order
 
@@ -157,7 +159,9 @@ class TileOpBinding:
 
         The per-issue path: one frame lookup per operand, one snapshot each, a timing key built
         from what the snapshot already read (pipe, cost and checks are looked up by it, computed
-        only the first time a shape is seen), the byte ranges, one :class:`Instr`."""
+        only the first time a shape is seen), the byte ranges, one :class:`Instr`. Tiles and GM
+        windows (nearly every operand) are read here directly; anything else goes through
+        :func:`_snap`."""
         op = self.op
         snaps = []
         key = []
@@ -178,6 +182,13 @@ class TileOpBinding:
                 key.append((TILE, vrow, vcol, dtype, tloc))
                 addr = v.addr
                 spans.append((v.buffer.spec.name, addr, addr + v.nbytes, None))
+            elif cls is PartitionView and (v.gm.store is not None or v.gm.size):
+                gm = v.gm
+                dtype, sizes, strides = gm.dtype_name, v.sizes, v.strides
+                snaps.append(OperandSnap(VIEW, v, v.rows, v.cols, dtype, "gm"))
+                key.append((VIEW, v.rows, v.cols, dtype, "gm", sizes, strides))
+                es = gm.dtype.itemsize
+                spans.append((gm.name, v.lo * es, (v.hi + 1) * es, (v.base, sizes, strides)))
             else:
                 s = _snap(v, scalar_type, op.loc, op)
                 snaps.append(s)
@@ -195,6 +206,9 @@ class TileOpBinding:
         writes = tuple([r for i in self.write_idx if (r := spans[i]) is not None])
         instr = Instr(OP, self.short_name, op.loc, pipe, 0, occ, lat, self, reads, writes, None, snaps, nbytes)
         instr.transfer = transfer
+        if not self.data:  # what the timing-only shape check is remembered by (index operands: their values too)
+            index_pos = self.index_pos
+            instr.key = key if not index_pos else (key, tuple([snaps[i].obj for i in index_pos]))
         if pipe == "S":
             return _run_on_scalar(self.su, instr)
         self.su.issue(pipe, instr)
@@ -298,7 +312,8 @@ class TileOpBinding:
         n_ins = self.n_ins
         self.memory.note_reads(instr.reads, instr)
         if not self.data:  # timing only: nothing to compute, only the faults shapes alone decide
-            self._check_shapes_once(snaps)
+            if instr.key not in self.shapes_checked:
+                self._check_shapes(snaps, instr.key)
             return []
         in_args = [_arg(s) for s in snaps[:n_ins]]
         out_args = [_out_arg(s) for s in snaps[n_ins:]]
@@ -310,13 +325,11 @@ class TileOpBinding:
             fixed.append(r)
         return fixed
 
-    def _check_shapes_once(self, snaps: list) -> None:
+    def _check_shapes(self, snaps: list, key: tuple) -> None:
         """Timing-only runs still find the faults that need no data (a window leaving its source,
         a result that does not fit its tile): the semantics run once per operand shapes and index
-        operands on zero stand-ins (calloc'd, so untouched pages cost nothing)."""
-        key = tuple(s.obj if s.kind == SCALAR and s.dtype == "index" else s.timing_key() for s in snaps)
-        if key in self.shapes_checked:
-            return
+        operands (``key``: the issue's timing key, with the index operands' values) on zero
+        stand-ins (calloc'd, so untouched pages cost nothing)."""
         if len(self.shapes_checked) >= _SHAPES_REMEMBERED:  # bounded: a loop of offsets re-checks
             self.shapes_checked.clear()
         n = self.n_ins

@@ -34,6 +34,10 @@ S_SYNCS = 64  # recent sync points of a scalar unit searched for the one an issu
 PIPES = ("S", "MTE1", "MTE2", "MTE3", "V", "M", "FIX")
 WHATS = ("work", "latency", "sync")
 SLOT = {(w, p): i for i, (w, p) in enumerate((w, p) for w in WHATS for p in PIPES)}
+# the same slots by pipe, for the per-instruction path (no tuple key built per lookup)
+WORK = {p: SLOT[("work", p)] for p in PIPES}
+LATENCY = {p: SLOT[("latency", p)] for p in PIPES}
+SYNC = {p: SLOT[("sync", p)] for p in PIPES}
 
 
 @dataclass
@@ -81,6 +85,25 @@ class _Path:
             cycles[SLOT[(also[0], also[1])]] += also[2]
         return _Path(cycles, self.waits)
 
+    def add(self, i: int, n: int) -> _Path:
+        """This path with ``n`` more cycles in slot ``i`` (the per-instruction form of :meth:`plus`)."""
+        if n <= 0:
+            return self
+        cycles = self.cycles[:]
+        cycles[i] += n
+        return _Path(cycles, self.waits)
+
+    def add2(self, i: int, n: int, j: int, m: int) -> _Path:
+        """This path with ``n`` more cycles in slot ``i`` and ``m`` more in slot ``j``."""
+        if n <= 0 and m <= 0:
+            return self
+        cycles = self.cycles[:]
+        if n > 0:
+            cycles[i] += n
+        if m > 0:
+            cycles[j] += m
+        return _Path(cycles, self.waits)
+
     def waited(self, flag: tuple, lo: int, hi: int, line: int) -> _Path:
         """This path having crossed a wait blocked over [lo, hi) (cycles already on it not recounted)."""
         waits = dict(self.waits)
@@ -119,11 +142,12 @@ class _Node:
                     self.path = pred.until(pred.done).plus("sync", "S", self.end - pred.done)
                 self.drained = None
             return self.path
+        start = self.start
         if self.kind == OP:
             work_end = min(self.end, t)
-            return self.path.plus("work", self.pipe, work_end - self.start,
-                                  ("latency", self.pipe, t - max(work_end, self.start)))
-        return self.path.plus("sync", self.pipe, t - self.start)
+            pipe = self.pipe
+            return self.path.add2(WORK[pipe], work_end - start, LATENCY[pipe], t - max(work_end, start))
+        return self.path.add(SYNC[self.pipe], t - start)
 
 
 class _CoreState:
@@ -177,10 +201,6 @@ class _CoreState:
                 barrier.until(barrier.end)
             self.draining = [b for b in self.draining if b.end >= now]
 
-    def pipe_predecessor(self, pipe: str, start: int) -> _Node | None:
-        index = self.by_time.get(pipe)
-        return index.get(start) if index else None
-
     def scalar_sync_before(self, t: int) -> _Node | None:
         for node in reversed(self.s_syncs):
             if node.end <= t:
@@ -199,7 +219,9 @@ class CriticalPath:
         state = self.cores.get(id(ins.core))
         if state is None:
             state = self.cores[id(ins.core)] = _CoreState()
-        state.settle(ins.start)
+        draining = state.draining
+        if draining and draining[0].end < ins.start:
+            state.settle(ins.start)
         if ins.pipe == "S" and ins.kind == BARRIER:  # a full barrier: waited for the pipes to drain
             node = _Node(ins, None, full_barrier=True)
             state.begin_drain(node)
@@ -232,9 +254,11 @@ class CriticalPath:
                 flag = ins.flag[:2] if ins.kind == WAIT else ("x", ins.name)
                 line = ins.loc.line if ins.loc else 0
                 return setter.until(ts).plus("sync", setter.pipe, start - ts).waited(flag, ins.wait_start, start, line)
-        pred = state.pipe_predecessor(ins.pipe, start) if ins.pipe != "S" else None
-        if pred is not None:
-            return pred.until(start)
+        if ins.pipe != "S":
+            index = state.by_time.get(ins.pipe)
+            pred = index.get(start) if index else None
+            if pred is not None:
+                return pred.until(start)
         # issued late: the scalar unit was busy up to here since its last sync point
         sync = state.scalar_sync_before(start)
         if sync is None:
