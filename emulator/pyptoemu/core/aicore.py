@@ -147,6 +147,8 @@ class AICore:
         self.memory = Memories(machine, seed, self.kind.buffers, None if chip is None else chip.memory.gm,
                                data=self.data)
         self.memsys = None if chip is None else chip.memsys  # read by the DMA pipes (memsys.py)
+        # tile-op bindings the cores of a chip share, by (core kind, op) (tileop.bind_tile_op)
+        self.shared_bindings: dict | None = None if chip is None else chip.bindings
         depth = int(machine.params.get("issue_queue_depth", 0))  # 0 (a file without it): no bound
         self.pipes = {
             p: Pipe(self, p, machine.in_order.get(p, True), machine.costs, depth)

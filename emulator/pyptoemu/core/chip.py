@@ -61,6 +61,7 @@ class Chip:
         self.memsys = SharedMemory(self.spec, machine)
         self.crosscore = CrossCore(self)
         self.cores: list[AICore] = []  # in the order they were first used
+        self.bindings: dict = {}  # tile-op bindings shared by the cores of one kind (tileop.bind_tile_op)
         self._slots: dict[tuple[str, int], AICore] = {}
         self.launch = Launch("combined")
         self.blocks = 1

@@ -11,8 +11,10 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import MethodType
 from typing import Any
 
 import numpy as np
@@ -83,7 +85,25 @@ def _operand_lists(op: A.Op, spec: InstrSpec) -> tuple[list, list, list]:
 
 
 def bind_tile_op(su: ScalarUnit, op: A.Op, spec: InstrSpec, semantics: Callable) -> Step:
-    """Match the op's operands to its spec once; the step is the binding's :meth:`issue`."""
+    """Match the op's operands to its spec once; the step is the binding's :meth:`issue`.
+
+    On a chip the cores of one kind share the work: the first core binds the op, the others take a
+    copy that shares its operand matching and its caches of checked shapes and timings (what
+    they hold depends on the op, the shapes and the kind's pipes, not on the core), so a
+    48-core run checks and times each shape once, not 48 times."""
+    shared = su.core.shared_bindings
+    if shared is not None:
+        key = (su.core.kind.name, op)
+        template = shared.get(key)
+        if template is not None:
+            return template.for_core(su).issue
+    step = _bind_tile_op(su, op, spec, semantics)
+    if shared is not None and isinstance(step, MethodType):
+        shared[key] = step.__self__
+    return step
+
+
+def _bind_tile_op(su: ScalarUnit, op: A.Op, spec: InstrSpec, semantics: Callable) -> Step:
     try:
         ins, outs, in_types = _operand_lists(op, spec)
     except VerifyError as e:
@@ -138,6 +158,15 @@ class TileOpBinding:
     memory: Any = None  # the core's memories (pyptoemu.core.aicore.Memories)
     data: bool = True  # False: a timing-only run computes nothing
     index_pos: tuple[int, ...] = ()  # operands written as index scalars (their values shape the result)
+
+    def for_core(self, su: ScalarUnit) -> TileOpBinding:
+        """This binding on another core of the same kind: everything shared but the core's own
+        scalar unit and memories."""
+        other = copy.copy(self)
+        other.su = su
+        other.memory = su.core.memory
+        other.data = su.core.data
+        return other
 
     def __post_init__(self) -> None:
         n = len(self.ins)
