@@ -355,8 +355,9 @@ class GMBuffer:
 
     def cover_window(self, base: int, sizes: tuple, strides: tuple) -> bool:
         """A write of every element of the window is about to land in ``store``: mark them
-        written so that their pieces need not be drawn. False (nothing marked) when the window has
-        a negative stride, and the caller draws its pieces first as for a read."""
+        written, so that the pieces they fill are never drawn (checked when a piece is first
+        needed: :meth:`_generate`). False (nothing marked) when the window has a negative stride,
+        and the caller draws its pieces first as for a read."""
         pending = self.pending
         if pending is None or 0 in sizes:
             return True
@@ -364,43 +365,43 @@ class GMBuffer:
             return False
         chunk = STANDIN_CHUNK
         hi = base + sum((z - 1) * s for z, s in zip(sizes, strides, strict=False)) + 1
-        k0, k1 = base // chunk, -(-hi // chunk)
-        if not pending[k0:k1].any():
+        if not pending[base // chunk:-(-hi // chunk)].any():
             return True
         if self.covered is None:
             self.covered = _untouched_zeros(self.backing.size, np.dtype(bool))
-        covered = self.covered
-        np.ndarray(sizes, covered.dtype, buffer=covered, offset=base,
-                   strides=tuple(strides))[...] = True
-        todo = np.flatnonzero(pending[k0:k1]) + k0
-        full = [k for k in todo.tolist() if covered[k * chunk:(k + 1) * chunk].all()]
-        if full:  # written in full before anything read them: never drawn
-            pending[full] = False
-            if not pending.any():
-                self.pending = None
+        np.ndarray(sizes, bool, buffer=self.covered, offset=base, strides=tuple(strides))[...] = True
         return True
 
     def _generate(self, pieces: np.ndarray) -> None:
-        chunk, backing, covered = STANDIN_CHUNK, self.backing, self.covered
+        """Draw the stand-in numbers of these pending pieces; a piece the kernel has written in
+        full is only marked drawn, one written in part keeps what was written."""
+        chunk, covered = STANDIN_CHUNK, self.covered
         for k in pieces.tolist():
-            rng = np.random.default_rng([self.seed, self.index, k])
-            piece = backing[k * chunk:(k + 1) * chunk]
             written = None
             if covered is not None:
                 mask = covered[k * chunk:(k + 1) * chunk]
+                if mask.all():
+                    continue  # every element written before anything read it: nothing to draw
                 if mask.any():
                     written = mask
-            if written is None and self.dtype == np.float32:  # drawn in place: the same numbers as random_data's
-                rng.standard_normal(dtype=np.float32, out=piece)
-            elif written is None:
-                piece[:] = random_data(self.dtype_name, self.dtype, chunk, rng)
-            else:  # keep what the kernel wrote before the piece was drawn
-                drawn = random_data(self.dtype_name, self.dtype, chunk, rng)
-                keep = ~written
-                piece[keep] = drawn[keep]
+            self._draw(k, written)
         self.pending[pieces] = False
         if not self.pending.any():
             self.pending = None
+
+    def _draw(self, k: int, written: np.ndarray | None) -> None:
+        """Piece ``k``'s numbers, from its own seed; the elements ``written`` marks are kept."""
+        chunk = STANDIN_CHUNK
+        rng = np.random.default_rng([self.seed, self.index, k])
+        piece = self.backing[k * chunk:(k + 1) * chunk]
+        if written is None and self.dtype == np.float32:  # drawn in place: the same numbers as random_data's
+            rng.standard_normal(dtype=np.float32, out=piece)
+        elif written is None:
+            piece[:] = random_data(self.dtype_name, self.dtype, chunk, rng)
+        else:  # keep what the kernel wrote before the piece was drawn
+            drawn = random_data(self.dtype_name, self.dtype, chunk, rng)
+            keep = ~written
+            piece[keep] = drawn[keep]
 
     def writable(self, lo: int = 0, hi: int | None = None) -> np.ndarray:
         """The backing array, elements [lo, hi) present (all by default), made a private copy

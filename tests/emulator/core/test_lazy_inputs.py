@@ -114,13 +114,13 @@ def _scatter_kernel(out_rows: int, out_cols: int, corners: list[tuple[int, int]]
 def _drawn_pieces(monkeypatch) -> list:
     """Records (argument index, piece) of every stand-in piece drawn from now on."""
     drawn: list = []
-    original = GMBuffer._generate
+    original = GMBuffer._draw
 
-    def spy(self, pieces):
-        drawn.extend((self.index, int(k)) for k in pieces)
-        return original(self, pieces)
+    def spy(self, k, written):
+        drawn.append((self.index, k))
+        return original(self, k, written)
 
-    monkeypatch.setattr(GMBuffer, "_generate", spy)
+    monkeypatch.setattr(GMBuffer, "_draw", spy)
     return drawn
 
 
