@@ -312,14 +312,18 @@ def lower_flag(su: ScalarUnit, op: A.Op) -> Step:
         return fail_step(VerifyError(f"{op.name}: event id {static_id} is out of range: {su.machine.name} has "
                                      f"EVENT_ID0..EVENT_ID{n_ids - 1}", loc))
 
+    kind, pipe = (SET, src) if is_set else (WAIT, dst)
+    static_flag = (src, dst, static_id) if dyn is None else None
+
     def step(frame):
-        eid = static_id if dyn is None else int(su.value(frame, dyn, loc))
-        if not 0 <= eid < n_ids:
-            su.core.findings.event_out_of_range(name, eid, n_ids, loc)
-        flag = (src, dst, eid)
-        instr = Instr(SET if is_set else WAIT, name, loc, src if is_set else dst, 0, flag=flag)
+        flag = static_flag
+        if flag is None:
+            eid = int(su.value(frame, dyn, loc))
+            if not 0 <= eid < n_ids:
+                su.core.findings.event_out_of_range(name, eid, n_ids, loc)
+            flag = (src, dst, eid)
+        instr = Instr(kind, name, loc, pipe, 0, 0, 0, None, (), (), flag)
         su.note_flag_order(instr)
-        pipe = src if is_set else dst
         if pipe == "S":
             return su_flag_on_scalar(su, instr)
         su.issue(pipe, instr)

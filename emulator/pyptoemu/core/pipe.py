@@ -229,6 +229,7 @@ class Pipe:
         # On a chip, DMA pipes ask the shared memory system for bandwidth (pyptoemu.core.memsys).
         self.memsys = None
         self.commits: CommitQueue = core.commits
+        self.record = core.recorder.record  # (core, instr): what AICore.record does, one call less per instruction
         self.process = self.env.process(self.run())
 
     def push(self, instr: Instr) -> None:
@@ -288,7 +289,7 @@ class Pipe:
                     yield env.timeout(end - now)
                 self.busy += self.set_cost
                 flags.set(ins.flag, ins)
-                self.core.record(ins)
+                self.record(self.core, ins)
             elif kind == XWAIT:
                 yield from self._run_xwait(ins)
             elif kind == XSET:
@@ -332,12 +333,14 @@ class Pipe:
             done = last_done
         occupancy = ins.occupancy
         ins.start, ins.end, ins.done = start, start + occupancy, done
-        entry = commits.push(done, ins, results)
+        commits.seq += 1
+        entry = [done, commits.seq, ins, results]  # CommitQueue.push, inline
+        heapq.heappush(heap, entry)
         if in_order:
             own_pending.append(entry)
         self.busy += occupancy
         self.count += 1
-        self.core.record(ins)
+        self.record(self.core, ins)
         self.ready_at = start + occupancy
 
     def _set_end(self, ins: Instr) -> int:
@@ -356,7 +359,7 @@ class Pipe:
         ins.end = ins.done = self.ready_at = start + self.wait_cost
         self.busy += self.wait_cost
         self.last_done = max(self.last_done, ins.done)
-        self.core.record(ins)
+        self.record(self.core, ins)
 
     def _run_xwait(self, ins: Instr):
         """A cross-core wait (sync.wait, a full FIFO): blocks the pipe until its gate opens."""
@@ -374,7 +377,7 @@ class Pipe:
         ins.end = ins.done = self.ready_at = ins.start + ins.occupancy
         self.busy += ins.occupancy
         self.last_done = max(self.last_done, ins.done)
-        self.core.record(ins)
+        self.record(self.core, ins)
 
     def _run_xset(self, ins: Instr):
         """A cross-core signal (sync.set, a FIFO slot release): fires once every earlier
@@ -387,7 +390,7 @@ class Pipe:
             yield self.env.timeout(ins.end - now)
         self.busy += ins.occupancy
         ins.flag.fire(ins)
-        self.core.record(ins)
+        self.record(self.core, ins)
 
     def _run_barrier(self, ins: Instr) -> None:
         """barrier: later instructions start after every earlier one completed (no event needed)."""
@@ -396,4 +399,4 @@ class Pipe:
         ins.end = ins.done = self.ready_at = start + self.barrier_cost
         self.last_done = max(self.last_done, ins.done)
         self.busy += self.barrier_cost
-        self.core.record(ins)
+        self.record(self.core, ins)

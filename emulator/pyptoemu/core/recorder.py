@@ -41,17 +41,19 @@ class EpochLog:
     ``len`` is the number of epochs ever appended (what ``Instr.sepoch`` counts); indexing works for
     every epoch not yet dropped."""
 
-    __slots__ = ("base", "items")
+    __slots__ = ("base", "count", "items")
 
     def __init__(self) -> None:
         self.items: list[tuple] = []
         self.base = 0  # epochs before this one were dropped
+        self.count = 0  # epochs ever appended (``len``; read as an attribute on the issue path)
 
     def append(self, item: tuple) -> None:
         self.items.append(item)
+        self.count += 1
 
     def __len__(self) -> int:
-        return self.base + len(self.items)
+        return self.count
 
     def __getitem__(self, i: int) -> tuple:
         if i < self.base:

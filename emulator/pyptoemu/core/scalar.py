@@ -184,7 +184,7 @@ class ScalarUnit:
         n = issued.get(pipe, 0)
         instr.pidx = n
         issued[pipe] = n + 1
-        instr.sepoch = len(self.epochs)
+        instr.sepoch = self.epochs.count
         self.issued_total += 1
         instr.iseq = self.issued_total
         watch = self.core.slot_watch

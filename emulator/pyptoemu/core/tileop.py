@@ -158,6 +158,7 @@ class TileOpBinding:
     memory: Any = None  # the core's memories (pyptoemu.core.aicore.Memories)
     data: bool = True  # False: a timing-only run computes nothing
     index_pos: tuple[int, ...] = ()  # operands written as index scalars (their values shape the result)
+    times_in_place: bool = False  # the timing formulas read ``in_place`` (else the key leaves it out)
 
     def for_core(self, su: ScalarUnit) -> TileOpBinding:
         """This binding on another core of the same kind: everything shared but the core's own
@@ -180,6 +181,7 @@ class TileOpBinding:
         self.memory = self.su.core.memory
         self.data = self.su.core.data
         self.index_pos = tuple(i for i, (_, st) in enumerate(self.fetch) if st == "index")
+        self.times_in_place = self.has_outs and _formulas_read(self.spec.timing, "in_place")
 
     # ---- issue: the scalar unit, in program order
 
@@ -225,7 +227,8 @@ class TileOpBinding:
                 spans.append(None if s.kind == SCALAR else _range(s))
         n_ins = self.n_ins
         # (a GM view's strides decide its bursts; a result over its own source runs in place)
-        key.append(_in_place(snaps[:n_ins], snaps[n_ins:]) if self.has_outs and snaps[n_ins].kind == TILE else 0)
+        key.append(_in_place(snaps[:n_ins], snaps[n_ins:])
+                   if self.times_in_place and snaps[n_ins].kind == TILE else 0)
         key = tuple(key)
         hit = self.timing_cache.get(key)
         if hit is None:
@@ -625,6 +628,13 @@ def _describe(name: str, s: OperandSnap) -> tuple:
         lo, hi = obj.byte_range()
         return (str(name), obj.gm.name, lo, hi - lo)
     return (str(name), "scalar", obj, 0)
+
+
+def _formulas_read(timing, name: str) -> bool:
+    """Whether any timing formula of the op reads the variable ``name``."""
+    cases = [timing.case, timing.default, *timing.cases.values()]
+    return any(f is not None and name in f.code.co_names
+               for c in cases if c is not None for f in (c.occupancy, c.latency, c.traffic, c.bandwidth))
 
 
 def _in_place(in_snap: list, out_snap: list) -> int:
