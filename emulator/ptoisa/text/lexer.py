@@ -1,6 +1,7 @@
 """Tokenizer for the `.pto` text format (MLIR textual IR subset).
 
-One compiled regex walks the text once. Tokens carry only their kind, text and start offset: line and
+One compiled regex walks the text once (each match skips the whitespace and comments before its
+token, so they cost no match of their own). Tokens carry only their kind, text and start offset: line and
 column are computed from the offset when something needs them (an error, or an op's ``Loc``), so the
 common path does no line bookkeeping.
 
@@ -19,8 +20,9 @@ from ptoisa.errors import Loc, ParseError
 
 _TOKEN_RE = re.compile(
     r"""
-    (?P<ws>(?:\s+|//[^\n]*)+)
-  | (?P<str>"(?:[^"\\\n]|\\.)*")
+    (?:\s+|//[^\n]*)*  # whitespace and comments before the token: skipped by the same match
+    (?:
+    (?P<str>"(?:[^"\\\n]|\\.)*")
   | (?P<badstr>")
   | (?P<ssa>%(?:\d+|[A-Za-z_$.][\w$.\-]*)(?:\#\d+)?)
   | (?P<sym>@(?:[A-Za-z_$.][\w$.\-]*|"[^"\n]*"))
@@ -34,7 +36,9 @@ _TOKEN_RE = re.compile(
   | (?P<bare>[A-Za-z_][\w$.]*)
   | (?P<arrow>->)
   | (?P<punct>[()\[\]{}<>,:=?*+|])
+  | (?P<end>\Z)
   | (?P<bad>.)
+    )
     """,
     re.VERBOSE | re.DOTALL,
 )
@@ -84,20 +88,20 @@ def tokenize(text: str, file: str = "<string>") -> list[Token]:
     tokens: list[Token] = []
     append = tokens.append
     for m in _TOKEN_RE.finditer(text):
-        kind = m.lastgroup
-        if kind == "ws":
-            continue
-        start = m.start()
+        kind = m.lastgroup  # never None: every match ends in a token, the end, or ``bad`` (any character)
+        if kind == "end":  # whitespace and comments up to the end of the text
+            break
+        start = m.start(kind)
         if kind == "punct" or kind == "arrow":
-            s = m.group()
+            s = m.group(kind)
             append(Token(s, s, start))
         elif kind == "badstr":
             raise ParseError("unterminated string literal", SourceMap(text, file).loc(start))
         elif kind == "bad":
-            ch = m.group()
+            ch = m.group(kind)
             raise ParseError(f"unexpected character {ch!r}", SourceMap(text, file).loc(start))
         else:
-            text_ = m.group()
+            text_ = m.group(kind)
             if kind in ("int", "hex", "float", "shape") and len(text_) > MAX_NUMBER_CHARS:
                 raise ParseError(f"numeric literal of {len(text_)} characters is out of range for every type "
                                  f"(at most {MAX_NUMBER_CHARS})", SourceMap(text, file).loc(start))

@@ -143,6 +143,7 @@ class Tile:
         "cols",
         "dtype",
         "esize",
+        "issued",
         "name",
         "nbytes",
         "rows",
@@ -163,6 +164,7 @@ class Tile:
         self.vcol = vcol
         self.esize = dtype.itemsize
         self.name = name
+        self.issued = None  # (vrow, vcol, addr, snapshot, timing key, byte range) of its last issue (tileop)
         self._nd = ttype.slayout == "none_box"
         if self._nd:
             self._offs = None

@@ -207,12 +207,22 @@ class TileOpBinding:
                     raise VerifyError(f"undefined SSA value {x}", op.loc) from None
             cls = v.__class__
             if cls is Tile:
+                vrow, vcol, addr = v.vrow, v.vcol, v.addr
+                last = v.issued  # what the tile's previous issue made of it, unchanged while its
+                if last is not None and last[0] == vrow and last[1] == vcol and last[2] == addr:
+                    snaps.append(last[3])  # valid shape and address are (snapshots are never mutated)
+                    key.append(last[4])
+                    spans.append(last[5])
+                    continue
                 t = v.type
-                vrow, vcol, dtype, tloc = v.vrow, v.vcol, t.dtype, t.loc
-                snaps.append(OperandSnap(TILE, v, vrow, vcol, dtype, tloc))
-                key.append((TILE, vrow, vcol, dtype, tloc))
-                addr = v.addr
-                spans.append((v.buffer.spec.name, addr, addr + v.nbytes, None))
+                dtype, tloc = t.dtype, t.loc
+                snap = OperandSnap(TILE, v, vrow, vcol, dtype, tloc)
+                tkey = (TILE, vrow, vcol, dtype, tloc)
+                span = (v.buffer.spec.name, addr, addr + v.nbytes, None)
+                v.issued = (vrow, vcol, addr, snap, tkey, span)
+                snaps.append(snap)
+                key.append(tkey)
+                spans.append(span)
             elif cls is PartitionView and (v.gm.store is not None or v.gm.size):
                 gm = v.gm
                 dtype, sizes, strides = gm.dtype_name, v.sizes, v.strides
