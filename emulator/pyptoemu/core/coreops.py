@@ -64,8 +64,12 @@ def lower_partition_view(su: ScalarUnit, op: A.Op) -> Step:
             gm = tv.ptr.gm
         else:
             raise VerifyError(f"partition_view needs a tensor view, got {tv_name}", loc)
-        offs = [int(value(frame, n, loc)) for n in off_n]
-        sizes = tuple([int(value(frame, n, loc)) for n in size_n])
+        try:  # the operands are SSA names or literal ints (ScalarUnit.value, without a call each)
+            offs = [int(n if n.__class__ is int else frame[n]) for n in off_n]
+            sizes = tuple([int(n if n.__class__ is int else frame[n]) for n in size_n])
+        except KeyError:
+            offs = [int(value(frame, n, loc)) for n in off_n]  # raises the undefined-value error
+            sizes = tuple([int(value(frame, n, loc)) for n in size_n])
         if len(offs) != len(parent_shape) or len(sizes) != len(parent_shape):
             raise VerifyError(f"partition_view: view has rank {len(parent_shape)} but "
                               f"{len(offs)} offsets and {len(sizes)} sizes were given", loc)

@@ -138,6 +138,7 @@ class Tile:
     __slots__ = (
         "_nd",
         "_offs",
+        "_view",
         "addr",
         "buffer",
         "cols",
@@ -166,6 +167,7 @@ class Tile:
         self.name = name
         self.issued = None  # (vrow, vcol, addr, snapshot, timing key, byte range) of its last issue (tileop)
         self._nd = ttype.slayout == "none_box"
+        self._view = None  # (buffer array, address, the (rows, cols) view) of an unboxed tile
         if self._nd:
             self._offs = None
             self.nbytes = self.rows * self.cols * self.esize
@@ -183,12 +185,24 @@ class Tile:
         return self.buffer.data[self.addr:self.addr + self.nbytes].view(self.dtype)
 
     def logical(self) -> np.ndarray:
-        flat = self._flat()
         if self._nd:
-            if self.type.blayout == "col_major":
-                return flat.reshape(self.cols, self.rows).T
-            return flat.reshape(self.rows, self.cols)
-        return flat[self._offs]
+            return self._nd_view()
+        return self._flat()[self._offs]
+
+    def _nd_view(self) -> np.ndarray:
+        """The (rows, cols) view of an unboxed tile's bytes, kept while the buffer's array and the
+        tile's address stay the same (a tile is read and written by every instruction on it)."""
+        data, addr = self.buffer.data, self.addr
+        kept = self._view
+        if kept is not None and kept[0] is data and kept[1] == addr:
+            return kept[2]
+        flat = data[addr:addr + self.nbytes].view(self.dtype)
+        if self.type.blayout == "col_major":
+            view = flat.reshape(self.cols, self.rows).T
+        else:
+            view = flat.reshape(self.rows, self.cols)
+        self._view = (data, addr, view)
+        return view
 
     def check_fits(self, shape: tuple) -> None:
         """A result of ``shape`` fits this tile; ValueError says why not."""
@@ -199,14 +213,10 @@ class Tile:
     def write(self, arr: np.ndarray) -> None:
         self.check_fits(arr.shape)
         h, w = arr.shape
-        flat = self._flat()
         if self._nd:
-            if self.type.blayout == "col_major":
-                flat.reshape(self.cols, self.rows).T[:h, :w] = arr
-            else:
-                flat.reshape(self.rows, self.cols)[:h, :w] = arr
+            self._nd_view()[:h, :w] = arr
         else:
-            flat[self._offs[:h, :w]] = arr
+            self._flat()[self._offs[:h, :w]] = arr
 
     def byte_range(self) -> tuple[int, int]:
         return self.addr, self.addr + self.nbytes
