@@ -484,28 +484,32 @@ class PartitionView:
     def _strided(self, drawn: bool = True) -> np.ndarray:
         """The window as an N-D view of the GM array (no copy; bounds were checked at creation),
         its stand-in data drawn first unless ``drawn`` is False (a whole-window write)."""
-        if any(s < 0 for s in self.strides):
+        strides = self.strides
+        if min(strides) < 0:
             raise BoundsError(f"negative strides are not supported in views over {self.gm.name}")
         gm = self.gm
-        if drawn:
-            gm.ensure_window(self.base, self.sizes, self.strides)
+        if drawn and gm.pending is not None:
+            gm.ensure_window(self.base, self.sizes, strides)
         data = gm.store
         es = data.itemsize
         # np.ndarray over the buffer is much cheaper than as_strided on the hot path
         return np.ndarray(self.sizes, data.dtype, buffer=data, offset=self.base * es,
-                          strides=tuple(s * es for s in self.strides))
+                          strides=tuple([s * es for s in strides]))
 
     def read(self) -> np.ndarray:
         return self._strided().reshape(self.rows, self.cols)
 
     def write(self, arr: np.ndarray | Accumulate) -> None:
         h, w = arr.shape
-        self.gm.writable(0, 0)  # a private copy of the caller's input before the first write
+        gm = self.gm
+        if not gm.written or not gm.store.flags.writeable:
+            gm.writable(0, 0)  # a private copy of the caller's input before the first write
         if isinstance(arr, Accumulate):  # read-modify-write at completion (atomic add)
             arr = arr.combine(self.read()[:h, :w])
         whole = h == self.rows and w == self.cols
         # a whole-window write draws no stand-in numbers for the elements it replaces
-        view = self._strided(drawn=not (whole and self.gm.cover_window(self.base, self.sizes, self.strides)))
+        covered = whole and (gm.pending is None or gm.cover_window(self.base, self.sizes, self.strides))
+        view = self._strided(drawn=not covered)
         if whole:
             view[...] = arr.reshape(self.sizes)
         else:
