@@ -71,17 +71,21 @@ class OperandSnap:
 
 
 def _operand_lists(op: A.Op, spec: InstrSpec) -> tuple[list, list, list]:
-    """(ins, outs, in_types) of a DPS op; generic-form ops are mapped by position (src, dst, ...)."""
+    """(ins, outs, in_types) of a DPS op. A generic-form op lists its operands in the op's declared
+    argument order (spec §1.4): the required inputs, then the outputs, then the optional inputs
+    (``tadd``: src0, src1, dst; ``tmov``: src, dst, fp, preQuantScalar)."""
     if op.is_dps or op.ins or op.outs:
         return list(op.ins), list(op.outs), list(op.in_types)
     ops = list(op.operands)
     types = list(op.operand_types)
+    n_in = sum(1 for o in spec.ins if not o.optional)
     n_out = len(spec.outs)
-    if len(ops) < 1 + n_out:
-        raise VerifyError(f"{op.name}: expected at least {1 + n_out} operands", op.loc)
-    ins = ops[:1] + ops[1 + n_out:]
-    in_types = types[:1] + types[1 + n_out:] if types else []
-    return ins, ops[1:1 + n_out], in_types
+    if len(ops) < n_in + n_out:
+        raise VerifyError(f"{op.name}: expected at least {n_in + n_out} operands (inputs, then outputs), "
+                          f"got {len(ops)}", op.loc)
+    ins = ops[:n_in] + ops[n_in + n_out:]
+    in_types = types[:n_in] + types[n_in + n_out:] if types else []
+    return ins, ops[n_in:n_in + n_out], in_types
 
 
 def bind_tile_op(su: ScalarUnit, op: A.Op, spec: InstrSpec, semantics: Callable) -> Step:

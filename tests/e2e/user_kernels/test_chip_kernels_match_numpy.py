@@ -301,9 +301,6 @@ def test_one_function_with_cube_and_vector_sections_and_a_fifo():
     np.testing.assert_allclose(r.outputs["arg2"].reshape(32, 32), ref, rtol=1e-5, atol=1e-5 * 32)
 
 
-@pytest.mark.xfail(strict=True, reason="generic-form DPS ops are split as (src, dst, rest) after tmov's order, so "
-                   "'pto.tadd'(%x, %y, %z) adds %x and %z into %y (exit 0, wrong number); the declared order is "
-                   "required ins, outs, optional ins (core/tileop.py _operand_lists, owned by the speed helper)")
 def test_generic_form_binary_op_takes_src0_src1_dst():
     rng = _rng(36)
     a, b = rng.standard_normal((2, 16, 32)).astype(np.float32)
