@@ -48,6 +48,9 @@ def format_instruction(spec: InstrSpec) -> str:
     lines.extend(f"               {t}" for t in timing[1:])
     if spec.conversions:
         lines.append("  converts:    " + "; ".join(f"{s} -> {' '.join(d)}" for s, d in spec.conversions.items()))
+    if spec.dtype_tuples:
+        t = spec.dtype_tuples
+        lines.append(f"  dtype sets:  ({', '.join(t.operands)}) in " + "; ".join(f"({', '.join(r)})" for r in t.legal))
     if spec.constraints:
         lines.append(f"  constraints: {', '.join(spec.constraints)}")
     if spec.targets:

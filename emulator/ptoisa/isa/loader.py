@@ -22,6 +22,7 @@ File shape::
         targets: [a5]              # optional: the machine architectures that have the op
         target_dtypes: {a2a3: [i16, f32]}            # optional: a narrower dtype list per architecture
         target_conversions: {a2a3: {f32: [f16]}}     # optional: a narrower conversions table
+        dtype_tuples: {operands: [a, b, c], legal: [[f16, f16, f32], ...]}  # optional: legal dtype combinations
         # a pipe map may say which of its keys exist on some architectures only:
         #   pipe: {by: src_dst, map: {...}, only_on: {vec->mat: [a5]}}
 
@@ -46,6 +47,7 @@ from ptoisa.isa.spec import (
     RULE_KINDS,
     SYNTAX_FORMS,
     AttrSpec,
+    DtypeTuples,
     Formula,
     InstrSpec,
     OperandSpec,
@@ -67,7 +69,7 @@ _ENTRY_REQUIRED = frozenset(
     {"mnemonic", "description", "ins", "outs", "dtypes", "pipe", "domain", "timing", "implemented"}
 )
 _ENTRY_OPTIONAL = frozenset({"semantics", "attrs", "notes", "constraints", "cpp", "conversions", "syntax",
-                             "targets", "target_dtypes", "target_conversions"})
+                             "targets", "target_dtypes", "target_conversions", "dtype_tuples"})
 # Operand constraints the core checks before running an instruction (pto-text-format §4.0).
 CONSTRAINTS = frozenset({
     "same_dtype",  # every tile operand except scratch (tmp) has one element type
@@ -441,7 +443,29 @@ def _entry(m: YMap, family: str, file: str, machine: Machine) -> InstrSpec:
         conversions=_narrowed_conversions(m, ctx, conversions, machine.arch),
         targets=_targets(m["targets"], ctx, m.loc_of("targets")) if "targets" in m else (),
         syntax=_syntax(m["syntax"], ctx, m.loc_of("syntax")) if "syntax" in m else PLAIN_SYNTAX,
+        dtype_tuples=_dtype_tuples(m, ctx) if "dtype_tuples" in m else None,
     )
+
+
+def _dtype_tuples(m: YMap, ctx: _Ctx) -> DtypeTuples:
+    """``dtype_tuples``: operand names of the entry's ins/outs and the legal dtype rows, one per name."""
+    loc = m.loc_of("dtype_tuples")
+    spec = _map(m["dtype_tuples"], ctx, "dtype_tuples", loc)
+    check_keys(spec, f"{ctx.file}: entry '{ctx.entry}': dtype_tuples", {"operands", "legal"}, set())
+    names = tuple(str(n) for n in _seq(spec["operands"], ctx, "dtype_tuples.operands", spec.loc_of("operands")))
+    declared = {str(o["name"]) for key in ("ins", "outs") for o in m[key] if isinstance(o, dict) and "name" in o}
+    unknown = [n for n in names if n not in declared]
+    if unknown or len(set(names)) != len(names):
+        raise ctx.err(f"dtype_tuples.operands: {', '.join(unknown) or 'a repeated name'} "
+                      f"(operands of this entry: {', '.join(sorted(declared))})", spec.loc_of("operands"))
+    rows = []
+    for row in _seq(spec["legal"], ctx, "dtype_tuples.legal", spec.loc_of("legal")):
+        dts = _dtype_list(row, ctx, "dtype_tuples.legal", spec.loc_of("legal"))
+        if len(dts) != len(names):
+            raise ctx.err(f"dtype_tuples.legal: {list(dts)} has {len(dts)} dtypes for {len(names)} operands",
+                          spec.loc_of("legal"))
+        rows.append(tuple(dts))
+    return DtypeTuples(names, tuple(rows))
 
 
 def load_file(path: Path, machine: Machine) -> list[InstrSpec]:

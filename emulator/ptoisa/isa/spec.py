@@ -239,11 +239,23 @@ class InstrSpec:
     conversions: dict[str, tuple[str, ...]] = field(default_factory=dict)
     syntax: SyntaxForm = PLAIN_SYNTAX  # how the text writes it, where more than one grammar exists
     targets: tuple[str, ...] = ()  # the architectures that have the op (machine ``arch``); () = all
+    # legal element-type combinations of named operands (matmul: (a, b, c) in (i8, i8, i32), ...)
+    dtype_tuples: DtypeTuples | None = None
 
     @property
     def is_core(self) -> bool:
         """Executed by the simulator core itself (``core.*`` semantics), not a NumPy function."""
         return self.semantics is not None and self.semantics.startswith("core.")
+
+
+@dataclass(frozen=True, slots=True)
+class DtypeTuples:
+    """``dtype_tuples: {operands: [a, b, c], legal: [[i8, i8, i32], ...]}``: the operands, named as in
+    ``ins``/``outs``, must have one of the listed element-type combinations (an absent optional operand
+    is not checked). For ops whose legal dtypes depend on each other, as matmul's (§4.8)."""
+
+    operands: tuple[str, ...]
+    legal: tuple[tuple[str, ...], ...]
 
 
 @dataclass(frozen=True, slots=True)

@@ -297,6 +297,8 @@ class TileOpBinding:
                               f"for eq, not {_cmp_mode(self.attrs)}", loc)
         if "same_dtype" in spec.constraints:
             _check_same_dtype(op, [s for i, s in enumerate(in_snap) if not self.scratch[i]] + out_snap, loc)
+        if spec.dtype_tuples:
+            _check_dtype_tuples(op, spec.dtype_tuples, self.in_specs, in_snap, self.out_specs, out_snap, loc)
         if spec.conversions:
             _check_conversion(op, spec.conversions, in_snap, out_snap, machine.name, loc)
         _check_matmul_shapes(op, in_snap, out_snap, loc)
@@ -493,6 +495,21 @@ def _check_same_dtype(op: A.Op, snaps: list, loc) -> None:
     if len(kinds) > 1:
         listing = ", ".join(f"{s.obj.name}: {s.dtype}" for s in tiles)
         raise VerifyError(f"{op.name}: tile operands must share one element type ({listing})", loc)
+
+
+def _check_dtype_tuples(op: A.Op, tuples, in_specs, in_snap: list, out_specs, out_snap: list, loc) -> None:
+    """Operands whose legal dtypes depend on each other (matmul's a, b, c) have a listed combination."""
+    by_name = {s.name: snap for specs, snaps in ((in_specs, in_snap), (out_specs, out_snap))
+               for s, snap in zip(specs, snaps, strict=False)}
+    present = [(n, by_name[n].dtype) for n in tuples.operands if n in by_name and by_name[n].kind == TILE]
+    names = [n for n, _ in present]
+    have = tuple(d for _, d in present)
+    idx = [tuples.operands.index(n) for n in names]
+    if any(tuple(row[i] for i in idx) == have for row in tuples.legal):
+        return
+    legal = "; ".join(f"({', '.join(row[i] for i in idx)})" for row in tuples.legal)
+    raise VerifyError(f"{op.name}: ({', '.join(names)}) have element types ({', '.join(have)}); "
+                      f"legal: {legal}", loc)
 
 
 def _check_conversion(op: A.Op, conversions: dict, in_snap: list, out_snap: list, machine: str, loc) -> None:

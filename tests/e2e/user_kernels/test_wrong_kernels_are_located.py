@@ -118,10 +118,7 @@ def test_same_name_in_sibling_branches_is_two_values(flag, want):
     assert r.outputs["arg0"][0] == want
 
 
-@pytest.mark.xfail(strict=True, reason="the matmul operands' dtype pair is not checked (any of i8/f16/bf16/f32 "
-                   "on each side is accepted; the legal pairs are equal dtypes, spec §4.8): a constraint for "
-                   "isa_specs + the checker in core/tileop.py, owned by the ndvalid2/speed helpers")
 def test_matmul_of_bf16_by_f16_is_rejected_at_its_line(tmp_path):
     code, text = _cli(_argv("bad34_matmul_bf16_by_f16.pto", {"arg3": 1}, {}, 1, tmp_path))
     assert code == 2
-    assert "bad34_matmul_bf16_by_f16.pto:28:9:" in text
+    assert "bad34_matmul_bf16_by_f16.pto:28:9: pto.tmatmul: (a, b, c) have element types (bf16, f16, f32)" in text

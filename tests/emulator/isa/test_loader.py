@@ -69,6 +69,10 @@ def test_good_entry_loads(tmp_path: Path) -> None:
          "unknown kind 'blob'", 6),
         ("    implemented: true\n", "    implemented: maybe\n", "implemented must be true or false", 14),
         ("  - mnemonic: tadd\n", "  - mnemonic: pto.tadd\n", "mnemonic must be", 3),
+        ("    implemented: true\n", "    implemented: true\n    dtype_tuples: {operands: [a, q], legal: [[f32, f32]]}\n",
+         "dtype_tuples.operands: q (operands of this entry: a, b, dst)", 15),
+        ("    implemented: true\n", "    implemented: true\n    dtype_tuples: {operands: [a, b], legal: [[f32]]}\n",
+         "dtype_tuples.legal: ['f32'] has 1 dtypes for 2 operands", 15),
     ],
 )
 def test_entry_errors_name_file_entry_and_line(tmp_path: Path, old: str, new: str, needle: str, line: int) -> None:
@@ -260,3 +264,11 @@ def test_describe_shows_the_target_rules() -> None:
     assert "vec->mat: V (only on a5)" in format_instruction(isa["tmov"])
     assert "dtypes:      i16 i32 f16 f32\n" in format_instruction(isa["tadd"])
     assert "dtypes:      i8 i16 i32 f16 bf16 f32\n" in format_instruction(load_isa(machine=load_machine("a5"))["tadd"])
+
+
+def test_dtype_tuples_load_and_show() -> None:
+    """matmul's legal (a, b, c) combinations are data (§4.8), shown by ``isa show``."""
+    spec = load_isa().get("TMATMUL")
+    assert spec.dtype_tuples.operands == ("a", "b", "c")
+    assert ("bf16", "bf16", "f32") in spec.dtype_tuples.legal and ("bf16", "f16", "f32") not in spec.dtype_tuples.legal
+    assert "dtype sets:  (a, b, c) in (i8, i8, i32); (f16, f16, f32)" in format_instruction(spec)
