@@ -147,10 +147,18 @@ def test_int32_chain_with_every_reduction(reduce):
     check(16, 32, DataType.INT32, steps, reduce, "Default")
 
 
-@pytest.mark.parametrize("reduce", [None, "row_sum", "col_max"])
+@pytest.mark.parametrize("reduce", [None, "col_max"])
 def test_bf16_chain(reduce):
     steps = [("scalar", "muls", 1.5), ("scalar", "adds", 0.25), ("scalar", "maxs", -0.5)]
     check(16, 64, DataType.BF16, steps, reduce, "Default")
+
+
+@pytest.mark.parametrize("reduce", ["row_sum", "row_max"])
+def test_bf16_row_reduction_is_rejected_on_a2a3_naming_the_legal_dtypes(reduce):
+    """§4.6: a row reduction's source is i16, i32, f16 or f32 (no bf16 on A2/A3): reduce through FP32."""
+    with pytest.raises(PyptoTypeError, match=rf"{reduce}: BF16 tiles are not supported \(supported: INT16, INT32, "
+                                             r"FP16, FP32\)"):
+        build(16, 64, DataType.BF16, [], reduce)
 
 
 @pytest.mark.parametrize("op", ["add", "sub", "mul", "neg"])
