@@ -143,9 +143,19 @@ def test_outline_names_count_per_parent_and_results_are_returned():
     assert isinstance(last, St.ReturnStmt) and last.value[0].name == "z"
 
 
-def test_outline_rejects_a_tile_used_after_the_scope():
-    with pytest.raises(CompileError, match="'t' .*computed inside `with pl.incore\\(\\):`"):
-        front(P.ScopeTileEscapes, 3)
+def test_outline_carries_a_tile_used_after_the_scope_through_ddr():
+    # spec pypto-jit §4.1 (b): the tile is a task output held in DDR (was rejected before)
+    prog = front(P.ScopeTileEscapes, 3)
+    first, second = (f for f in prog.functions_list if f.type is FunctionType.InCore)
+    assert first.param_directions[-1] is ParamDirection.Out and calls(first, "block.store")
+    assert calls(second, "block.load")[0].args[0].name == first.params[-1].name
+
+
+@needs_emulator
+def test_outline_tile_carried_through_ddr_end_to_end():
+    x = rng_normal((16, 16), 1)
+    r = run_checked(P.ScopeTileEscapes, (x,), "Default")
+    np.testing.assert_array_equal(r.outputs[0], x)
 
 
 @needs_emulator

@@ -14,8 +14,11 @@ variables cross it (seed 003 §4.2), on SSA form where each variable object has 
   ``pl.create_tensor`` made before the scope, filled by the kernel);
 * a variable defined inside and used after the scope is a result of the kernel: the call's value
   (a tuple for several) is bound to it. A stored tensor result names the parameter's buffer; a
-  tensor-level op result becomes an ``Out`` parameter later (ConvertTensorToBlockOps). Tiles and
-  scalars cannot leave a kernel and are rejected with the variable named.
+  tensor-level op result becomes an ``Out`` parameter later (ConvertTensorToBlockOps). A tile result
+  is a task output held in DDR (pypto-jit §4.1 (b)): the parent allocates a tensor of the tile's shape
+  and dtype before the call, the kernel stores the tile's valid region into it (an ``Out``
+  parameter), and a later kernel that reads the tile loads it back from that tensor. Scalars cannot
+  leave a kernel and are rejected with the variable named.
 
 A parent from which a scope was outlined becomes Orchestration: what is left of it runs on the host.
 """
@@ -30,8 +33,10 @@ from pypto.enums import FunctionType, ParamDirection, ScopeKind
 from pypto.errors import CompileError
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
-from pypto.ir.types import TensorType, TupleType, UnknownType, type_str
+from pypto.ir.types import TensorType, TileType, TupleType, UnknownType, type_str
 from pypto.ir.visitor import stmt_list, substitute, walk_stmts
+from pypto.ops import block as B
+from pypto.ops import tensor as T
 from pypto.passes.base import NameAllocator, Pass
 from pypto.passes.block_rewriter import BlockRewriter
 from pypto.passes.ir_utils import all_names, definitions, type_vars, used_vars
@@ -87,8 +92,9 @@ def _written_and_read(body: Any) -> tuple[set, set]:
     link = _buffer_roots(body)
     written, read = set(), set()
     for s in walk_stmts(body):
-        if isinstance(s, St.AssignStmt) and isinstance(s.value, E.Call) and s.value.op.name in TENSOR_WRITES:
-            written.add(_root(s.value.args[TENSOR_WRITES[s.value.op.name]], link))
+        call = _tensor_write(s)
+        if call is not None:
+            written.add(_root(call.args[TENSOR_WRITES[call.op.name]], link))
     # every reference that is not a store target or an alias link reads the buffer it names
     for s in walk_stmts(body):
         for e in _read_exprs(s):
@@ -97,14 +103,20 @@ def _written_and_read(body: Any) -> tuple[set, set]:
     return written, read
 
 
+def _tensor_write(s: Any) -> E.Call | None:
+    """The tensor-writing call statement ``s`` makes (bound to a name or not), else None."""
+    v = s.value if isinstance(s, St.AssignStmt) else s.expr if isinstance(s, St.EvalStmt) else None
+    return v if isinstance(v, E.Call) and v.op.name in TENSOR_WRITES else None
+
+
 def _read_exprs(s: Any) -> list:
     """The expressions of statement ``s`` whose variables it reads."""
+    call = _tensor_write(s)
+    if call is not None:
+        target = TENSOR_WRITES[call.op.name]
+        return [a for i, a in enumerate(call.args) if i != target]
     if isinstance(s, St.AssignStmt):
-        v = s.value
-        if isinstance(v, E.Call) and v.op.name in TENSOR_WRITES:
-            target = TENSOR_WRITES[v.op.name]
-            return [a for i, a in enumerate(v.args) if i != target]
-        return [] if isinstance(v, E.Var) else [v]
+        return [] if isinstance(s.value, E.Var) else [s.value]
     if isinstance(s, St.EvalStmt):
         return [s.expr]
     if isinstance(s, (St.ForStmt, St.WhileStmt, St.IfStmt)):
@@ -123,11 +135,14 @@ class Outliner(BlockRewriter):
         self.local = NameAllocator(all_names(func))  # names of the parent's new locals
         self.kernels: list[St.Function] = []
         self.count = 0
+        self.spilled: dict = {}  # tile computed by an earlier kernel -> the DDR tensor that holds it
 
     def stmt(self, s: Any) -> list:
         if _is_incore_scope(s):
             return self.outline(s)
-        return [self.descend(s)]
+        if isinstance(s, (St.ForStmt, St.WhileStmt, St.IfStmt, St.ScopeStmt)):
+            return [self.descend(s)]
+        return [substitute(s, dict(self.spilled))]  # the host sees a spilled tile as its DDR tensor
 
     def outline(self, scope: St.ScopeStmt) -> list:
         name = self.taken.fresh(scope.name_hint or f"{self.func.name}_incore_{self.count}")
@@ -143,33 +158,61 @@ class Outliner(BlockRewriter):
         after = used_vars(self.func.body, skip=scope)
         results = [v for v in definitions(scope.body) if v in after]
         for r in results:
-            if not isinstance(r.type, TensorType):
+            if not isinstance(r.type, (TensorType, TileType)):
                 kind = type_str(r.type)
                 raise CompileError(
                     f"'{r.name}' ({kind}) is computed inside `with pl.incore():` and used after it; only tensors "
-                    "can leave a kernel (store the value into a tensor, or compute it outside the scope)",
+                    "and tiles can leave a kernel (store the value into a tensor, or compute it outside the "
+                    "scope)",
                     scope.span,
                 )
+        spills = [r for r in results if isinstance(r.type, TileType)]
+        results = [r for r in results if r not in spills]
+        allocs = [self.spill_tensor(r, scope.span) for r in spills]
 
-        params, mapping = [], {}
+        params, mapping, prologue = [], {}, []
         for v in free:
+            if v in self.spilled:  # a tile an earlier kernel left in DDR: load it back
+                p = E.Var(self.spilled[v].name, self.spilled[v].type, v.span)
+                load = B.load(p, [0] * len(v.type.shape), v.type.shape, v.type.valid_shape, span=scope.span)
+                mapping[v] = E.Var(v.name, load.type, v.span)
+                prologue.append(St.AssignStmt(mapping[v], load, scope.span))
+                params.append((p, ParamDirection.In))
+                continue
             direction = ParamDirection.In
             if isinstance(v.type, TensorType) and v in written:
                 direction = ParamDirection.InOut if v in read else ParamDirection.Out
             p = E.Var(v.name, v.type, v.span)
             mapping[v] = p
             params.append((p, direction))
+        epilogue = []
+        for r, (_, ddr) in zip(spills, allocs, strict=True):
+            p = E.Var(ddr.name, ddr.type, scope.span)
+            params.append((p, ParamDirection.Out))
+            epilogue.append(St.EvalStmt(B.store(substitute(r, dict(mapping)), [0] * len(r.type.shape), p,
+                                                span=scope.span), scope.span))
         body = substitute(scope.body, dict(mapping))
-        stmts = list(stmt_list(body)) + [St.ReturnStmt(tuple(substitute(r, dict(mapping)) for r in results),
-                                                         scope.span)]
+        stmts = prologue + list(stmt_list(body)) + epilogue
+        stmts.append(St.ReturnStmt(tuple(substitute(r, dict(mapping)) for r in results), scope.span))
         kernel = St.Function(name, tuple(params), tuple(r.type for r in results), St.SeqStmts(tuple(stmts), scope.span),
                              scope.span, FunctionType.InCore)
         self.kernels.append(kernel)
+        args = [self.spilled.get(v, v) for v in free] + [ddr for _, ddr in allocs]
+        self.spilled.update({r: ddr for r, (_, ddr) in zip(spills, allocs, strict=True)})
+        return [alloc for alloc, _ in allocs] + self.call(name, args, results, scope)
 
+    def spill_tensor(self, tile: E.Var, span: Any) -> tuple:
+        """The host allocation of the DDR tensor that carries ``tile`` from its kernel to later ones."""
+        create = T.create(tile.type.shape, tile.type.dtype, span=span)
+        ddr = E.Var(self.local.fresh(f"{tile.name}_ddr"), create.type, span)
+        return St.AssignStmt(ddr, create, span), ddr
+
+    def call(self, name: str, args: list, results: list, scope: St.ScopeStmt) -> list:
+        """The statements that dispatch kernel ``name`` and bind its results."""
         rtype = results[0].type if len(results) == 1 else TupleType(tuple(r.type for r in results)) if results \
             else UnknownType()
         launch = {"blocks": scope.blocks} if scope.blocks is not None else {}
-        call = E.Call(E.GlobalVar(name), tuple(free), launch, rtype, scope.span)
+        call = E.Call(E.GlobalVar(name), tuple(args), launch, rtype, scope.span)
         if not results:
             return [St.EvalStmt(call, scope.span)]
         if len(results) == 1:
