@@ -26,6 +26,7 @@ from pypto.enums import FunctionType, ParamDirection
 from pypto.errors import ParseError, PyptoTypeError, Span
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
+from pypto.ir.printer import python_print
 from pypto.ir.types import ScalarType, TensorType, type_str
 from pypto.ir.visitor import walk_stmts
 from pypto.language.parser import FunctionParser, ProgramContext, Signature, _eval_annotation
@@ -51,6 +52,16 @@ def _source_hash(pyfunc: Any) -> str:
         return hashlib.sha1(inspect.getsource(pyfunc).encode()).hexdigest()
     except (OSError, TypeError):
         return ""
+
+
+@dataclasses.dataclass(frozen=True, slots=True, eq=False)
+class LoweredProgram(St.Program):
+    """What ``lower()`` returns (spec §2.6): the post-pass program, which upstream examples print with
+    ``as_python()`` and inspect through ``functions`` / ``fn.name`` / ``fn.func_type``."""
+
+    def as_python(self, prefix: str = "pl") -> str:
+        """The program as DSL source text (the printer of the pass dumps)."""
+        return python_print(self, prefix)
 
 
 class JITFunction(InlineFunction):
@@ -100,13 +111,14 @@ class JITFunction(InlineFunction):
             self._cache[key] = CompiledJit(self._specialize(tensors, consts), config.strategy, config.machine)
         return self._cache[key]
 
-    def lower(self, *args: Any, config: RunConfig | None = None, **kwargs: Any) -> St.Program:
-        """The post-pass program for these arguments (no cache, no run)."""
+    def lower(self, *args: Any, config: RunConfig | None = None, **kwargs: Any) -> LoweredProgram:
+        """The post-pass program for these arguments (no cache, no run), printable with ``as_python()``."""
         self._refuse()
         bound = self._bind(args, kwargs)
         _, tensors, consts = self._classify(bound)
         config = config or RunConfig()
-        return CompiledJit(self._specialize(tensors, consts), config.strategy, config.machine).compiled.program
+        program = CompiledJit(self._specialize(tensors, consts), config.strategy, config.machine).compiled.program
+        return LoweredProgram(program.functions_list, program.name, program.span, program.global_vars)
 
     def __call__(self, *args: Any, config: RunConfig | None = None, **kwargs: Any) -> None:
         """Run on the given arrays in place (torch CPU tensors or NumPy arrays); returns None."""
@@ -142,7 +154,13 @@ class JITFunction(InlineFunction):
                 raise TypeError(f"@pl.jit function '{self.__name__}': argument '{name}' is a "
                                 f"{type(value).__name__}; pass a NumPy array, a torch tensor or a Python "
                                 "int/float/bool") from None
-            dtype = from_numpy(arr.dtype)
+            try:
+                dtype = from_numpy(arr.dtype)
+            except ValueError:
+                # spec §2.4: a dtype outside the table (float64, complex, ...) is a TypeError
+                raise TypeError(f"@pl.jit function '{self.__name__}': argument '{name}' has unsupported dtype "
+                                f"{arr.dtype} (PyPTO has no {arr.dtype} type; cast it, e.g. to float32, "
+                                "before the call)") from None
             tensors[name] = (tuple(int(d) for d in arr.shape), dtype)
             dyn = self._dynamic_axes().get(name, {})
             if any(axis >= arr.ndim for axis in dyn):
