@@ -17,10 +17,10 @@ from dataclasses import replace
 from typing import Any
 
 from pypto.dtype import DataType
-from pypto.enums import FunctionType, ParamDirection, ScopeKind
+from pypto.enums import FunctionType, ScopeKind
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
-from pypto.ir.types import ScalarType, TensorType
+from pypto.ir.types import ScalarType
 from pypto.ir.visitor import walk
 from pypto.language import tasks
 from pypto.language.placement import at_name_hint, check_at, check_spmd
@@ -137,19 +137,11 @@ def _spmd_dispatch(p: Any, node: ast.With, n: int, hint: str, deps: set) -> Any:
 
 
 def _call_touches(p: Any, call: E.Call, callee: St.Function | None) -> tuple[set, set]:
-    """(read, written) tensor names of a kernel call, by the callee's parameter directions."""
+    """(read, written) accesses of a kernel call, by the callee's parameter directions."""
     dirs = list(callee.param_directions) if callee is not None else None
     if dirs is None and p.program is not None and call.op.name in p.program.signatures:
         dirs = list(p.program.signatures[call.op.name][1].directions)
-    read, written = set(), set()
-    for i, a in enumerate(call.args):
-        if isinstance(a, E.Var) and isinstance(a.type, TensorType):
-            d = dirs[i] if dirs is not None and i < len(dirs) else ParamDirection.InOut
-            if d is not ParamDirection.Out:
-                read.add(a.name)
-            if d is not ParamDirection.In:
-                written.add(a.name)
-    return read, written
+    return tasks.call_touches(p, call, dirs)
 
 
 def _callee(p: Any, name: str) -> St.Function | None:

@@ -9,6 +9,13 @@ program order would hide is a missing edge: inside a manual scope two tasks that
 (one writing it) with no path of declared edges between them race on hardware. The parser checks
 that for every pair of ``pl.at`` tasks of a manual scope and reports it at the later task's line.
 TaskIds are compile-time values: they exist only while the program is parsed.
+
+Two tasks conflict when they touch overlapping elements of the same buffer. A view (``x[a:b, :]``,
+``pl.slice``) names a window of its base tensor, so each access is traced through the views to its
+base and kept as a box of base elements (per axis ``[lo, hi)``, or the whole axis when an offset is
+only known at run time): a race through a view of the same base is found, and two tasks writing
+disjoint windows of one tensor do not race. A tile bound in one region and read by a later one (a
+task output held in DDR, spec §4.1 (b)) is a buffer of its own, written by the first task.
 """
 
 from __future__ import annotations
@@ -18,10 +25,11 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
+from pypto.enums import ParamDirection
 from pypto.errors import ParseError
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
-from pypto.ir.types import TensorType
+from pypto.ir.types import TensorType, TileType, static_int
 from pypto.ir.visitor import walk_stmts
 
 
@@ -47,7 +55,7 @@ class TaskId:
     name: str
     line: int
     ancestors: set = field(default_factory=set)
-    touched: tuple[set, set] = field(default_factory=lambda: (set(), set()))  # (read, written) tensor names
+    touched: tuple[set, set] = field(default_factory=lambda: (set(), set()))  # (read, written) Accesses
 
 
 @dataclass(eq=False)
@@ -152,23 +160,127 @@ def dependencies(p: Any, value: Any, node: ast.AST) -> set:
     return out
 
 
-def _root_name(v: Any) -> str | None:
-    return v.name if isinstance(v, E.Var) and isinstance(v.type, TensorType) else None
+@dataclass(frozen=True)
+class Access:
+    """The elements of one buffer a task touches: ``key`` identifies the buffer (a base tensor's name,
+    or the variable of a tile carried between regions), ``box`` is one ``(lo, hi)`` per axis of the
+    base (None for a whole axis), or None for the whole buffer."""
+
+    key: Any
+    label: str
+    box: tuple | None = None
+
+    def overlaps(self, other: Access) -> bool:
+        if self.key != other.key:
+            return False
+        if self.box is None or other.box is None:
+            return True
+        return all(a is None or b is None or (a[0] < b[1] and b[0] < a[1])
+                   for a, b in zip(self.box, other.box, strict=False))
 
 
-def touched(body: St.Stmt) -> tuple[set, set]:
-    """(read, written) outer tensor names of a task body: stores and scalar writes write their target."""
-    writes_at = {"block.store": 2, "block.write_gm": 1}
+def _static_list(e: Any) -> list | None:
+    """The ints of a ``MakeTuple`` (None where an entry is only known at run time)."""
+    items = e.elements if isinstance(e, E.MakeTuple) else e if isinstance(e, (list, tuple)) else None
+    if items is None:
+        return None
+    return [x if isinstance(x, int) else static_int(x) if isinstance(x, E.Expr) else None for x in items]
+
+
+def note_view(p: Any, stmt: St.Stmt) -> None:
+    """Remember a tensor defined as a view (or a reshape of one) of another, or as another name for
+    one (``top = y[0:8, :]`` binds ``top`` to the view's temporary), for tracing accesses."""
+    if not (isinstance(stmt, St.AssignStmt) and isinstance(stmt.var.type, TensorType)):
+        return
+    value = stmt.value
+    if (isinstance(value, E.Call) and getattr(value.op, "name", "") in ("tensor.view", "tensor.reshape")) \
+            or (isinstance(value, E.Var) and isinstance(value.type, TensorType)):
+        p.__dict__.setdefault("tensor_views", {})[stmt.var] = value
+
+
+def _window(offsets: Any, shape: Any) -> tuple | None:
+    offs, dims = _static_list(offsets), _static_list(shape)
+    if offs is None or dims is None or len(offs) != len(dims):
+        return None
+    return tuple(None if o is None or n is None else (o, o + n) for o, n in zip(offs, dims, strict=True))
+
+
+def access(p: Any, var: E.Var, box: tuple | None = None) -> Access:
+    """The access of ``box`` of ``var`` (None = all of it), traced through views to the base tensor."""
+    views = p.__dict__.get("tensor_views", {})
+    seen = 0
+    while var in views and seen < 1000:
+        call, seen = views[var], seen + 1
+        if isinstance(call, E.Var):  # another name for the same tensor
+            var = call
+            continue
+        src = call.args[0]
+        if call.op.name == "tensor.reshape" or not isinstance(src, E.Var):
+            box = None  # a reshape relabels elements: the whole of its source, conservatively
+        else:
+            window = _window(call.args[2], call.args[1])
+            if box is None or window is None or len(box) != len(window):
+                box = window
+            else:  # a box of the view, moved by the view's offsets
+                box = tuple(None if b is None or w is None else (w[0] + b[0], w[0] + b[1])
+                            for b, w in zip(box, window, strict=True))
+        if not isinstance(src, E.Var):
+            break
+        var = src
+    if box is not None and all(b is None for b in box):
+        box = None
+    return Access(var.name, var.name, box)
+
+
+# Ops that write a tensor: the index of the tensor argument.
+_WRITES_AT = {"block.store": 2, "block.write_gm": 1, "tensor.assemble": 0}
+
+
+def _arg_box(call: E.Call, i: int) -> tuple | None:
+    """The window of tensor argument ``i`` that ``call`` touches (None = all of it)."""
+    name = call.op.name
+    if name == "block.load" and i == 0 and len(call.args) > 2:
+        return _window(call.args[1], call.args[2])
+    if name == "block.store" and i == 2:
+        return _window(call.args[1], getattr(call.args[0].type, "valid_shape", None))
+    if name == "tensor.assemble" and i == 0 and len(call.args) > 2:
+        return _window(call.args[2], getattr(call.args[1].type, "shape", None))
+    return None
+
+
+def touched(p: Any, body: St.Stmt) -> tuple[set, set]:
+    """(read, written) accesses of a task body: stores, assembles and scalar writes write their
+    target's window; loads read theirs; other uses touch the whole tensor. Tiles bound outside the
+    body (carried from an earlier region) are read; tiles the body binds are written."""
     read, written = set(), set()
+    defined = set()
     for s in walk_stmts(body):
+        if isinstance(s, St.AssignStmt):
+            defined.add(s.var)
         call = getattr(s, "value", None) if isinstance(s, St.AssignStmt) else getattr(s, "expr", None)
         if not isinstance(call, E.Call):
             continue
-        target = writes_at.get(getattr(call.op, "name", ""))
+        target = _WRITES_AT.get(getattr(call.op, "name", ""))
         for i, a in enumerate(call.args):
-            name = _root_name(a)
-            if name is not None:
-                (written if i == target else read).add(name)
+            if isinstance(a, E.Var) and isinstance(a.type, TensorType):
+                (written if i == target else read).add(access(p, a, _arg_box(call, i)))
+            elif isinstance(a, E.Var) and isinstance(a.type, TileType) and a not in defined:
+                read.add(Access(a, a.name))
+    written |= {Access(v, v.name) for v in defined if isinstance(v.type, TileType)}
+    return read, written
+
+
+def call_touches(p: Any, call: E.Call, directions: list | None) -> tuple[set, set]:
+    """(read, written) accesses of a kernel call, by the callee's parameter directions (InOut when
+    they are unknown)."""
+    read, written = set(), set()
+    for i, a in enumerate(call.args):
+        if isinstance(a, E.Var) and isinstance(a.type, TensorType):
+            d = directions[i] if directions is not None and i < len(directions) else ParamDirection.InOut
+            if d is not ParamDirection.Out:
+                read.add(access(p, a))
+            if d is not ParamDirection.In:
+                written.add(access(p, a))
     return read, written
 
 
@@ -188,14 +300,17 @@ def record_task(p: Any, node: ast.AST, task: TaskId) -> TaskId:
 
 
 def _conflict(a: TaskId, b: TaskId) -> str | None:
+    """The buffer two tasks both touch where one of them writes (overlapping elements), else None."""
     (ar, aw), (br, bw) = a.touched, b.touched
-    both = (aw & (br | bw)) | (bw & ar)
-    return min(both) if both else None
+    pairs = [(x, y) for x in aw for y in (*br, *bw)] + [(x, y) for x in bw for y in ar]
+    clashes = sorted(x.label for x, y in pairs if x.overlaps(y))
+    return clashes[0] if clashes else None
 
 
 def at_task(p: Any, node: ast.With, name: str, deps: set, body: St.Stmt) -> TaskId:
     """The task of a ``with pl.at(...)`` region that has just been parsed."""
-    return record_task(p, node, TaskId(name or f"task@{p.span(node).line}", p.span(node).line, set(deps), touched(body)))
+    return record_task(p, node, TaskId(name or f"task@{p.span(node).line}", p.span(node).line, set(deps),
+                                       touched(p, body)))
 
 
 def bind_task_array_slot(p: Any, target: ast.Subscript, value_node: ast.AST, node: ast.AST) -> bool:
@@ -230,16 +345,8 @@ def submit(p: Any, node: ast.Call, dispatch_call: Any) -> tuple:
     deps = dependencies(p, p.expr(kw["deps"]), kw["deps"]) if "deps" in kw else set()
     call_node = ast.copy_location(ast.Call(func=node.args[0], args=node.args[1:], keywords=[]), node)
     call = dispatch_call(p, call_node)
-    read, written = set(), set()
     sig = p.program.signatures.get(node.args[0].attr, (None, None))[1] if p.program is not None else None
-    for i, a in enumerate(call.args):
-        name = _root_name(a)
-        direction = sig.directions[i].name if sig is not None and i < len(sig.directions) else "In"
-        if name is not None:
-            if direction != "Out":
-                read.add(name)
-            if direction != "In":
-                written.add(name)
+    read, written = call_touches(p, call, list(sig.directions) if sig is not None else None)
     task = record_task(p, node, TaskId(node.args[0].attr, p.span(node).line, deps, (read, written)))
     return p.temp(call, node), task
 
