@@ -216,6 +216,8 @@ class JITFunction(InlineFunction):
         ctx = ProgramContext({})
         ctx.signatures[self.__name__] = (E.GlobalVar(self.__name__), sig)
         entry = _with_returns(_parser(src, ns, sig, FunctionType.Orchestration, ctx).parse())
+        _check_out_rebindings(entry, {p.name: p.type for p, d in zip(params, dirs, strict=True)
+                                      if d is not ParamDirection.In})
         funcs = [entry, *(fn for _, fn in ctx.externals.values())]
         gvs = {n: gv for n, (gv, _) in ctx.signatures.items()}
         gvs.update({n: gv for n, (gv, _) in ctx.externals.items()})
@@ -307,6 +309,23 @@ def _return_final_outs(src: SourceInfo, outs: list[str]) -> tuple:
     value = last[-1].value if last else None
     elts = value.elts if isinstance(value, ast.Tuple) else [value]
     return tuple(e.id if isinstance(e, ast.Name) and e.id in outs else None for e in elts)
+
+
+def _check_out_rebindings(entry: St.Function, outs: dict) -> None:
+    """An ``Out``/``InOut`` parameter rebound to a value of another dtype or shape is an error (spec
+    §3: "Cannot reassign 'out' with a different type"): its final value is copied into the caller's
+    array, and converting it there would silently lose precision (an FP32 ``pl.add(fp16, fp32)``
+    written into an FP16 output) or reshape it. ``pl.cast`` states a narrowing on purpose."""
+    for s in walk_stmts(entry.body):
+        if not (isinstance(s, St.AssignStmt) and s.var.name in outs and isinstance(s.var.type, TensorType)):
+            continue
+        want, got = outs[s.var.name], s.var.type
+        same_shape = [E.static_int(d) for d in want.shape] == [E.static_int(d) for d in got.shape]
+        if got.dtype is not want.dtype or not same_shape:
+            raise PyptoTypeError(f"Cannot reassign '{s.var.name}' with a different type: the parameter is "
+                                 f"{type_str(want)}, the value is {type_str(got)} (the caller's array keeps its "
+                                 f"dtype and shape; convert explicitly, e.g. pl.cast(..., pl.{want.dtype.name}))",
+                                 s.span)
 
 
 def _with_returns(fn: St.Function) -> St.Function:
