@@ -135,7 +135,7 @@ class FunctionParser:
         return self.src.span(node if node is not None else self.cur_node or self.src.node)
 
     def emit(self, stmt: St.Stmt) -> None:
-        tasks.note_view(self, stmt)
+        tasks.note_tensor(self, stmt)
         self.blocks[-1].append(stmt)
 
     def error(self, msg: str, node: ast.AST | None = None, cls: type = ParseError) -> PyptoError:

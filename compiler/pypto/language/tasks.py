@@ -187,6 +187,15 @@ def _static_list(e: Any) -> list | None:
     return [x if isinstance(x, int) else static_int(x) if isinstance(x, E.Expr) else None for x in items]
 
 
+def note_tensor(p: Any, stmt: St.Stmt) -> None:
+    """Remember what the race check needs of a new orchestration tensor: a view's base, an alias's
+    target, and whether it was made with ``manual_dep=True``."""
+    note_view(p, stmt)
+    if isinstance(stmt, St.AssignStmt) and isinstance(stmt.value, E.Call) \
+            and getattr(stmt.value.op, "name", "") == "tensor.create" and stmt.value.kwargs.get("manual_dep"):
+        p.__dict__.setdefault("manual_dep_tensors", set()).add(stmt.var.name)
+
+
 def note_view(p: Any, stmt: St.Stmt) -> None:
     """Remember a tensor defined as a view (or a reshape of one) of another, or as another name for
     one (``top = y[0:8, :]`` binds ``top`` to the view's temporary), for tracing accesses."""
@@ -285,25 +294,38 @@ def call_touches(p: Any, call: E.Call, directions: list | None) -> tuple[set, se
 
 
 def record_task(p: Any, node: ast.AST, task: TaskId) -> TaskId:
-    """A finished task; in a manual scope, checked against the scope's earlier tasks."""
+    """A finished task, checked against the earlier tasks it may run alongside: in a manual scope
+    every earlier task of the scope; elsewhere the earlier tasks, through tensors made with
+    ``manual_dep=True`` only (the runtime infers every other edge)."""
     st = state(p)
     if st["modes"] and st["modes"][-1] is ScopeMode.MANUAL:
-        for earlier in st["tasks"]:
-            clash = _conflict(earlier, task)
-            if clash and earlier not in task.ancestors:
-                raise ParseError(
-                    f"race: task '{task.name}' and task '{earlier.name}' (line {earlier.line}) both use tensor "
-                    f"'{clash}' and one of them writes it, inside pl.manual_scope() with no deps= path between "
-                    "them; bind the earlier task with `as tid` and add deps=[tid]", p.span(node))
+        _check_races(p, node, task, st["tasks"], None, "inside pl.manual_scope()")
         st["tasks"].append(task)
+        return task
+    manual = p.__dict__.get("manual_dep_tensors", set())
+    if manual:
+        auto = st.setdefault("auto_tasks", [])
+        _check_races(p, node, task, auto, manual, "which was created with manual_dep=True (no edge is inferred through it),")
+        auto.append(task)
     return task
 
 
-def _conflict(a: TaskId, b: TaskId) -> str | None:
-    """The buffer two tasks both touch where one of them writes (overlapping elements), else None."""
+def _check_races(p: Any, node: ast.AST, task: TaskId, earlier_tasks: list, only: set | None, where: str) -> None:
+    for earlier in earlier_tasks:
+        clash = _conflict(earlier, task, only)
+        if clash and earlier not in task.ancestors:
+            raise ParseError(
+                f"race: task '{task.name}' and task '{earlier.name}' (line {earlier.line}) both use tensor "
+                f"'{clash}' and one of them writes it, {where} with no deps= path between them; bind the "
+                "earlier task with `as tid` and add deps=[tid]", p.span(node))
+
+
+def _conflict(a: TaskId, b: TaskId, only: set | None = None) -> str | None:
+    """The buffer two tasks both touch where one of them writes (overlapping elements; among the
+    buffers named in ``only`` when given), else None."""
     (ar, aw), (br, bw) = a.touched, b.touched
     pairs = [(x, y) for x in aw for y in (*br, *bw)] + [(x, y) for x in bw for y in ar]
-    clashes = sorted(x.label for x, y in pairs if x.overlaps(y))
+    clashes = sorted(x.label for x, y in pairs if x.overlaps(y) and (only is None or x.key in only))
     return clashes[0] if clashes else None
 
 

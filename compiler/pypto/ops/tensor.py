@@ -16,7 +16,7 @@ from pypto.ops.common import scalar_arg, to_tuple
 TENSOR = "TensorOp"
 
 
-@register_op("tensor.create", TENSOR, ("shape",), attrs={"dtype": DataType})
+@register_op("tensor.create", TENSOR, ("shape",), attrs={"dtype": DataType, "manual_dep": bool})
 def _create(args: list, kw: dict, span: Span) -> TensorType:
     shape = int_list("tensor.create", args[0], "shape", span)
     if "dtype" not in kw:
@@ -212,8 +212,13 @@ _row_reduce("tensor.row_sum")
 # ----------------------------------------------------------------------------- builders
 
 
-def create(shape: Any, dtype: DataType, span: Span | None = None) -> Call:
-    return create_op_call("tensor.create", [to_tuple(shape, span, "shape")], {"dtype": dtype}, span)
+def create(shape: Any, dtype: DataType, manual_dep: bool = False, span: Span | None = None) -> Call:
+    """A DDR tensor. ``manual_dep=True`` (spec pypto-jit §9): the runtime infers no dependency through
+    it for its whole lifetime, so tasks that share it are ordered only by declared ``deps=``."""
+    kw: dict = {"dtype": dtype}
+    if manual_dep:
+        kw["manual_dep"] = True
+    return create_op_call("tensor.create", [to_tuple(shape, span, "shape")], kw, span)
 
 
 create_tensor = create
