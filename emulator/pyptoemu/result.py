@@ -61,8 +61,8 @@ class RunResult:
     ``arrays``. ``findings`` hold races, deadlocks and the fault that stopped a faulted run.
     ``status``: ``"ok"``; ``"findings"`` (the run completed with error findings, such as a race);
     ``"faulted"`` (the run stopped at a fault; ``outputs`` is empty). ``bound_pipe`` is the pipe that
-    holds most of the critical path and ``bound`` says why in words (a program sums its launches, so
-    its ``bound_pipe`` is the busiest pipe and ``bound`` is empty).
+    holds most of the critical path and ``bound`` says why in words (a program's cycles are its
+    launches' schedule on the chip, so its ``bound_pipe`` is the busiest pipe and ``bound`` is empty).
     """
 
     entry: str

@@ -3,7 +3,12 @@
 An Orchestration function becomes ``orchestration/<name>.cpp``: its tensor parameters and returned
 tensors arrive as device pointers in ``args``, ``tensor.create`` becomes ``make_tensor``, views, reads,
 dims and scalar arithmetic become host C++, loops and ifs become C++ control flow, and every call of a
-kernel becomes one submitted task whose parameters follow the callee's ``ParamDirection``.
+kernel becomes one submitted task whose parameters follow the callee's ``ParamDirection``. A call
+launched as SPMD blocks (``Call.kwargs["blocks"]``: ``pl.spmd(n)``, a ``pl.parallel`` loop of one
+kernel) is submitted with its block count, ``pto2_rt_submit_task_blocks(rt, id, worker, params, n,
+blocks)``: the task runs as ``blocks`` blocks, block ``i`` seeing ``get_block_idx() == i``. (The
+spec's runtime API, pypto-language §6.7, names only the one-block ``pto2_rt_submit_task``; the
+blocks form is this project's name for the same call with a block count.)
 
 Tensor values that only alias a buffer (a kernel's result is the ``Out``/``InOut`` argument it stored
 into, a loop's iter arg and return var are its init value, ...) are resolved to the C++ variable of
@@ -331,7 +336,13 @@ class _OrchGen:
                 params.append(f"make_scalar_param({value})")
         worker = "PTO2_WORKER_CUBE" if self.core.get(callee.name) == "aic" else "PTO2_WORKER_VECTOR"
         self.emit(f"PTOParam params_t{t}[] = {{ {', '.join(params)} }};")
-        self.emit(f"pto2_rt_submit_task(rt, {self.ids[callee.name]}, {worker}, params_t{t}, {len(params)});")
+        submit = f"rt, {self.ids[callee.name]}, {worker}, params_t{t}, {len(params)}"
+        blocks = call.kwargs.get("blocks")
+        if blocks is not None:  # an SPMD launch (pl.spmd, a pl.parallel loop of one kernel): n blocks
+            count = blocks if isinstance(blocks, int) else self.expr(blocks)
+            self.emit(f"pto2_rt_submit_task_blocks({submit}, {count});")
+        else:
+            self.emit(f"pto2_rt_submit_task({submit});")
 
     def iter_init(self, iter_args: tuple) -> None:
         for ia in iter_args:

@@ -97,7 +97,9 @@ def run(
 
 
 def program_result(func: Function, stats: Any, machine: str, outputs: tuple, named: dict, faulted: bool) -> RunResult:
-    """The one result of a program run: its launches' cycles, pipes, cores and findings summed."""
+    """The one result of a program run: cycles when its last launch finishes on the chip (launches
+    overlap where the task graph allows, :mod:`pypto.runtime.timeline`); pipes, cores and findings
+    of every launch."""
     mach = load_machine(machine)
     pipes = {k: PipeStats(b, n) for k, (b, n) in stats.pipes.items()}
     errors = any(f.severity == "error" for f in stats.findings)

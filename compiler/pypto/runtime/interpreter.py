@@ -26,6 +26,10 @@ _BIN = {
 }
 
 
+# Host ops that read or write tensor data (the others only allocate, view or measure).
+_HOST_DATA_OPS = ("tensor.read", "tensor.write", "tensor.assemble")
+
+
 class _Return(Exception):
     def __init__(self, values: tuple):
         self.values = values
@@ -130,10 +134,21 @@ class Interpreter:
             return out[0] if len(out) == 1 else (tuple(out) if out else None)
         return self.host_op(c, args)
 
+    def _host_touches(self, name: str, args: list) -> None:
+        """A host read or write of tensor data waits, on the program's timeline, for the launches
+        it depends on (views, shapes and allocations touch no data)."""
+        timeline = getattr(getattr(self.launch, "stats", None), "timeline", None)
+        if timeline is None or name not in _HOST_DATA_OPS:
+            return
+        timeline.host_access(args[0], writes=name != "tensor.read")
+        if name == "tensor.assemble":
+            timeline.host_access(args[1], writes=False)
+
     def host_op(self, c: E.Call, args: list) -> Any:
         """A tensor op of the orchestration, on NumPy arrays."""
         name = c.op.name
         kw = c.kwargs
+        self._host_touches(name, args)
         if name == "tensor.create":
             return np.zeros([int(d) for d in args[0]], dtype=kw["dtype"].numpy)
         if name == "tensor.dim":

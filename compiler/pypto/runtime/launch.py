@@ -9,23 +9,30 @@ import numpy as np
 
 import pyptoemu
 from ptoisa.errors import Loc
+from ptoisa.machine import load_machine
 from pypto.codegen.pto import PTOCodegen
+from pypto.enums import ParamDirection
 from pypto.errors import RuntimeFault
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.types import ScalarType, TensorType
 from pypto.ir.visitor import walk_stmts
 from pypto.passes.analysis import memref_of
+from pypto.runtime.timeline import Timeline
 
 
 @dataclass
 class LaunchStats:
+    """A program's launches so far: ``cycles`` is when the last one finishes on the chip, as the
+    ``timeline`` places them (independent launches overlap on free cores), not their sum."""
+
     cycles: int = 0
     pipes: dict = field(default_factory=dict)
     findings: list = field(default_factory=list)
     traces: list = field(default_factory=list)
     cores: list = field(default_factory=list)
     launches: int = 0
+    timeline: Timeline | None = None
 
 
 def _dyn_args(func: St.Function) -> list[tuple[int, int]]:
@@ -68,6 +75,8 @@ class Launcher:
         self.trace = trace
         self.stats = stats
         self.races = races
+        if stats.timeline is None:
+            stats.timeline = Timeline(load_machine(machine))
 
     def _trace_path(self) -> str | None:
         if self.trace is None:
@@ -78,10 +87,20 @@ class Launcher:
         base, dot, ext = str(self.trace).rpartition(".")
         return f"{base}_{n}.{ext}" if dot else f"{self.trace}_{n}"
 
-    def _account(self, r) -> None:
-        """Add one launch's cycles, pipe counts, findings, cores and trace to the program's totals."""
+    def _account(self, r, func: St.Function, arrays: dict) -> None:
+        """Place one launch on the program's timeline and add its pipe counts, findings, cores and
+        trace to the program's totals."""
+        reads, writes = [], []
+        for i, a in arrays.items():
+            d = ParamDirection(func.param_directions[i])
+            if d is not ParamDirection.Out:
+                reads.append(a)
+            if d is not ParamDirection.In:
+                writes.append(a)
+        timeline = self.stats.timeline
+        timeline.launch(reads, writes, list(r.cores), int(r.cycles))
         self.stats.launches += 1
-        self.stats.cycles += int(r.cycles)
+        self.stats.cycles = timeline.end
         for name, ps in r.pipes.items():
             busy, count = self.stats.pipes.get(name, (0, 0))
             self.stats.pipes[name] = (busy + ps.busy_cycles, count + ps.instructions)
@@ -118,10 +137,10 @@ class Launcher:
             )
         except pyptoemu.KernelFault as fault:
             if fault.result is not None:
-                self._account(fault.result)
+                self._account(fault.result, func, arrays)
             _locate_in_source(fault, func, self.pto[func.name])
             raise
-        self._account(r)
+        self._account(r, func, arrays)
         for key, out in r.outputs.items():
             i = int(key[3:])
             if i in arrays:
