@@ -91,7 +91,7 @@ def check_at(p: Any, call: ast.Call) -> None:
         hint = p.expr(kwargs["name_hint"])
         if not isinstance(hint, str) or (hint and not hint.isidentifier()):
             raise p.error(f"pl.at(name_hint=...) must be an identifier, got {hint!r}", kwargs["name_hint"])
-_SPMD_HINTS = ("sync_start", "name_hint", "optimizations", "allow_early_resolve")
+_SPMD_HINTS = ("sync_start", "name_hint", "optimizations", "allow_early_resolve", "predicate")
 
 
 def check_spmd(p: Any, call: ast.Call, with_form: bool = False) -> tuple[int, str]:
@@ -100,7 +100,8 @@ def check_spmd(p: Any, call: ast.Call, with_form: bool = False) -> tuple[int, st
     ``sync_start`` (every block starts together) is what the chip does anyway while there are free
     cores; ``optimizations`` and ``allow_early_resolve`` are performance hints. ``deps=`` is legal
     only in the ``with pl.spmd(n, deps=[...]) as tid`` form (the caller reads it); ``predicate=`` (a
-    conditionally skipped task) is not supported by the emulator: refused by name.
+    task skipped when one tensor element fails a comparison) is read by the caller too
+    (:func:`pypto.language.spmd.predicate`).
     """
     if p.in_incore:
         raise p.error("pl.spmd launches blocks from orchestration code; it cannot sit inside an InCore region "
@@ -110,9 +111,6 @@ def check_spmd(p: Any, call: ast.Call, with_form: bool = False) -> tuple[int, st
         raise p.error(f"pl.spmd takes one block count, got {len(call.args)} positional arguments", call)
     count_node = call.args[0] if call.args else kwargs.pop("core_num")
     for k, value in kwargs.items():
-        if k == "predicate":
-            raise p.error("pl.spmd(predicate=...) (a conditionally skipped task) is not supported by the emulator "
-                          "yet", value)
         if k == "deps" and not with_form:
             raise p.error("pl.spmd() does not accept 'deps=' here (only in `with pl.spmd(n, deps=[...]) as tid:`)",
                           value)

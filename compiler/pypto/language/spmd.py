@@ -20,11 +20,13 @@ from pypto.dtype import DataType
 from pypto.enums import FunctionType, ScopeKind
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
-from pypto.ir.types import ScalarType
-from pypto.ir.visitor import walk
+from pypto.ir.types import ScalarType, TensorType
+from pypto.ir.visitor import substitute, walk
 from pypto.language import tasks
 from pypto.language.placement import at_name_hint, check_at, check_spmd
 from pypto.ops import block as B
+from pypto.ops import tensor as T
+from pypto.passes.ir_utils import definitions
 
 
 def _stmt_call(s: Any) -> Any:
@@ -43,6 +45,58 @@ def _single_at(p: Any, stmts: list) -> ast.Call | None:
         if p._is_helper_call(ctx, "at"):
             return ctx
     return None
+
+
+_PREDICATE_OPS = {ast.Gt: "Gt", ast.GtE: "Ge", ast.Lt: "Lt", ast.LtE: "Le", ast.Eq: "Eq", ast.NotEq: "Ne"}
+
+
+def predicate(p: Any, call: ast.Call) -> E.Expr | None:
+    """``predicate=(t[i] > 0)`` of a ``pl.spmd`` (spec §4.3): one element of one tensor compared with
+    an integer literal. It becomes a host read of the element and an ``if`` around the launch, so a
+    false predicate skips the task (the read waits for the element's producer, as the runtime's
+    readiness check does)."""
+    node = next((k.value for k in call.keywords if k.arg == "predicate"), None)
+    if node is None:
+        return None
+    ok = (isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _PREDICATE_OPS
+          and isinstance(node.left, ast.Subscript) and isinstance(node.comparators[0], ast.Constant)
+          and type(node.comparators[0].value) is int)
+    tensor = p.expr(node.left.value) if ok else None
+    if not (isinstance(tensor, E.Expr) and isinstance(tensor.type, TensorType)):
+        raise p.error("pl.spmd(predicate=...) takes one comparison of one tensor element with an integer literal, "
+                      "e.g. predicate=(flags[i] > 0)", node)
+    index = node.left.slice
+    items = list(index.elts) if isinstance(index, ast.Tuple) else [index]
+    if len(items) != len(tensor.type.shape) or any(isinstance(i, ast.Slice) for i in items):
+        raise p.error(f"pl.spmd(predicate=...): index one element of the rank-{len(tensor.type.shape)} tensor", index)
+    span = p.span(node)
+    value = p.temp(T.read(tensor, [p.to_ir(p.expr(i), i) for i in items], span=span), node)
+    dtype = tensor.type.dtype
+    literal = node.comparators[0].value
+    bound = E.ConstFloat(float(literal), dtype, span) if dtype.is_float() else E.ConstInt(literal, dtype, span)
+    return E.BINARY_BUILDERS[_PREDICATE_OPS[type(node.ops[0])]](value, bound, span)
+
+
+def _guarded(p: Any, cond: E.Expr | None, node: ast.AST, emit: Any) -> Any:
+    """Run ``emit`` (which emits a launch); with a predicate, the launch sits in ``if cond:``."""
+    if cond is None:
+        return emit()
+    p.blocks.append([])
+    try:
+        out = emit()
+    finally:
+        stmts = p.blocks.pop()
+    defined = [s.var.name for s in stmts if isinstance(s, St.AssignStmt)]
+    if defined:
+        raise p.error(f"a predicated pl.spmd launch cannot bind a result ('{defined[0]}'): a skipped task has none; "
+                      "call the kernel as a statement (its Out arguments are written in place)", node)
+    # The kernel's own names are its own: renamed so that no later statement of the same name sees
+    # them merged out of the `if` (SSA would make them results of the if, hence of the kernel).
+    body = St.SeqStmts(tuple(stmts), p.span(node))
+    local = {v: E.Var(f"{v.name}_in_{node.lineno}", v.type, v.span) for v in definitions(body)
+             if type(v) is E.Var}
+    p.emit(St.IfStmt(cond, substitute(body, local), None, (), p.span(node)))
+    return out
 
 
 def spmd_loop(p: Any, node: ast.For) -> None:
@@ -64,6 +118,7 @@ def spmd_loop(p: Any, node: ast.For) -> None:
         deps = tasks.dependencies(p, p.expr(kw["deps"]), kw["deps"]) if "deps" in kw else set()
         target = stmts[0].items[0].optional_vars
         stmts = stmts[0].body
+    cond = predicate(p, node.iter)
     saved = p.env.get(name)
     p.env[name] = idx
     try:
@@ -74,7 +129,7 @@ def spmd_loop(p: Any, node: ast.For) -> None:
             p.env.pop(name, None)
         else:
             p.env[name] = saved
-    p.emit(St.ScopeStmt(ScopeKind.InCore, body, p.span(node), hint, n))
+    _guarded(p, cond, node, lambda: p.emit(St.ScopeStmt(ScopeKind.InCore, body, p.span(node), hint, n)))
     task = tasks.at_task(p, node, hint, deps, body)
     if target is not None:
         p.env[p._target_name(target)] = task
@@ -88,15 +143,16 @@ def spmd_with(p: Any, node: ast.With, call: ast.Call) -> None:
     kw = {k.arg: k.value for k in call.keywords}
     deps = tasks.dependencies(p, p.expr(kw["deps"]), kw["deps"]) if "deps" in kw else set()
     target = node.items[0].optional_vars
+    cond = predicate(p, call)
     if not _dispatches(p, node.body):
         body = p.incore_block(node.body)
         if not any(isinstance(x, E.Call) and x.op.name == "block.get_block_idx" for x in walk(body)):
             raise p.error("the body of pl.spmd neither calls a kernel nor reads pl.get_block_idx(), so "
                              "every block would do identical work", node)
-        p.emit(St.ScopeStmt(ScopeKind.InCore, body, p.span(node), hint, n))
+        _guarded(p, cond, node, lambda: p.emit(St.ScopeStmt(ScopeKind.InCore, body, p.span(node), hint, n)))
         task = tasks.at_task(p, node, hint, deps, body)
     else:
-        task = _spmd_dispatch(p, node, n, hint, deps)
+        task = _guarded(p, cond, node, lambda: _spmd_dispatch(p, node, n, hint, deps))
     if target is not None:
         p.env[p._target_name(target)] = task
 
