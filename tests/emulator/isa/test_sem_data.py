@@ -117,7 +117,39 @@ def test_mrgsort_format1(data: st.DataObject) -> None:
     assert _le_bytes(res) == _le_bytes(_records_tile(expected, dtype))
 
 
-def test_mrgsort_merges_not_sorts_and_refuses_format2() -> None:
+@SETTINGS
+@given(data=st.data())
+def test_mrgsort_format2_merges_lists(data: st.DataObject) -> None:
+    dtype = data.draw(st.sampled_from(["f32", "f16"]))
+    cells = 8 // itemsize(dtype)
+    n_lists = data.draw(st.integers(2, 4))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    lists = []
+    for _ in range(n_lists):
+        vals = sorted(rng.integers(-6, 6, size=int(rng.integers(1, 9))).tolist(), reverse=True)  # ties
+        lists.append([(float(v) / 2, int(rng.integers(0, 2**32))) for v in vals])
+    total = sum(len(x) for x in lists)
+    ins = [Arg.tile(_records_tile([x], dtype), dtype) for x in lists]
+    tmp = Arg.tile(np.zeros((1, total * cells)), dtype)
+    d = Arg.tile(np.full((1, total * cells + cells), 7.0), dtype)  # what the merge does not reach stays
+    before = np.array(d.value, copy=True)
+    exhausted = data.draw(st.booleans())
+    (res,) = sem("tmrgsort")([*ins, tmp], [d], {"exhausted": exhausted})
+    merged = list(heapq.merge(*lists, key=lambda rec: rec[0], reverse=True))  # stable: lower list first
+    if exhausted:  # stop once a list has given all its records
+        taken, seen = [], [0] * n_lists
+        owners = {id(rec): k for k, x in enumerate(lists) for rec in x}
+        for rec in merged:
+            if any(seen[k] == len(x) for k, x in enumerate(lists)):
+                break
+            taken.append(rec)
+            seen[owners[id(rec)]] += 1
+        merged = taken
+    assert _le_bytes(res[:, : len(merged) * cells]) == _le_bytes(_records_tile([merged], dtype))
+    assert _le_bytes(res[:, len(merged) * cells:]) == _le_bytes(before[:, len(merged) * cells:])
+
+
+def test_mrgsort_merges_not_sorts_and_refuses_format2_exec_counts() -> None:
     # runs [4,1], [3,2], [5,0], [9,8] (f32, blockLen 64 = 32 records per run; the rest -inf)
     recs = []
     for head in ([4, 1], [3, 2], [5, 0], [9, 8]):
@@ -126,8 +158,8 @@ def test_mrgsort_merges_not_sorts_and_refuses_format2() -> None:
     (res,) = sem("tmrgsort")([Arg.tile(src, "f32"), Arg.scalar(64, "i32")], [out_tile("f32", 1, 256, 1, 256)], {})
     assert res[0, 0:16:2].tolist() == [9, 8, 5, 4, 3, 2, 1, 0]
     t = Arg.tile(src, "f32")
-    with pytest.raises(ValueError, match="tmrgsort format 2"):
-        sem("tmrgsort")([t, t, t], [out_tile("f32", 1, 256, 1, 256), Arg.scalar(0, "i16")], {})
+    with pytest.raises(ValueError, match="tmrgsort format 2 with an executed-count output"):
+        sem("tmrgsort")([t, t, t], [out_tile("f32", 1, 512, 1, 512), Arg.scalar(0, "i16")], {})
     with pytest.raises(ValueError, match="4 \\* blockLen"):
         sem("tmrgsort")([t, Arg.scalar(128, "i32")], [out_tile("f32", 1, 256, 1, 256)], {})
 

@@ -97,8 +97,8 @@ def sort32(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np.nd
     return [_from_bytes(raw.reshape(r, width * cells, src.dtype.itemsize), dst.dtype)]
 
 
-TMRGSORT_FORMAT2 = ("tmrgsort format 2 (list merge with an executed-count output) is not supported by the "
-                    "emulator yet")
+TMRGSORT_EXEC = ("tmrgsort format 2 with an executed-count output (outs(%d, %exec)) is not supported by the "
+                 "emulator yet; without %exec the lists are merged")
 
 
 @semantics("merge_sort")
@@ -110,10 +110,12 @@ def merge_sort(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[n
     assumes), ties taken from the lower-numbered run first. Records move as whole 8-byte units, so
     index bits (and f16 padding bytes) are preserved exactly.
 
-    Format 2 (2-4 record lists plus an executed-count ``vector<4xi16>`` out) is refused.
+    Format 2 (2-4 record lists) is :func:`merge_lists`.
     """
-    if len(ins) < 2 or ins[1].kind != "scalar" or len(outs) > 1:
-        raise OperandError(TMRGSORT_FORMAT2)
+    if len(ins) >= 3 and ins[1].kind != "scalar":
+        return merge_lists(ins, outs, attrs)
+    if len(ins) != 2 or ins[1].kind != "scalar" or len(outs) > 1:
+        raise OperandError("tmrgsort takes ins(src, blockLen) (format 1) or ins(s0, s1[, s2[, s3]], tmp) (format 2)")
     src, dst = ins[0], outs[0]
     _record_dtypes(src, dst, "tmrgsort")
     block_len = int(ins[1].value)
@@ -133,6 +135,49 @@ def merge_sort(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[n
     for i in range(r):
         out[i] = raw[i, _merge_order(keys[i], run)]
     return [_from_bytes(out.reshape(r, c, es), dst.dtype)]
+
+
+def merge_lists(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np.ndarray | None]:
+    """tmrgsort format 2, ins(s0, s1[, s2[, s3]], tmp) outs(d): 2 to 4 one-row lists of sorted 8-byte
+    records (each list's valid columns) merged descending into the front of d's row 0, ties from the
+    lower-numbered list first. The last ``ins`` operand is the scratch tile (pto-text-format §4.11).
+    With ``exhausted = true`` the merge stops when the first list runs out; the rest of d is left as
+    it was. Columns of d past the merged records keep their contents."""
+    if len(outs) > 1:
+        raise OperandError(TMRGSORT_EXEC)
+    lists, dst = ins[:-1], outs[0]
+    if not 2 <= len(lists) <= 4:
+        raise OperandError(f"tmrgsort format 2 merges 2 to 4 lists, got {len(lists)} (the last ins is the tmp tile)")
+    dt = lists[0].dtype
+    for a in (*lists, dst):
+        _record_dtypes(lists[0], a, "tmrgsort")
+        if a.dtype != dt:
+            raise OperandError("tmrgsort format 2: every list and the destination need one dtype")
+    es = dt.itemsize
+    cells = RECORD_BYTES // es
+    records, keys = [], []
+    for k, a in enumerate(lists):
+        if a.vcol % cells:
+            raise OperandError(f"tmrgsort format 2: list {k} has {a.vcol} valid columns, not whole records of "
+                               f"{cells} cells")
+        raw = _to_bytes(np.ascontiguousarray(a.value[:1, : a.vcol])).reshape(a.vcol // cells, RECORD_BYTES)
+        records.append(raw)
+        keys.append(_from_bytes(raw[:, :es], dt).astype(np.float64).reshape(-1))
+    heads = [0] * len(lists)
+    order: list[tuple[int, int]] = []
+    while True:
+        live = [k for k in range(len(lists)) if heads[k] < len(keys[k])]
+        if not live or (attrs.get("exhausted") and len(live) < len(lists)):
+            break
+        best = max(live, key=lambda k: (keys[k][heads[k]], -k))
+        order.append((best, heads[best]))
+        heads[best] += 1
+    if dst.cols < len(order) * cells:
+        raise OperandError(f"tmrgsort format 2: the merge writes {len(order) * cells} columns, d has {dst.cols}")
+    out = np.array(dst.value, copy=True)
+    merged = np.stack([records[k][i] for k, i in order]) if order else np.zeros((0, RECORD_BYTES), np.uint8)
+    out[0, : len(order) * cells] = _from_bytes(merged.reshape(1, -1, es), dst.dtype).reshape(-1)
+    return [out]
 
 
 def _merge_order(keys: np.ndarray, run: int) -> list[int]:
