@@ -320,8 +320,7 @@ def mrgsort(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
     viewed as ``[N / 4L, 4L]`` (the same bytes), merged row by row, and viewed back.
     """
     if len(args) > 1 or "exhausted" in kwargs:
-        raise p.error("pl.mrgsort(s0, s1, ...) (format 2, merging separate lists) is not supported by the emulator "
-                      "yet; use pl.mrgsort(s, block_len=L)", node)
+        return _merge_lists(p, node, args, kwargs)
     (s, block_len) = _bind_args(p, node, "pl.mrgsort", ("s", "block_len"), args, kwargs, 2)
     if _kind(s) != "tile":
         raise p.error("pl.mrgsort takes a tile of sorted records", node, PyptoTypeError)
@@ -338,6 +337,24 @@ def mrgsort(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
     grouped = p.temp(B.reshape(s, [cols // group, group], span=span), node)
     merged = p.temp(D.mrgsort(grouped, block_len, span=span), node)
     return B.reshape(merged, [1, cols], span=span)
+
+
+def _merge_lists(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
+    """Format 2, ``pl.mrgsort(s0, s1[, s2[, s3]], exhausted=False)``: 2-4 sorted one-row record lists
+    merged into one descending row (one ``tmrgsort`` with a scratch row as wide as the result)."""
+    exhausted = kwargs.pop("exhausted", False)
+    if kwargs:
+        raise p.error(f"pl.mrgsort() got an unexpected keyword argument '{next(iter(kwargs))}'", node, PyptoTypeError)
+    if exhausted:
+        raise p.error("pl.mrgsort(..., exhausted=True) stops at the first list that runs out and reports how many "
+                      "records it took from each; those counts are not supported by the emulator yet", node)
+    if not 2 <= len(args) <= 4 or any(_kind(a) != "tile" for a in args):
+        raise p.error(f"pl.mrgsort format 2 merges 2 to 4 tiles of sorted records, got {len(args)} arguments", node,
+                      PyptoTypeError)
+    span = p.span(node)
+    total = sum(_static_dims(p, node, a, "pl.mrgsort")[1] for a in args)
+    tmp = p.temp(B.create_tile([1, total], args[0].type.dtype, MemorySpace.Vec, span=span), node)
+    return D.mrgsort_lists(list(args), tmp, span=span)
 
 
 def gather(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:

@@ -78,6 +78,7 @@ LOWERINGS: dict[str, Lowering] = {
     "block.transpose_view": Lowering("treshape"),
     "block.sort32": Lowering("tsort32"),
     "block.mrgsort": Lowering("tmrgsort"),
+    "block.mrgsort_lists": Lowering("tmrgsort"),  # format 2: ins(s0, s1[, s2[, s3]], tmp)
     "block.gather_mask": Lowering("tgather", (0,)),
     "block.gather_index": Lowering("tgather", (0, 1)),
     "block.fillpad_expand": Lowering("tfillpad_expand", (0,)),

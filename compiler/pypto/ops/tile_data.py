@@ -238,6 +238,30 @@ def _mrgsort(args: list, kw: dict, span: Span) -> TileType:
     return TileType(t.shape, t.dtype, tile_view=vec_view(t.shape))
 
 
+@register_op("block.mrgsort_lists", BLOCK, ("s0", "s1", "s2", "s3", "tmp"), pipe=PipeType.V, min_args=3)
+def _mrgsort_lists(args: list, kw: dict, span: Span) -> TileType:
+    """tmrgsort format 2: 2-4 one-row lists of sorted records merged into one row (their cells in
+    total); the last argument is the scratch tile, as the instruction takes it."""
+    lists, tmp = args[:-1], args[-1]
+    if not 2 <= len(lists) <= 4:
+        raise PyptoTypeError(f"mrgsort: format 2 merges 2 to 4 lists, got {len(lists)}", span)
+    first = tile("block.mrgsort_lists", lists, 0, ("s0",), span)
+    cells = _records_dtype("mrgsort", first, span)
+    total = 0
+    for i in range(len(lists)):
+        t = tile("block.mrgsort_lists", lists, i, ("s0", "s1", "s2", "s3"), span)
+        rows, cols = _static_shape("mrgsort", t, span)
+        if t.dtype is not first.dtype or rows != 1 or cols % cells:
+            raise PyptoTypeError(f"mrgsort: list {i} must be a [1, n] {first.dtype.name} row of whole records "
+                                 f"({cells} cells each), got {shape_str(t.shape)} {t.dtype.name}", span)
+        total += cols
+    scratch = tile("block.mrgsort_lists", [tmp], 0, ("tmp",), span)
+    if _static_shape("mrgsort", scratch, span)[1] < total:
+        raise PyptoTypeError(f"mrgsort: the scratch tile needs {total} columns", span)
+    shape = (as_expr(1), as_expr(total))
+    return TileType(shape, first.dtype, tile_view=vec_view(shape))
+
+
 @register_op("block.gather_mask", BLOCK, ("tile",), attrs={"pattern": str, "output_dtype": DataType},
              pipe=PipeType.V)
 def _gather_mask(args: list, kw: dict, span: Span) -> TileType:
@@ -362,6 +386,10 @@ def sort32(tile: Expr, idx: Expr, span: Span | None = None) -> Call:
 
 def mrgsort(tile: Expr, block_len: Any, span: Span | None = None) -> Call:
     return create_op_call("block.mrgsort", [tile, _int(block_len, span, DataType.INT32)], {}, span)
+
+
+def mrgsort_lists(lists: list, tmp: Expr, span: Span | None = None) -> Call:
+    return create_op_call("block.mrgsort_lists", [*lists, tmp], {}, span)
 
 
 def gather_mask(tile: Expr, pattern: str, output_dtype: DataType | None = None, span: Span | None = None) -> Call:

@@ -1,0 +1,34 @@
+"""``pl.mrgsort(s0, s1[, s2[, s3]])``, format 2 (spec pypto-jit §8): sorted record lists merged into one
+descending row, checked against NumPy's sort of the joined values."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pypto.language as pl
+
+
+@pl.jit
+def merge_sorted_chunks(x: pl.Tensor, vals: pl.Out[pl.Tensor], idxs: pl.Out[pl.Tensor], lists: int):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="merge"):
+        a = pl.sort32(pl.load(x, [0, 0], [1, 32]), pl.arange(0, [1, 32], dtype=pl.UINT32))
+        b = pl.sort32(pl.load(x, [0, 32], [1, 32]), pl.arange(32, [1, 32], dtype=pl.UINT32))
+        if lists == 2:
+            s = pl.mrgsort(a, b)
+        else:
+            c = pl.sort32(pl.load(x, [0, 64], [1, 32]), pl.arange(64, [1, 32], dtype=pl.UINT32))
+            s = pl.mrgsort(a, b, c)
+        vals[:, :] = pl.gather(s, mask_pattern=pl.tile.MaskPattern.P0101)
+        idxs[:, :] = pl.gather(s, mask_pattern=pl.tile.MaskPattern.P1010, output_dtype=pl.INT32)
+
+
+@pytest.mark.parametrize("lists", [2, 3])
+def test_format2_merges_sorted_lists_descending(lists):
+    n = 32 * lists
+    x = (np.random.default_rng(81).permutation(n).astype(np.float32) / 3 - 10).reshape(1, n)
+    vals, idxs = np.zeros((1, n), np.float32), np.zeros((1, n), np.int32)
+    merge_sorted_chunks(x, vals, idxs, lists)
+    order = np.argsort(-x[0], kind="stable")
+    np.testing.assert_array_equal(vals[0], x[0, order])
+    np.testing.assert_array_equal(idxs[0], order)
