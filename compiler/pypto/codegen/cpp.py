@@ -50,7 +50,7 @@ def ctype(dtype: DataType) -> str:
 
 # Block and lane ids: the kernel-side calls of the Ascend C runtime.
 _BLOCK_IDS = {"block.get_block_idx": "GET_BLOCK_IDX({axis})", "block.get_block_num": "get_block_num()",
-              "block.get_subblock_idx": "get_subblockid()"}
+              "block.get_subblock_idx": "get_subblockid()", "block.get_aiv_lane": "get_subblockid()"}
 
 
 class _CppGen:

@@ -26,7 +26,7 @@ from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.expr import static_int
 from pypto.ir.types import ScalarType, TensorType, TileType
-from pypto.ir.visitor import stmt_list, walk_stmts
+from pypto.ir.visitor import stmt_list, walk, walk_stmts
 from pypto.ops import isa
 from pypto.passes.analysis import defined_vars, memref_of
 
@@ -46,6 +46,16 @@ STYLE = PrintStyle(short_enum_kinds=frozenset({"pipe", "event"}), function_attrs
 GENERATED = Loc("<pypto>", 1, 1)
 INDEX = A.ScalarType("index")
 I1 = A.ScalarType("i1")
+
+
+def _has_aiv_lanes(func: St.Function) -> bool:
+    return any(isinstance(n, E.Call) and n.op.name == "block.get_aiv_lane" for n in walk(func.body))
+
+
+def _section(side: str, ops: list) -> A.Op:
+    section = _op(f"pto.section.{side}")
+    section.regions = [A.Region(ops=ops)]
+    return section
 
 
 def _op(name: str, **fields: Any) -> A.Op:
@@ -287,9 +297,18 @@ class _FunctionGen:
         self.make_views()
         self.make_allocs()
         self.block(func.body)
-        ops = self.const_ops + self.view_ops + self.alloc_ops + self.ops + [_op("func.return")]
-        fn = A.Function(func.name, GENERATED, names, types, [], {"pto.kernel_kind": A.EnumAttr("kernel_kind", kind)},
-                        A.Region(ops=ops))
+        ops = self.const_ops + self.view_ops + self.alloc_ops + self.ops
+        attrs = {"pto.kernel_kind": A.EnumAttr("kernel_kind", kind)}
+        if _has_aiv_lanes(func):
+            # pl.split_aiv: the kernel runs on both AIVs of a core group, each in its lane
+            # (get_subblock_idx 0 and 1): its code is the vector section of a group kernel whose
+            # cube section is empty (pto-text-format §4.13; placement: one core group per block)
+            if kind != "vector":
+                raise CompileError(f"kernel '{func.name}' opens a pl.split_aiv region but computes on the cube; "
+                                   "lane regions hold vector code", func.span)
+            attrs = {}
+            ops = [_section("cube", []), _section("vector", ops)]
+        fn = A.Function(func.name, GENERATED, names, types, [], attrs, A.Region(ops=[*ops, _op("func.return")]))
         return A.Module("", [fn], {"pto.target_arch": self.arch})
 
     def generate(self) -> str:
@@ -524,7 +543,8 @@ class _FunctionGen:
     def block_id(self, call: E.Call, result: Any, s: Any) -> None:
         """get_block_idx / get_block_num / get_subblock_idx: the instruction's i64, as an index."""
         raw, name = self.new(), self.new()
-        self.emit(_op("pto." + call.op.name.split(".", 1)[1], results=[raw]))
+        op = "get_subblock_idx" if call.op.name == "block.get_aiv_lane" else call.op.name.split(".", 1)[1]
+        self.emit(_op("pto." + op, results=[raw]))
         self.emit(_op("arith.index_cast", results=[name], result_types=[INDEX], operands=[raw],
                       operand_types=[A.ScalarType("i64")]))
         self.values[result] = name
@@ -719,6 +739,7 @@ _SPECIAL = {
     "block.get_block_idx": _FunctionGen.block_id,
     "block.get_block_num": _FunctionGen.block_id,
     "block.get_subblock_idx": _FunctionGen.block_id,
+    "block.get_aiv_lane": _FunctionGen.block_id,
     "block.full": _FunctionGen.lowered,
     "block.expands": _FunctionGen.lowered,
     "block.col_expand": _FunctionGen.lowered,

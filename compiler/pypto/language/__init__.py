@@ -29,7 +29,7 @@ from pypto.language.helpers import (
 )
 from pypto.language.namespace import Namespace as _Namespace
 from pypto.language.namespace import OpStub as _OpStub
-from pypto.language.placement import Level, Role, at, cluster, spmd
+from pypto.language.placement import Level, Role, at, cluster, split_aiv, spmd
 from pypto.language.text import loads, loads_program, parse, parse_program
 from pypto.language.typing import DynVar, InOut, Out, Scalar, Tensor, Tile, dynamic
 from pypto.language.typing import MemRef_ as MemRef
@@ -144,6 +144,7 @@ __all__ = [
     "program",
     "range",
     "scope",
+    "split_aiv",
     "spmd",
     "system",
     "tensor",

@@ -515,15 +515,14 @@ class FunctionParser:
         helper = None
         if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and self._static_is_pl(it.func.value):
             helper = it.func.attr
-        if helper == "while_":
-            self.while_loop(node)
-            return
-        if helper == "spmd":
-            spmd.spmd_loop(self, node)
+        special = {"while_": FunctionParser.while_loop, "spmd": spmd.spmd_loop,
+                   "split_aiv": spmd.split_aiv_loop}.get(helper)
+        if special is not None:
+            special(self, node)
             return
         if helper not in LOOP_HELPERS:
             raise self.error("a for loop must iterate over pl.range, pl.parallel, pl.pipeline, pl.unroll, "
-                             "pl.parallel_for_power2, pl.spmd or pl.while_", it)
+                             "pl.parallel_for_power2, pl.spmd, pl.split_aiv or pl.while_", it)
         kind = LOOP_HELPERS[helper]
         kw = {k.arg: k.value for k in it.keywords}
         power2 = None

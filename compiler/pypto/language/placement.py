@@ -63,6 +63,11 @@ def spmd(core_num: int, **_options: Any) -> Any:
     return range(core_num)
 
 
+def split_aiv(n: int = 2, mode: Any = None) -> Any:
+    """Plain-Python stand-in (``for lane in pl.split_aiv(2, mode=...)``); the parser reads it."""
+    return range(n)
+
+
 def cluster(name_hint: str = "") -> _Region:
     """Plain-Python stand-in: ``with pl.cluster():`` has no functional effect."""
     return _Region()

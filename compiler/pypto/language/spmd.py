@@ -23,6 +23,7 @@ from pypto.ir import stmt as St
 from pypto.ir.types import ScalarType, TensorType
 from pypto.ir.visitor import substitute, walk
 from pypto.language import tasks
+from pypto.language.optimizations import SplitMode
 from pypto.language.placement import at_name_hint, check_at, check_spmd
 from pypto.ops import block as B
 from pypto.ops import tensor as T
@@ -133,6 +134,46 @@ def spmd_loop(p: Any, node: ast.For) -> None:
     task = tasks.at_task(p, node, hint, deps, body)
     if target is not None:
         p.env[p._target_name(target)] = task
+
+
+def split_aiv_loop(p: Any, node: ast.For) -> None:
+    """``for lane in pl.split_aiv(2, mode=pl.SplitMode.NONE):`` in InCore code (spec §4.5): both AIVs of
+    the core group run the body, ``lane`` being theirs (0 or 1); the kernel is launched on the two
+    AIVs of a group (code generation), so results sharded by ``lane`` combine in the output. In NONE
+    mode a side effect the body does not guard or shard by ``lane`` happens twice, as on the chip.
+    The split modes, which halve every vector tile automatically, are refused by name."""
+    call = node.iter
+    if not p.in_incore:
+        raise p.error("pl.split_aiv opens lane regions inside InCore code (a pl.at region or an InCore function)",
+                      call)
+    kw = {k.arg: k.value for k in call.keywords}
+    unknown = sorted(set(kw) - {"mode"})
+    if unknown or len(call.args) > 2:
+        raise p.error(f"pl.split_aiv takes (2, mode=pl.SplitMode.X), got {unknown or len(call.args)}", call)
+    n = p.expr(call.args[0]) if call.args else 2
+    if n != 2:
+        raise p.error(f"pl.split_aiv(n): a core group has 2 AIVs, so n must be 2, got {n!r}", call)
+    mode_node = kw.get("mode", call.args[1] if len(call.args) > 1 else None)
+    mode = p.expr(mode_node) if mode_node is not None else SplitMode.NONE
+    if mode is not SplitMode.NONE:
+        name = getattr(mode, "name", repr(mode))
+        raise p.error(f"pl.split_aiv(mode=pl.SplitMode.{name}) halves every vector tile between the lanes; that is "
+                      "not supported by the emulator yet (use SplitMode.NONE and shard by the lane index)", call)
+    if node.orelse:
+        raise p.error("for ... else is not supported", node)
+    name = p._target_name(node.target)
+    lane = E.Var(name, ScalarType(DataType.INDEX), p.span(node.target))
+    p.emit(St.AssignStmt(lane, B.get_aiv_lane(span=p.span(node.target)), p.span(node.target)))
+    saved = p.env.get(name)
+    p.env[name] = lane
+    try:
+        for s in node.body:
+            p.guarded(s, p.stmt, s)
+    finally:
+        if saved is None:
+            p.env.pop(name, None)
+        else:
+            p.env[name] = saved
 
 
 def spmd_with(p: Any, node: ast.With, call: ast.Call) -> None:

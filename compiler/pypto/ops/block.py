@@ -649,6 +649,13 @@ def _get_subblock_idx(args: list, kw: dict, span: Span) -> ScalarType:
     return ScalarType(DataType.INDEX)
 
 
+@register_op("block.get_aiv_lane", BLOCK, ())
+def _get_aiv_lane(args: list, kw: dict, span: Span) -> ScalarType:
+    """The lane index of a ``pl.split_aiv`` region: the AIV (0 or 1) of the core group running it. A
+    kernel that reads it is launched on both AIVs of a group (its code generation says so)."""
+    return ScalarType(DataType.INDEX)
+
+
 @register_op("block.reshape", BLOCK, ("tile", "shape"), attrs={"dtype": DataType}, pipe=PipeType.V)
 def _reshape(args: list, kw: dict, span: Span) -> TileType:
     """Same bytes, new shape; the compiler-only ``dtype`` attribute also re-types them as another
@@ -779,6 +786,10 @@ def get_block_num(span: Span | None = None) -> Call:
 
 def get_subblock_idx(span: Span | None = None) -> Call:
     return create_op_call("block.get_subblock_idx", [], {}, span)
+
+
+def get_aiv_lane(span: Span | None = None) -> Call:
+    return create_op_call("block.get_aiv_lane", [], {}, span)
 
 
 def _binary_builder(op: str):
