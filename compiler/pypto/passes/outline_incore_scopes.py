@@ -14,11 +14,12 @@ variables cross it (seed 003 §4.2), on SSA form where each variable object has 
   ``pl.create_tensor`` made before the scope, filled by the kernel);
 * a variable defined inside and used after the scope is a result of the kernel: the call's value
   (a tuple for several) is bound to it. A stored tensor result names the parameter's buffer; a
-  tensor-level op result becomes an ``Out`` parameter later (ConvertTensorToBlockOps). A tile result
-  is a task output held in DDR (pypto-jit §4.1 (b)): the parent allocates a tensor of the tile's shape
-  and dtype before the call, the kernel stores the tile's valid region into it (an ``Out``
-  parameter), and a later kernel that reads the tile loads it back from that tensor. Scalars cannot
-  leave a kernel and are rejected with the variable named.
+  tensor-level op result becomes an ``Out`` parameter later (ConvertTensorToBlockOps). A tile or
+  scalar result is a task output held in DDR (pypto-jit §4.1 (b)): the parent allocates a tensor
+  (the tile's shape and dtype; one element for a scalar, INDEX kept as INT64) before the call, the
+  kernel stores the value into it (an ``Out`` parameter), and a later kernel that reads the value
+  loads it back from that tensor; the host reads a carried scalar it uses (a loop bound) from it.
+  Booleans cannot leave a kernel and are rejected with the variable named.
 
 A parent from which a scope was outlined becomes Orchestration: what is left of it runs on the host.
 """
@@ -29,14 +30,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
+from pypto.dtype import DataType
 from pypto.enums import FunctionType, ParamDirection, ScopeKind
 from pypto.errors import CompileError
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
-from pypto.ir.types import TensorType, TileType, TupleType, UnknownType, type_str
+from pypto.ir.types import ScalarType, TensorType, TileType, TupleType, UnknownType, type_str
 from pypto.ir.visitor import stmt_list, substitute, walk_stmts
 from pypto.ops import block as B
 from pypto.ops import tensor as T
+from pypto.ops import tile_data as D
 from pypto.passes.base import NameAllocator, Pass
 from pypto.passes.block_rewriter import BlockRewriter
 from pypto.passes.ir_utils import all_names, definitions, type_vars, used_vars
@@ -126,6 +129,31 @@ def _read_exprs(s: Any) -> list:
     return []
 
 
+def _carriable(t: Any) -> bool:
+    """Whether a value of type ``t`` can be a kernel's result (tensors; tiles and numeric scalars
+    through DDR)."""
+    if isinstance(t, (TensorType, TileType)):
+        return True
+    return isinstance(t, ScalarType) and t.dtype is not DataType.BOOL
+
+
+def _stored_dtype(dtype: DataType) -> DataType:
+    """The element type a carried scalar is kept in: INDEX has no tensor dtype, so INT64."""
+    return DataType.INT64 if dtype is DataType.INDEX else dtype
+
+
+def _as(value: E.Expr, dtype: DataType, span: Any) -> E.Expr:
+    """``value`` (read from its DDR tensor) as the carried scalar's own dtype."""
+    return value if value.type.dtype is dtype else E.cast(value, dtype, span)
+
+
+def _save(value: E.Expr, ddr: E.Var, span: Any) -> E.Call:
+    """The kernel's store of a carried tile or scalar into its DDR tensor."""
+    if isinstance(value.type, TileType):
+        return B.store(value, [0] * len(value.type.shape), ddr, span=span)
+    return D.write_gm(_as(value, ddr.type.dtype, span), ddr, 0, span=span)
+
+
 class Outliner(BlockRewriter):
     """Outlines the InCore scopes of one function into kernels (``self.kernels``)."""
 
@@ -140,9 +168,17 @@ class Outliner(BlockRewriter):
     def stmt(self, s: Any) -> list:
         if _is_incore_scope(s):
             return self.outline(s)
-        if isinstance(s, (St.ForStmt, St.WhileStmt, St.IfStmt, St.ScopeStmt)):
+        if isinstance(s, (St.ForStmt, St.WhileStmt, St.IfStmt)):
+            reads, header = [], {}
+            for a in ("start", "stop", "step", "condition"):
+                if isinstance(getattr(s, a, None), E.Expr):
+                    more, header[a] = self.host_reads(getattr(s, a))
+                    reads += more
+            return [*reads, self.descend(replace(s, **header))]
+        if isinstance(s, St.ScopeStmt):
             return [self.descend(s)]
-        return [substitute(s, dict(self.spilled))]  # the host sees a spilled tile as its DDR tensor
+        reads, s = self.host_reads(s)
+        return [*reads, s]
 
     def outline(self, scope: St.ScopeStmt) -> list:
         name = self.taken.fresh(scope.name_hint or f"{self.func.name}_incore_{self.count}")
@@ -158,25 +194,23 @@ class Outliner(BlockRewriter):
         after = used_vars(self.func.body, skip=scope)
         results = [v for v in definitions(scope.body) if v in after]
         for r in results:
-            if not isinstance(r.type, (TensorType, TileType)):
+            if not _carriable(r.type):
                 kind = type_str(r.type)
                 raise CompileError(
-                    f"'{r.name}' ({kind}) is computed inside `with pl.incore():` and used after it; only tensors "
-                    "and tiles can leave a kernel (store the value into a tensor, or compute it outside the "
-                    "scope)",
+                    f"'{r.name}' ({kind}) is computed inside `with pl.incore():` and used after it; only tensors, "
+                    "tiles and numeric scalars can leave a kernel (store the value into a tensor, or compute it "
+                    "outside the scope)",
                     scope.span,
                 )
-        spills = [r for r in results if isinstance(r.type, TileType)]
+        spills = [r for r in results if not isinstance(r.type, TensorType)]
         results = [r for r in results if r not in spills]
         allocs = [self.spill_tensor(r, scope.span) for r in spills]
 
         params, mapping, prologue = [], {}, []
         for v in free:
-            if v in self.spilled:  # a tile an earlier kernel left in DDR: load it back
-                p = E.Var(self.spilled[v].name, self.spilled[v].type, v.span)
-                load = B.load(p, [0] * len(v.type.shape), v.type.shape, v.type.valid_shape, span=scope.span)
-                mapping[v] = E.Var(v.name, load.type, v.span)
-                prologue.append(St.AssignStmt(mapping[v], load, scope.span))
+            if v in self.spilled:  # a value an earlier kernel left in DDR: load it back
+                p, mapping[v], reload = self.reload(v, scope.span)
+                prologue.append(reload)
                 params.append((p, ParamDirection.In))
                 continue
             direction = ParamDirection.In
@@ -189,8 +223,7 @@ class Outliner(BlockRewriter):
         for r, (_, ddr) in zip(spills, allocs, strict=True):
             p = E.Var(ddr.name, ddr.type, scope.span)
             params.append((p, ParamDirection.Out))
-            epilogue.append(St.EvalStmt(B.store(substitute(r, dict(mapping)), [0] * len(r.type.shape), p,
-                                                span=scope.span), scope.span))
+            epilogue.append(St.EvalStmt(_save(substitute(r, dict(mapping)), p, scope.span), scope.span))
         body = substitute(scope.body, dict(mapping))
         stmts = prologue + list(stmt_list(body)) + epilogue
         stmts.append(St.ReturnStmt(tuple(substitute(r, dict(mapping)) for r in results), scope.span))
@@ -201,10 +234,40 @@ class Outliner(BlockRewriter):
         self.spilled.update({r: ddr for r, (_, ddr) in zip(spills, allocs, strict=True)})
         return [alloc for alloc, _ in allocs] + self.call(name, args, results, scope)
 
-    def spill_tensor(self, tile: E.Var, span: Any) -> tuple:
-        """The host allocation of the DDR tensor that carries ``tile`` from its kernel to later ones."""
-        create = T.create(tile.type.shape, tile.type.dtype, span=span)
-        ddr = E.Var(self.local.fresh(f"{tile.name}_ddr"), create.type, span)
+    def reload(self, v: E.Var, span: Any) -> tuple:
+        """(the kernel parameter for the DDR tensor holding ``v``, the kernel's ``v``, its load)."""
+        ddr = self.spilled[v]
+        p = E.Var(ddr.name, ddr.type, v.span)
+        if isinstance(v.type, TileType):
+            load = B.load(p, [0] * len(v.type.shape), v.type.shape, v.type.valid_shape, span=span)
+        else:
+            load = _as(D.read_gm(p, 0, span=span), v.type.dtype, span)
+        local = E.Var(v.name, load.type, v.span)
+        return p, local, St.AssignStmt(local, load, span)
+
+    def host_reads(self, s: Any) -> tuple[list, Any]:
+        """Host reads of the carried scalars statement ``s`` uses, and ``s`` reading them (a carried
+        tile used by the host is its DDR tensor)."""
+        reads, mapping = [], {}
+        for v in used_vars(s):
+            ddr = self.spilled.get(v)
+            if ddr is None:
+                continue
+            if isinstance(v.type, TileType):
+                mapping[v] = ddr
+                continue
+            value = _as(T.read(ddr, [0], span=v.span), v.type.dtype, v.span)
+            mapping[v] = E.Var(self.local.fresh(f"{v.name}_host"), value.type, v.span)
+            reads.append(St.AssignStmt(mapping[v], value, v.span))
+        return reads, substitute(s, mapping)
+
+    def spill_tensor(self, value: E.Var, span: Any) -> tuple:
+        """The host allocation of the DDR tensor that carries ``value`` from its kernel to later ones."""
+        if isinstance(value.type, TileType):
+            create = T.create(value.type.shape, value.type.dtype, span=span)
+        else:
+            create = T.create([1], _stored_dtype(value.type.dtype), span=span)
+        ddr = E.Var(self.local.fresh(f"{value.name}_ddr"), create.type, span)
         return St.AssignStmt(ddr, create, span), ddr
 
     def call(self, name: str, args: list, results: list, scope: St.ScopeStmt) -> list:

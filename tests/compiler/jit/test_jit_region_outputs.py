@@ -4,10 +4,8 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 import pypto.language as pl
-from pypto.errors import CompileError
 
 
 @pl.jit
@@ -55,14 +53,22 @@ def test_accumulator_from_a_cube_region_feeds_a_vector_region():
 
 
 @pl.jit
-def scalar_leaves_region(x: pl.Tensor, y: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        s = pl.read(x, [0, 0])
-    with pl.at(level=pl.Level.CORE_GROUP):
+def scalar_crosses_regions(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="pick"):
+        s = pl.read(x, [0, 1])
+        n = pl.cast(pl.read(x, [0, 0]), pl.INDEX)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="use"):
         y[:, :] = pl.adds(x[:, :], s)
+    for i in pl.range(n):  # the host reads the carried count for its loop bound
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="bump"):
+            y[i:i + 1, :] = pl.adds(y[i:i + 1, :], 100.0)
 
 
-def test_a_scalar_bound_in_a_region_and_used_after_it_is_refused_by_name():
-    x = np.ones((8, 8), np.float32)
-    with pytest.raises(CompileError, match="'s'.*used after it"):
-        scalar_leaves_region(x, np.zeros_like(x))
+def test_scalars_bound_in_a_region_feed_a_later_region_and_a_host_loop():
+    x = np.random.default_rng(23).standard_normal((8, 16)).astype(np.float32)
+    x[0, 0] = 3.0
+    y = np.zeros_like(x)
+    scalar_crosses_regions(x, y)
+    want = x + x[0, 1]
+    want[:3] += 100.0
+    np.testing.assert_allclose(y, want, rtol=1e-6)
