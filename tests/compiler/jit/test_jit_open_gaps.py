@@ -1,6 +1,7 @@
-"""Programs written the way today's PyPTO users write them that the jit front end does not yet handle
-as the spec (pypto-jit.md) says. Each is a strict xfail naming the gap; the fix belongs to code
-another helper is changing (jit.py, placement.py, slicing.py), so it is recorded here instead."""
+"""Programs written the way today's PyPTO users write them, filed where the jit front end did not handle
+them as the spec (pypto-jit.md) says. A gap still open is a strict xfail naming it; a fixed one is an
+ordinary test here or in the file of its subject (test_jit_region_outputs.py,
+test_jit_lower_and_argument_dtypes.py)."""
 
 from __future__ import annotations
 
