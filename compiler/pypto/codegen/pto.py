@@ -707,6 +707,18 @@ class _FunctionGen:
         self.emit(_op("pto.store_scalar", operands=[v, ptr, self.index_value(call.args[2])],
                       operand_types=[pty, vty]))
 
+    def gather_compare(self, call: E.Call, result: Any, s: Any) -> None:
+        """``tgather`` compare form: one instruction with two outs, the indices and the counts; the
+        call's result is one of them (``part``), its third argument receives the other."""
+        src, k, other = call.args
+        d, c = (result, other) if call.kwargs.get("part") == "indices" else (other, result)
+        ins = [self.operand(src), self.operand(k)]
+        (dn, dt), (cn, ct) = self.buf(d), self.buf(c)
+        attrs = {"cmpMode": A.EnumAttr("cmp", call.kwargs.get("cmp_mode", "eq")),
+                 "offset": int(call.kwargs.get("offset", 0))}
+        self.emit(_op("pto.tgather", ins=[v for v, _ in ins], in_types=[t for _, t in ins], outs=[dn, cn],
+                      out_types=[dt, ct], attrs=attrs, is_dps=True))
+
     def gather_mask(self, call: E.Call, result: Any, s: Any) -> None:
         """``tgather`` mask form; an ``output_dtype`` of another type gathers into a same-width alias."""
         src, sty = self.buf(call.args[0])
@@ -763,6 +775,7 @@ _SPECIAL = {
     "block.fillpad_expand": _FunctionGen.lowered,
     "block.transpose_view": _FunctionGen.reshape,
     "block.gather_mask": _FunctionGen.gather_mask,
+    "block.gather_cmp": _FunctionGen.gather_compare,
     "block.arange": _FunctionGen.arange,
 }
 

@@ -368,12 +368,36 @@ def gather(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
     return D.gather_mask(x, name, out, span=p.span(node))
 
 
+def _gather_compare(p: Any, node: ast.Call, args: list, kwargs: dict) -> tuple:
+    """The compare form ``idx, cnt = pl.gather(x, kvalue=k, cmp_mode="gt", out_cols=n, offset=0)``: per
+    row, the columns (+ offset) of the elements that compare with k, packed left into an INT32
+    ``[rows, out_cols]`` tile, and their count in column 0 of an INT32 ``[rows, 8]`` tile (valid
+    ``[rows, 1]``). One ``tgather`` writes both; each result is its own call (the other output goes
+    to a scratch tile), so the instruction runs once per result used."""
+    x, kvalue, cmp_mode, out_cols, offset = _bind_args(
+        p, node, "pl.gather", ("x", "kvalue", "cmp_mode", "out_cols", "offset"),
+        args, {"cmp_mode": "eq", "out_cols": None, "offset": 0, **kwargs}, 2)
+    if _kind(x) != "tile":
+        raise p.error("pl.gather(kvalue=...) takes a tile", node, PyptoTypeError)
+    rows, cols = _static_dims(p, node, x, "pl.gather")
+    out_cols = cols if out_cols is None else out_cols
+    if not isinstance(out_cols, int) or not 0 < out_cols or not isinstance(offset, int):
+        raise p.error("pl.gather(out_cols=, offset=) take integer literals (out_cols > 0)", node, PyptoTypeError)
+    span = p.span(node)
+    k = scalar_arg(kvalue, x.type.dtype, span)
+    idx_shape, cnt_shape = [rows, out_cols], [rows, D.COUNT_COLS]
+    cnt_sink = p.temp(B.create_tile(cnt_shape, DataType.INT32, MemorySpace.Vec, span=span), node)
+    idx = p.temp(D.gather_cmp(x, k, cnt_sink, "indices", str(cmp_mode), offset, out_cols, span=span), node)
+    idx_sink = p.temp(B.create_tile(idx_shape, DataType.INT32, MemorySpace.Vec, span=span), node)
+    cnt = p.temp(D.gather_cmp(x, k, idx_sink, "counts", str(cmp_mode), offset, out_cols, span=span), node)
+    return idx, cnt
+
+
 def _gather_index(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
     """``pl.tile.gather(src, idx[, tmp])`` (flat row-major indices into the whole tile) and the index form
     ``pl.gather(x, -1, idx)`` on one-row tiles, where a column index is the flat index."""
     if "kvalue" in kwargs or "cmp_mode" in kwargs:
-        raise p.error("pl.gather(kvalue=..., cmp_mode=...) (the compare form) is not supported by the emulator yet",
-                      node)
+        return _gather_compare(p, node, args, kwargs)
     if len(args) == 3 and isinstance(args[1], int) and not isinstance(args[1], bool):
         x, dim, idx = args
         if _kind(x) != "tile" or _kind(idx) != "tile":

@@ -80,6 +80,7 @@ LOWERINGS: dict[str, Lowering] = {
     "block.mrgsort": Lowering("tmrgsort"),
     "block.mrgsort_lists": Lowering("tmrgsort"),  # format 2: ins(s0, s1[, s2[, s3]], tmp)
     "block.gather_mask": Lowering("tgather", (0,)),
+    "block.gather_cmp": Lowering("tgather", (0, 1)),  # compare form: outs (indices, counts)
     "block.gather_index": Lowering("tgather", (0, 1)),
     "block.fillpad_expand": Lowering("tfillpad_expand", (0,)),
     "block.fillpad_inplace": Lowering("tfillpad_inplace"),

@@ -262,6 +262,35 @@ def _mrgsort_lists(args: list, kw: dict, span: Span) -> TileType:
     return TileType(shape, first.dtype, tile_view=vec_view(shape))
 
 
+# The counts of the compare form land in column 0 of a one-row-per-source-row INT32 tile; a UB row
+# holds at least 32 bytes, so the tile is 8 columns wide with one valid column.
+COUNT_COLS = 8
+
+
+@register_op("block.gather_cmp", BLOCK, ("tile", "kvalue", "other"),
+             attrs={"part": str, "cmp_mode": str, "offset": int, "out_cols": int}, pipe=PipeType.V)
+def _gather_cmp(args: list, kw: dict, span: Span) -> TileType:
+    """``tgather`` compare form: per row, the column indices (+ ``offset``) of the elements that
+    compare ``cmp_mode`` (eq, gt) with ``kvalue``, packed to the left, and their count. The one
+    instruction writes both; ``part`` names the one this call's result is, ``other`` is the tile
+    that receives the other (each result is one call, so each is an ordinary single-result op)."""
+    names = ("tile", "kvalue", "other")
+    t = tile("block.gather_cmp", args, 0, names, span)
+    scalar("block.gather_cmp", args, 1, names, span)
+    tile("block.gather_cmp", args, 2, names, span)
+    check_dtype("block.gather_cmp", t.dtype, span)
+    rows, cols = _static_shape("gather", t, span)
+    if kw.get("cmp_mode", "eq") not in ("eq", "gt"):
+        raise PyptoTypeError(f"gather: cmp_mode must be 'eq' or 'gt', got {kw.get('cmp_mode')!r}", span)
+    if kw.get("part") == "indices":
+        shape = (as_expr(rows), as_expr(kw.get("out_cols", cols)))
+        return TileType(shape, DataType.INT32, tile_view=vec_view(shape))
+    if kw.get("part") != "counts":
+        raise PyptoTypeError("gather: part must be 'indices' or 'counts'", span)
+    shape = (as_expr(rows), as_expr(COUNT_COLS))
+    return TileType(shape, DataType.INT32, tile_view=vec_view(shape, (as_expr(rows), as_expr(1))))
+
+
 @register_op("block.gather_mask", BLOCK, ("tile",), attrs={"pattern": str, "output_dtype": DataType},
              pipe=PipeType.V)
 def _gather_mask(args: list, kw: dict, span: Span) -> TileType:
@@ -390,6 +419,14 @@ def mrgsort(tile: Expr, block_len: Any, span: Span | None = None) -> Call:
 
 def mrgsort_lists(lists: list, tmp: Expr, span: Span | None = None) -> Call:
     return create_op_call("block.mrgsort_lists", [*lists, tmp], {}, span)
+
+
+def gather_cmp(tile: Expr, kvalue: Expr, other: Expr, part: str, cmp_mode: str = "eq", offset: int = 0,
+               out_cols: int | None = None, span: Span | None = None) -> Call:
+    kw: dict = {"part": part, "cmp_mode": cmp_mode, "offset": int(offset)}
+    if out_cols is not None:
+        kw["out_cols"] = int(out_cols)
+    return create_op_call("block.gather_cmp", [tile, kvalue, other], kw, span)
 
 
 def gather_mask(tile: Expr, pattern: str, output_dtype: DataType | None = None, span: Span | None = None) -> Call:
