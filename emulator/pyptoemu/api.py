@@ -317,7 +317,7 @@ def run(
         detector = RaceDetector(chip, "error" if races == "error" else "warning", access_map(module, isa, mach))
         chip.recorder.consumers.append(detector)
         chip.recorder.epoch_watchers.append(detector)
-    launch = plan_launch(module, fn)
+    launch = plan_launch(module, fn, mach.name)
     if launch.notice:
         notices = [*notices, launch.notice]
     values = bind_arguments(fn, inputs, args, chip)

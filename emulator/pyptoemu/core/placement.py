@@ -112,8 +112,8 @@ def _walk(module: A.Module, region: A.Region, needs: _Needs, side: str | None, s
             _walk(module, r, needs, side, seen)
 
 
-def plan_launch(module: A.Module, fn: A.Function) -> Launch:
-    """Where each block of the entry ``fn`` runs."""
+def plan_launch(module: A.Module, fn: A.Function, machine: str) -> Launch:
+    """Where each block of the entry ``fn`` runs on the ``machine`` (its name, for the notice)."""
     needs = _Needs(set(), set())
     declared = kernel_kind(fn)
     _walk(module, fn.body, needs, None, {(fn.name, None)})
@@ -121,11 +121,11 @@ def plan_launch(module: A.Module, fn: A.Function) -> Launch:
         other = "vector" if declared == "cube" else "cube"
         if other in needs.plain:
             return Launch("combined", f"@{fn.name} is marked pto.kernel_kind {declared} but uses {other} "
-                                      f"buffers: it runs on a combined core, which A2/A3 does not have")
+                                      f"buffers: it runs on a combined core, which the {machine} chip does not have")
         return Launch("aic" if declared == "cube" else "aiv")
     if needs.plain == {"cube", "vector"}:
         return Launch("combined", f"@{fn.name} uses cube and vector buffers in one function: it runs on a "
-                                  f"combined core, which A2/A3 does not have (split it into cube and vector "
+                                  f"combined core, which the {machine} chip does not have (split it into cube and vector "
                                   f"kernels, or sections, to run on an AIC and its AIVs)")
     sides = needs.plain | needs.sided
     if needs.sided and sides == {"cube", "vector"}:

@@ -142,7 +142,10 @@ def test_combined_core_notice_for_a_function_with_cube_and_vector_buffers():
     r = pyptoemu.run(ROOT / "tests" / "emulator" / "check" / "user_kernels" / "kernels" / "a12_acc_to_vec.pto",
                      args={"arg3": 1})
     assert [c.kind for c in r.cores] == ["combined"]
-    assert any("combined core, which A2/A3 does not have" in n for n in r.notices)
+    assert any("combined core, which the a2a3 chip does not have" in n for n in r.notices)
+    text = (ROOT / "tests" / "emulator" / "check" / "user_kernels" / "kernels" / "a12_acc_to_vec.pto").read_text()
+    on_a5 = pyptoemu.run(text.replace('pto.target_arch = "a3"', 'pto.target_arch = "a5"'), args={"arg3": 1})
+    assert any("combined core, which the a5 chip does not have" in n for n in on_a5.notices)
 
 
 @settings(max_examples=20, deadline=None)
