@@ -74,6 +74,8 @@ _ENTRY_OPTIONAL = frozenset({"semantics", "attrs", "notes", "constraints", "cpp"
 CONSTRAINTS = frozenset({
     "same_dtype",  # every tile operand except scratch (tmp) has one element type
     "i32_compare_eq_only",  # on machines with params.cmp_i32_eq_only, i32 compares must be eq
+    "same_valid",  # every data tile's valid region equals dst's (§4.3 iteration domain; known ones)
+    "nd_tiles",  # every tile operand is ND: blayout=row_major, slayout=none_box (§4.3)
 })
 
 _ALLOWED_NODES = (

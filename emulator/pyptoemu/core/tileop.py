@@ -299,6 +299,10 @@ class TileOpBinding:
             _check_same_dtype(op, [s for i, s in enumerate(in_snap) if not self.scratch[i]] + out_snap, loc)
         if spec.dtype_tuples:
             _check_dtype_tuples(op, spec.dtype_tuples, self.in_specs, in_snap, self.out_specs, out_snap, loc)
+        if "nd_tiles" in spec.constraints:
+            _check_nd(op, in_snap + out_snap, self.names, loc)
+        if "same_valid" in spec.constraints:
+            _check_same_valid(op, [s for i, s in enumerate(in_snap) if not self.scratch[i]], out_snap, loc)
         if spec.conversions:
             _check_conversion(op, spec.conversions, in_snap, out_snap, machine.name, loc)
         _check_matmul_shapes(op, in_snap, out_snap, loc)
@@ -510,6 +514,33 @@ def _check_dtype_tuples(op: A.Op, tuples, in_specs, in_snap: list, out_specs, ou
     legal = "; ".join(f"({', '.join(row[i] for i in idx)})" for row in tuples.legal)
     raise VerifyError(f"{op.name}: ({', '.join(names)}) have element types ({', '.join(have)}); "
                       f"legal: {legal}", loc)
+
+
+def _check_nd(op: A.Op, snaps: list, names: tuple, loc) -> None:
+    """Elementwise ops read and write ND tiles (row_major, none_box; pto-text-format §4.3)."""
+    for name, s in zip(names, snaps, strict=False):
+        if s.kind == TILE and (s.obj.type.blayout != "row_major" or s.obj.type.slayout != "none_box"):
+            raise VerifyError(f"{op.name}: {name} is {s.obj.type.blayout}/{s.obj.type.slayout}; this op takes ND "
+                              f"tiles (blayout=row_major, slayout=none_box)", loc)
+
+
+def _known_valid(s: OperandSnap) -> bool:
+    """A tile whose valid shape is known: at issue always, before running only when written."""
+    if not isinstance(s.obj, StaticTile):
+        return True
+    return s.obj.type.v_row is not None and s.obj.type.v_col is not None
+
+
+def _check_same_valid(op: A.Op, ins: list, outs: list, loc) -> None:
+    """The sources' valid regions equal the destination's (pto-text-format §4.3: "the reference
+    model requires the sources' valid regions to equal dst's")."""
+    if not outs or outs[0].kind != TILE or not _known_valid(outs[0]):
+        return
+    d = outs[0]
+    for s in ins:
+        if s.kind == TILE and _known_valid(s) and (s.vrow, s.vcol) != (d.vrow, d.vcol):
+            raise VerifyError(f"{op.name}: source valid region {s.vrow}x{s.vcol} differs from the destination's "
+                              f"{d.vrow}x{d.vcol} (elementwise ops need equal valid regions)", loc)
 
 
 def _check_conversion(op: A.Op, conversions: dict, in_snap: list, out_snap: list, machine: str, loc) -> None:
