@@ -21,6 +21,7 @@ from ptoisa.text.parser import parse_file, parse_module
 from ptoisa.text.printer import print_module
 from ptoisa.tile.pipeline import is_tile_level, lower_tile_module
 from pyptoemu.check import autosync
+from pyptoemu.check.alignment import alignment_warnings
 from pyptoemu.check.races import RaceDetector, access_map
 from pyptoemu.core import arith
 from pyptoemu.core.chip import Chip
@@ -310,6 +311,8 @@ def run(
     verify_module(module, fn, isa, mach)  # every op bound and checked before anything runs
     chip = Chip(module, isa, mach, seed=seed, max_steps=max_steps, data=data, keep_log=keep_log,
                 trace=trace is not None)
+    for message, loc in alignment_warnings(module, mach):  # §5.3: the back end warns, so do we
+        chip.findings.add("alignment", "warning", message, [loc] if loc else [])
     # what follows the run while it goes (core/recorder.py): the race check and the critical path
     neck = CriticalPath()
     chip.recorder.consumers.append(neck)

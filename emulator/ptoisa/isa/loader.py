@@ -76,6 +76,16 @@ CONSTRAINTS = frozenset({
     "i32_compare_eq_only",  # on machines with params.cmp_i32_eq_only, i32 compares must be eq
     "same_valid",  # every data tile's valid region equals dst's (§4.3 iteration domain; known ones)
     "nd_tiles",  # every tile operand is ND: blayout=row_major, slayout=none_box (§4.3)
+    "nd_src",  # the (first) source tile is ND (§4.6 row reductions)
+    "rows_match",  # the source's valid rows equal dst's (§4.6 row reductions, §4.7 trowexpand; known ones)
+    "cols_match",  # the source's valid cols equal dst's (§4.6 column reductions, §4.7 tcolexpand)
+    "same_shape",  # the source's static rows/cols equal dst's (§4.2 tfillpad, §4.9 tcvt)
+    "pad_dst",  # dst's pad is not 0 (§4.2, §5.5 tfillpad*)
+    "one_row_dst",  # dst has one row (§4.6 column reductions, §4.11 tci)
+    "row_major_dst",  # dst is row-major (§4.7 trowexpand<op>)
+    "same_esize",  # source and destination elements have one size (§4.2 tload)
+    "one_scalar",  # exactly one of the first two ins is a scalar, the other a tile (§4.4 tdivs)
+    "relu_needs_acc",  # a reluPreMode other than no_relu needs an acc source (§4.2 tstore)
 })
 
 _ALLOWED_NODES = (

@@ -797,6 +797,9 @@ def lower_sync(su: ScalarUnit, op: A.Op) -> Step:
         return fail_step(VerifyError(f"{op.name} needs a signal id", loc))
     n_ids = int(su.machine.params.get("cross_core_ids", 16))
     name = op.name[4:]
+    if dyn is None and not 0 <= int(static_id) < n_ids:  # a literal id is checked before running
+        return fail_step(VerifyError(f"{op.name}: signal id {int(static_id)} is out of range: {su.machine.name} has "
+                                     f"ids 0..{n_ids - 1}", loc))
 
     def step(frame):
         core = su.core

@@ -303,6 +303,15 @@ class TileOpBinding:
             _check_nd(op, in_snap + out_snap, self.names, loc)
         if "same_valid" in spec.constraints:
             _check_same_valid(op, [s for i, s in enumerate(in_snap) if not self.scratch[i]], out_snap, loc)
+        if "one_scalar" in spec.constraints and sum(s.kind == SCALAR for s in in_snap[:2]) != 1:
+            raise VerifyError(f"{op.name}: exactly one of the two operands is a scalar (the other a tile)", loc)
+        for name in spec.constraints:
+            shape_rule = _SHAPE_RULES.get(name)
+            if shape_rule is not None and out_snap and out_snap[0].kind != SCALAR:
+                src = next((s for i, s in enumerate(in_snap) if s.kind != SCALAR and not self.scratch[i]), None)
+                problem = shape_rule(src, out_snap[0], self.attrs)
+                if problem:
+                    raise VerifyError(f"{op.name}: {problem}", loc)
         if spec.conversions:
             _check_conversion(op, spec.conversions, in_snap, out_snap, machine.name, loc)
         _check_matmul_shapes(op, in_snap, out_snap, loc)
@@ -541,6 +550,83 @@ def _check_same_valid(op: A.Op, ins: list, outs: list, loc) -> None:
         if s.kind == TILE and _known_valid(s) and (s.vrow, s.vcol) != (d.vrow, d.vcol):
             raise VerifyError(f"{op.name}: source valid region {s.vrow}x{s.vcol} differs from the destination's "
                               f"{d.vrow}x{d.vcol} (elementwise ops need equal valid regions)", loc)
+
+
+def _tile_type(s: OperandSnap | None) -> A.TileBufType | None:
+    return s.obj.type if s is not None and s.kind == TILE else None
+
+
+def _nd_src(src: OperandSnap | None, dst: OperandSnap, attrs: dict) -> str | None:
+    t = _tile_type(src)
+    if t is not None and (t.blayout != "row_major" or t.slayout != "none_box"):
+        return f"the source is {t.blayout}/{t.slayout}; this op reads an ND tile (blayout=row_major, slayout=none_box)"
+    return None
+
+
+def _both_tiles(src: OperandSnap | None, dst: OperandSnap) -> bool:
+    return src is not None and src.kind == TILE and dst.kind == TILE
+
+
+def _rows_match(src: OperandSnap | None, dst: OperandSnap, attrs: dict) -> str | None:
+    if _both_tiles(src, dst) and _known_valid(src) and _known_valid(dst) and src.vrow != dst.vrow:
+        return f"the source has {src.vrow} valid rows but the destination {dst.vrow} (src.VR == dst.VR)"
+    return None
+
+
+def _cols_match(src: OperandSnap | None, dst: OperandSnap, attrs: dict) -> str | None:
+    if _both_tiles(src, dst) and _known_valid(src) and _known_valid(dst) and src.vcol != dst.vcol:
+        return f"the source has {src.vcol} valid columns but the destination {dst.vcol} (src.VC == dst.VC)"
+    return None
+
+
+def _same_shape(src: OperandSnap | None, dst: OperandSnap, attrs: dict) -> str | None:
+    if _both_tiles(src, dst) and (src.obj.rows, src.obj.cols) != (dst.obj.rows, dst.obj.cols):
+        return (f"the source is {src.obj.rows}x{src.obj.cols} but the destination {dst.obj.rows}x{dst.obj.cols} "
+                f"(same rows/cols)")
+    return None
+
+
+def _pad_dst(src: OperandSnap | None, dst: OperandSnap, attrs: dict) -> str | None:
+    if dst.kind == TILE and dst.obj.type.pad == 0:
+        return "the destination has pad=0 (null); this op fills with dst's pad value, which must be 1, 2 or 3"
+    return None
+
+
+def _one_row_dst(src: OperandSnap | None, dst: OperandSnap, attrs: dict) -> str | None:
+    if dst.kind == TILE and dst.obj.rows != 1:
+        return f"the destination is {dst.obj.rows}x{dst.obj.cols}; this op writes a one-row tile"
+    return None
+
+
+def _row_major_dst(src: OperandSnap | None, dst: OperandSnap, attrs: dict) -> str | None:
+    if dst.kind == TILE and dst.obj.type.blayout != "row_major":
+        return f"the destination is {dst.obj.type.blayout}; this op writes a row-major tile"
+    return None
+
+
+def _same_esize(src: OperandSnap | None, dst: OperandSnap, attrs: dict) -> str | None:
+    if src is not None and itemsize(src.dtype) != itemsize(dst.dtype):
+        return (f"the source's elements are {src.dtype} ({itemsize(src.dtype)} bytes) but the destination's "
+                f"{dst.dtype} ({itemsize(dst.dtype)} bytes); this op needs equal element sizes")
+    return None
+
+
+def _relu_needs_acc(src: OperandSnap | None, dst: OperandSnap, attrs: dict) -> str | None:
+    mode = attrs.get("reluPreMode")
+    if mode is not None and str(getattr(mode, "value", mode)).lower() != "no_relu" and src is not None \
+            and src.loc != "acc":
+        return f"reluPreMode needs an acc source, not {src.loc}"
+    return None
+
+
+# Constraints of the instruction specs (ptoisa.isa.loader.CONSTRAINTS) on the first data source
+# and the destination: a message saying what is wrong, or None. (ptoisa.isa.loader.CONSTRAINTS), each on the first
+# data source and the destination: a message saying what is wrong, or None.
+_SHAPE_RULES: dict[str, Callable] = {
+    "nd_src": _nd_src, "rows_match": _rows_match, "cols_match": _cols_match, "same_shape": _same_shape,
+    "pad_dst": _pad_dst, "one_row_dst": _one_row_dst, "row_major_dst": _row_major_dst, "same_esize": _same_esize,
+    "relu_needs_acc": _relu_needs_acc,
+}
 
 
 def _check_conversion(op: A.Op, conversions: dict, in_snap: list, out_snap: list, machine: str, loc) -> None:

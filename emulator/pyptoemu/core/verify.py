@@ -73,11 +73,14 @@ def verify_module(module: A.Module, entry: A.Function, isa, machine: Machine) ->
     for fn in module.functions:
         errors.extend(_dtype_errors(fn.arg_types + fn.result_types, fn.loc, f"@{fn.name}"))
         types = _type_env(fn)
+        constants = _constants(fn)
         for op in _walk(fn.body):
             bad_types = _dtype_errors(_op_types(op), op.loc, op.name)
             errors.extend(bad_types)
             if bad_types:
                 continue  # binding would only trip over the same unknown type
+            errors.extend(_tile_type_errors(_op_types(op), op))
+            errors.extend(_op_form_errors(op, types, constants))
             errors.extend(_scalar_operand_errors(op, types))
             errors.extend(_arith_type_errors(op, types))
             errors.extend(_yield_errors(op, types))
@@ -131,6 +134,73 @@ def _dtype_errors(types: list, loc: Loc, what: str) -> list[PtoError]:
         if isinstance(name, str) and name != "index" and not is_known(name):
             return [VerifyError(f"{what}: unknown element type '{name}' in {t}", loc)]
     return []
+
+
+_FRACTALS = (16, 32, 512, 1024)  # pto-text-format §2.5, §5.3: the fractal sizes the assembler accepts
+_PADS = range(4)  # §2.5: 0 null, 1 zero, 2 max, 3 min
+_COMPACTS = range(3)  # §2.5: 0 null, 1 normal, 2 row_plus_one
+_CMP_MODES = ("eq", "ne", "lt", "le", "gt", "ge")  # §2.9 CmpMode (lower case; `less_than` is not accepted)
+
+
+def _tile_type_errors(types: list, op: A.Op) -> list[PtoError]:
+    """A tile type whose enum fields are out of range (§5.3: the assembler checks fractal and the
+    enum ranges): said where the type is written."""
+    for t in types:
+        if not isinstance(t, A.TileBufType):
+            continue
+        if t.fractal not in _FRACTALS:
+            return [VerifyError(f"{op.name}: fractal={t.fractal} in {t}; fractal is one of "
+                                f"{', '.join(map(str, _FRACTALS))}", op.loc)]
+        if t.pad not in _PADS or t.compact not in _COMPACTS:
+            return [VerifyError(f"{op.name}: pad={t.pad}, compact={t.compact} in {t}; pad is 0..3 (null, zero, max, "
+                                f"min), compact 0..2", op.loc)]
+    return []
+
+
+def _op_form_errors(op: A.Op, types: dict, constants: dict) -> list[PtoError]:
+    """Rules §4.1 states for views and aliases, decided from the types the text gives."""
+    name, loc = op.name, op.loc
+    src = types.get(op.operands[0]) if op.operands and isinstance(op.operands[0], str) else None
+    res = op.result_types[0] if op.result_types else None
+    mode = op.attrs.get("cmpMode")
+    if mode is not None and str(getattr(mode, "value", mode)).lower() not in _CMP_MODES:
+        return [VerifyError(f"{name}: unknown compare mode '{getattr(mode, 'value', mode)}' "
+                            f"(one of {', '.join(_CMP_MODES)})", loc)]
+    if name == "pto.make_tensor_view" and isinstance(src, A.PtrType) and isinstance(res, A.TensorViewType) \
+            and src.elem != res.elem:
+        return [VerifyError(f"{name}: the pointer's elements are {src.elem} but the view's {res.elem} "
+                            f"(they must agree)", loc)]
+    if name in ("pto.treshape", "pto.bitcast") and isinstance(src, A.TileBufType) and isinstance(res, A.TileBufType):
+        return _alias_errors(name, src, res, loc)
+    if name == "pto.set_validshape" and isinstance(src, A.TileBufType):
+        vr, vc = (constants.get(x) for x in op.operands[1:3])
+        if (vr is not None and not 0 <= vr <= src.rows) or (vc is not None and not 0 <= vc <= src.cols):
+            return [VerifyError(f"{name}: valid shape {vr}x{vc} outside the tile's {src.rows}x{src.cols}", loc)]
+    return []
+
+
+def _alias_errors(name: str, src: A.TileBufType, res: A.TileBufType, loc: Loc) -> list[PtoError]:
+    """treshape keeps the location and boxed-ness; bitcast keeps everything but the dtype (§4.1)."""
+    if src.loc != res.loc:
+        return [VerifyError(f"{name}: the source is in {src.loc} but the result in {res.loc} (same loc)", loc)]
+    if (src.slayout == "none_box") != (res.slayout == "none_box"):
+        return [VerifyError(f"{name}: {src.slayout} -> {res.slayout}: boxed <-> non-boxed is forbidden", loc)]
+    if name == "pto.bitcast" and (src.rows, src.cols, src.v_row, src.v_col, src.blayout, src.slayout, src.fractal) \
+            != (res.rows, res.cols, res.v_row, res.v_col, res.blayout, res.slayout, res.fractal):
+        return [VerifyError(f"{name}: {src} -> {res}: shape, valid shape and config must be equal (only the dtype "
+                            f"changes)", loc)]
+    return []
+
+
+def _constants(fn: A.Function) -> dict[str, int]:
+    """SSA name -> value of the integer ``arith.constant`` ops of ``fn``."""
+    out: dict[str, int] = {}
+    for op in _walk(fn.body):
+        if op.name == "arith.constant" and op.results:
+            v = op.attrs.get("value")
+            if isinstance(v, int) and not isinstance(v, bool):
+                out[op.results[0]] = v
+    return out
 
 
 # Operands the core reads as numbers (indices, addresses, bounds, conditions), by op: positions in

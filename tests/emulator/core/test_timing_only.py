@@ -93,7 +93,7 @@ def test_a_window_leaving_its_source_faults_with_and_without_data(data):
 
 @pytest.mark.parametrize("data", [True, False], ids=["data", "timing-only"])
 def test_a_result_that_does_not_fit_its_tile_faults_with_and_without_data(data):
-    body = (f"    %d = pto.alloc_tile : {vec(8, 8)}\n    %t = pto.alloc_tile : {vec(16, 64)}\n"
-            f"    pto.trowsum ins(%x, %t : {vec(16, 64)}, {vec(16, 64)}) outs(%d : {vec(8, 8)})")
-    with pytest.raises(KernelFault, match=r"<string>:\d+:5: pto.trowsum: result 16x1 does not fit tile 8x8"):
+    body = (f"    %d = pto.alloc_tile : {vec(16, 32)}\n"
+            f"    pto.tmov ins(%x : {vec(16, 64)}) outs(%d : {vec(16, 32)})")
+    with pytest.raises(KernelFault, match=r"<string>:\d+:5: pto.tmov: result 16x64 does not fit tile 16x32"):
         pyptoemu.run(_faulting(body), data=data)
