@@ -516,6 +516,8 @@ class _FunctionGen:
         constraints = isa.instruction(op).constraints
         if "nd_tiles" in constraints or "same_valid" in constraints:
             vals, (dst, dty) = self.elementwise_forms(op, ins, vals, out, (dst, dty))
+        if "rows_match" in constraints or "cols_match" in constraints:
+            dst, dty = self.matched_dst(constraints, ins, out, (dst, dty))
         self.emit(_op(f"pto.{op}", ins=[v for v, _ in vals], in_types=[t for _, t in vals], outs=[dst],
                       out_types=[dty], attrs=dict(attrs or {}), is_dps=True))
 
@@ -547,6 +549,18 @@ class _FunctionGen:
                 if not scratch and valid[i] is not None and not _same_valid(valid[i], dst_valid):
                     vals[i] = self.with_valid(vals[i], dst_valid)
         return vals, dst
+
+    def matched_dst(self, constraints: tuple, ins: list, out: Any, dst: tuple) -> tuple:
+        """The destination of a reduction or expand whose valid rows (``rows_match``) or columns
+        (``cols_match``) must be the source's (pto-text-format §4.6, §4.7): where the IR's differ
+        (a broadcast into a full-size temporary), the op writes through an alias with the source's.
+        It writes the same elements the source defines; the rest were never meaningful."""
+        src = next((a for a in ins if isinstance(getattr(a, "type", None), TileType)), None)
+        have, want = _valid_pair(out.type), _valid_pair(src.type) if src is not None else None
+        if have is None or want is None:
+            return dst
+        target = (want[0] if "rows_match" in constraints else have[0], want[1] if "cols_match" in constraints else have[1])
+        return dst if _same_valid(target, have) else self.with_valid(dst, target)
 
     def row_vector(self, val: tuple, valid: tuple | None) -> tuple[tuple, tuple | None]:
         """The ND ``[1, R]`` view of a DN ``[R, 1]`` column vector (the same bytes, §5.2) and its
