@@ -1,12 +1,19 @@
 """Tensor-level matmul as tiled by ``pypto.lib.matmul``: for each shape, the tiling chosen from the
-machine's buffers, the simulated cycles on one cube core (timing only, no data), the cube (M pipe)
-share of them and the bounding pipe. ``cube share`` near 1.0 would mean the loads and moves hide
-behind the cube; the tiled loop nest is single-buffered, so the MTE2 loads mostly do not.
+machine's buffers, whether its K loop is double-buffered (ping-pong, rule 8 of the module), the
+simulated cycles on one cube core of the a2a3 model (timing only, no data), the cube (M pipe) and
+MTE2 busy shares of them and the bounding pipe. ``cube busy`` near 100% would mean the loads and
+moves hide behind the cube; these shapes are MTE2-bound (the cube needs fewer cycles per K chunk
+than the chunk's loads), so ping-pong buffering brings the run close to the MTE2 busy time, and
+cube busy up to the M/MTE2 work ratio.
 
     python benchmarks/matmul_tiling.py
 """
 
 from __future__ import annotations
+
+import math
+
+import numpy as np
 
 import pyptoemu
 from pypto import DataType, ir
@@ -22,6 +29,8 @@ SHAPES = [
     ((3, 64, 300), (3, 300, 50), DataType.BF16),
     ((97, 61), (61, 131), DataType.FP32),
     ((1024, 1024), (1024, 1024), DataType.FP16),
+    ((64, 4096), (4096, 64), DataType.FP16),      # one N block: a rolled K loop of ping-pong groups
+    ((128, 2048), (2048, 256), DataType.FP16),
 ]
 
 
@@ -37,15 +46,19 @@ def program(sa: tuple, sb: tuple, dtype: DataType) -> ir.Program:
 
 
 def main() -> None:
-    print(f"{'shape':34s} {'bm x bn x bk':>14s} {'panel':>5s} {'cycles':>9s} {'cube share':>10s} {'bound':>6s}")
+    print(f"{'shape':34s} {'bm x bn x bk':>14s} {'panel':>5s} {'K loop':>9s} {'cycles':>9s} {'cube busy':>9s} "
+          f"{'MTE2 busy':>9s} {'bound':>6s}")
     for sa, sb, dtype in SHAPES:
-        t = plan_matmul(sa[-2], sb[-1], sa[-1], dtype, DataType.FP32)
+        batch = math.prod(np.broadcast_shapes(sa[:-2], sb[:-2]))
+        t = plan_matmul(sa[-2], sb[-1], sa[-1], dtype, DataType.FP32, batch)
         pto = compile_program(program(sa, sb, dtype), with_cpp=False).pto["mm"]
         r = pyptoemu.run(pto, entry="mm", data=False)
         shape = f"{list(sa)} @ {list(sb)} {dtype.name}"
         tiles = f"{t.bm}x{t.bn}x{t.bk}"
-        share = r.pipes["M"].busy_cycles / r.cycles
-        print(f"{shape:34s} {tiles:>14s} {t.a_panel!s:>5s} {r.cycles:9d} {share:10.2f} {r.bound_pipe:>6s}")
+        cube, mte2 = r.pipes["M"].busy_cycles / r.cycles, r.pipes["MTE2"].busy_cycles / r.cycles
+        kloop = "ping-pong" if t.depth == 2 else "single"
+        print(f"{shape:34s} {tiles:>14s} {t.a_panel!s:>5s} {kloop:>9s} {r.cycles:9d} {cube:9.0%} {mte2:9.0%} "
+              f"{r.bound_pipe:>6s}")
 
 
 if __name__ == "__main__":

@@ -30,11 +30,23 @@ Tiling rule (:func:`plan_matmul`; every capacity is read from the machine file t
    does not fit one chunk.
 7. When A's whole ``bm x K`` row panel (all its K chunks) fits half of L1, it is loaded once per M
    block and every N block moves its chunks from L1 to L0A (``a_panel``; the K loop is then
-   unrolled over the panel's tiles); otherwise A is reloaded per block like B.
+   unrolled over the panel's tiles); otherwise A is reloaded per block like B. The panel is kept
+   only when it fits L1 beside two generations of B's chunk (rule 8's pong buffer).
+8. Ping-pong K loop: when two generations of a K chunk's buffers fit (two ``bm x bk`` Left tiles,
+   two ``bk x bn`` Right tiles, and in Mat two A and two B chunks, or the panel and two B chunks),
+   the K chunks run in groups of two, each group written stage by stage (both chunks' loads, then
+   both chunks' moves, then both matmuls). The two chunks of a group are live at once, so
+   MemoryReuse gives them distinct buffers (ping and pong), and InsertSync's flags let the MTE2
+   loads and MTE1 moves of one chunk run while the M pipe multiplies the other. When they do not
+   fit, when K is one chunk, or when the whole product has fewer than ``PING_PONG_MIN_STEPS`` K
+   chunks (over all its blocks and batches: too few to overlap), the chunks run one by one, and the
+   reason is logged. An unrolled run of chunks (the A panel case) is software-pipelined instead of
+   grouped: see :meth:`MatmulEmitter.skewed`.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -49,6 +61,11 @@ from pypto.ops import block as B
 
 # A tile may use at most 1 / SHARE of its buffer (rule 2).
 SHARE = 2
+# Rule 8 pipelines a product of at least this many K chunks over all its blocks. With two (one
+# block, K in two chunks) the pair's first matmul waits for both chunks' loads (InsertSync sinks the
+# load flag past the second load) and the run was slower than chunk by chunk (a2a3 model, 97x61 @
+# 61x131 FP32: 4526 vs 3829 cycles).
+PING_PONG_MIN_STEPS = 3
 
 
 def cube_granule(dtype: DataType) -> int:
@@ -81,10 +98,14 @@ class MatmulTiling:
     bk: int
     granule: int
     a_panel: bool = False
+    # K chunks per ping-pong group (rule 8): 2 = double-buffered, 1 = single-buffered (``why`` says why)
+    depth: int = 1
+    why: str = ""
 
 
-def plan_matmul(m: int, n: int, k: int, dtype: DataType, acc_dtype: DataType) -> MatmulTiling:
-    """The block sizes of an ``[M, K] @ [K, N]`` product by the rule in the module docstring."""
+def plan_matmul(m: int, n: int, k: int, dtype: DataType, acc_dtype: DataType, batch: int = 1) -> MatmulTiling:
+    """The block sizes of an ``[M, K] @ [K, N]`` product (``batch`` of them) by the rule in the
+    module docstring."""
     g = cube_granule(dtype)
     mp, np_, kp = _ceil_to(m, g), _ceil_to(n, g), _ceil_to(k, g)
     size, acc_size = dtype.nbytes, acc_dtype.nbytes
@@ -111,8 +132,32 @@ def plan_matmul(m: int, n: int, k: int, dtype: DataType, acc_dtype: DataType) ->
             lo, hi = (mid, hi) if fits(mid * g) else (lo, mid)
         bk = lo * g
     bk = _even(k, bk, g)
-    k_tiles = sum(seg.tile * seg.count for seg in _segments(k, bk, g))
-    return MatmulTiling(bm, bn, bk, g, a_panel=bm * k_tiles * size <= CAPACITY[MemorySpace.Mat] // SHARE)
+    k_segs = _segments(k, bk, g)
+    panel_bytes = bm * sum(seg.tile * seg.count for seg in k_segs) * size
+    chunks = sum(seg.count for seg in k_segs)
+    mat = CAPACITY[MemorySpace.Mat]
+    # rule 7, beside rule 8's two B chunks when the K loop has more than one chunk
+    a_panel = panel_bytes <= mat // SHARE and (chunks == 1 or panel_bytes + 2 * bk * bn * size <= mat)
+    steps = chunks * batch * -(-m // bm) * -(-n // bn)
+    depth, why = _ping_pong(bm, bn, bk, size, chunks, steps, panel_bytes if a_panel else None)
+    return MatmulTiling(bm, bn, bk, g, a_panel=a_panel, depth=depth, why=why)
+
+
+def _ping_pong(bm: int, bn: int, bk: int, size: int, chunks: int, steps: int,
+               panel_bytes: int | None) -> tuple[int, str]:
+    """Rule 8: (2, "") when two generations of a K chunk's buffers fit, else (1, the reason)."""
+    if chunks == 1:
+        return 1, "K is one chunk"
+    if steps < PING_PONG_MIN_STEPS:
+        return 1, (f"{steps} K chunks in all: too few to overlap (a ping-pong pair's first matmul waits "
+                   "for both chunks' loads)")
+    mat_bytes = (panel_bytes if panel_bytes is not None else 2 * bm * bk * size) + 2 * bk * bn * size
+    need = ((MemorySpace.Left, 2 * bm * bk * size), (MemorySpace.Right, 2 * bk * bn * size),
+            (MemorySpace.Mat, mat_bytes))
+    for space, nbytes in need:
+        if nbytes > CAPACITY[space]:
+            return 1, f"two generations of the K chunk need {nbytes} bytes of {space.name}, which holds {CAPACITY[space]}"
+    return 2, ""
 
 
 @dataclass(frozen=True)
@@ -147,7 +192,8 @@ class MatmulEmitter:
     tensor as an iteration argument, as SSA form requires).
     """
 
-    def __init__(self, call: E.Call, fresh: Callable[[str], str], span: Span | None = None):
+    def __init__(self, call: E.Call, fresh: Callable[[str], str], span: Span | None = None,
+                 log: list | None = None, where: str = ""):
         self.call = call
         self.fresh = fresh
         self.span = span or call.span
@@ -174,7 +220,11 @@ class MatmulEmitter:
                 f"need a cast the store cannot do (use out_dtype=pl.{acc_dtype.name})",
                 self.span,
             )
-        self.tiling = plan_matmul(self.m, self.n, self.k, a.type.dtype, acc_dtype)
+        self.tiling = t = plan_matmul(self.m, self.n, self.k, a.type.dtype, acc_dtype, math.prod(self.batch))
+        if log is not None:
+            buffering = "double-buffered (ping-pong)" if t.depth == 2 else f"single-buffered: {t.why}"
+            log.append(f"{where}: matmul {self.m}x{self.k} @ {self.k}x{self.n}: blocks {t.bm}x{t.bn}x{t.bk}"
+                       f"{', A panel in L1' if t.a_panel else ''}; K loop {buffering}")
 
     # ------------------------------------------------------------------ building blocks
     def let(self, base: str, call: E.Call, out: list) -> E.Var:
@@ -269,40 +319,111 @@ class MatmulEmitter:
         return [(_idx(seg.start + i * seg.step), _Segment(seg.start + i * seg.step, 1, seg.step, seg.tile, seg.valid))
                 for seg in _segments(self.k, t.bk, t.granule) for i in range(seg.count)]
 
+    def load(self, chunk: tuple, a_offs: list, b_offs: list, mrow: tuple, ncol: tuple, out: list) -> tuple:
+        """The MTE2 stage of one chunk ``(offset, segment, A's panel tile or None)``: its A (unless
+        the panel holds it) and B chunks loaded to Mat."""
+        ko, ks, a_mat = chunk
+        if a_mat is None:
+            a_mat = self.mat(self.a, self.a_trans, a_offs, mrow, (ko, ks), out)
+        return a_mat, self.mat(self.b, self.b_trans, b_offs, (ko, ks), ncol, out)
+
+    def move(self, mats: tuple, out: list) -> tuple:
+        """The MTE1 stage: a chunk's Mat tiles moved to Left / Right."""
+        return (self.l0(mats[0], self.a_trans, MemorySpace.Left, out),
+                self.l0(mats[1], self.b_trans, MemorySpace.Right, out))
+
+    def multiply(self, l0: tuple, acc: Any, out: list) -> E.Var:
+        """The M stage: the first chunk starts the accumulator, later ones add to it."""
+        if acc is None:
+            return self.let("acc", B.matmul(*l0, span=self.span), out)
+        return self.let("acc", B.matmul_acc(acc, *l0, span=self.span), out)
+
+    def in_turn(self, chunk: tuple, a_offs: list, b_offs: list, mrow: tuple, ncol: tuple, acc: Any,
+                out: list) -> E.Var:
+        """One chunk single-buffered: A loaded and moved, then B, then the matmul (B's Mat tile
+        reuses A's once A is in L0A, so the chunk needs one operand's room in Mat)."""
+        ko, ks, a_mat = chunk
+        if a_mat is None:
+            a_mat = self.mat(self.a, self.a_trans, a_offs, mrow, (ko, ks), out)
+        left = self.l0(a_mat, self.a_trans, MemorySpace.Left, out)
+        right = self.l0(self.mat(self.b, self.b_trans, b_offs, (ko, ks), ncol, out), self.b_trans,
+                        MemorySpace.Right, out)
+        return self.multiply((left, right), acc, out)
+
+    def group(self, chunks: list, a_offs: list, b_offs: list, mrow: tuple, ncol: tuple, acc: Any,
+              out: list) -> E.Var:
+        """One ping-pong group of a K loop's body: two chunks written stage by stage (both loads,
+        both moves, both matmuls), so their buffers are live together and get distinct (ping and
+        pong) buffers, and one chunk's loads and moves can run beside the other's matmul."""
+        if self.tiling.depth == 1:
+            return self.in_turn(chunks[0], a_offs, b_offs, mrow, ncol, acc, out)
+        mats = [self.load(c, a_offs, b_offs, mrow, ncol, out) for c in chunks]
+        l0s = [self.move(m, out) for m in mats]
+        for l0 in l0s:
+            acc = self.multiply(l0, acc, out)
+        return acc
+
+    def skewed(self, chunks: list, a_offs: list, b_offs: list, mrow: tuple, ncol: tuple, acc: Any,
+               out: list) -> E.Var:
+        """An unrolled run of chunks. Double-buffered (rule 8) it is software-pipelined, each stage
+        one chunk ahead of the next: load 0, load 1, move 0, load 2, move 1, matmul 0, load 3, ...
+        Chunk i's Mat tiles are live until after chunk i+1's load and its L0 tiles until after
+        chunk i+1's move, so MemoryReuse alternates two buffers per space (chunk i+2 takes chunk
+        i's), and MTE2 streams loads while the M pipe works one chunk behind. Single-buffered,
+        the chunks run one after the other."""
+        if self.tiling.depth == 1:
+            for c in chunks:
+                acc = self.in_turn(c, a_offs, b_offs, mrow, ncol, acc, out)
+            return acc
+        mats = [self.load(chunks[0], a_offs, b_offs, mrow, ncol, out)]
+        l0s: list = []
+        for i in range(len(chunks)):
+            if i + 1 < len(chunks):
+                mats.append(self.load(chunks[i + 1], a_offs, b_offs, mrow, ncol, out))
+            l0s.append(self.move(mats[i], out))
+            if i:
+                acc = self.multiply(l0s[i - 1], acc, out)
+        return self.multiply(l0s[-1], acc, out)
+
     def block(self, idx: list, mrow: tuple, ncol: tuple, out_tensor: Any, panel: list | None) -> tuple[list, list]:
-        """One ``bm x bn`` output block: the K chunks accumulated in L0C, then stored. With an A
-        ``panel`` (its Mat tiles, one per K chunk) the K loop is unrolled over the panel."""
+        """One ``bm x bn`` output block: the K chunks accumulated in L0C in groups of ``depth``
+        (rule 8), then stored. With an A ``panel`` (its Mat tiles, one per K chunk) the K loop is
+        unrolled over the panel; otherwise the first group is peeled (its first chunk starts the
+        accumulator), the full groups of full-size chunks are a loop and the rest is one last group."""
         t = self.tiling
+        d = t.depth
         a_offs, b_offs = self.batch_offsets(self.a, self.sa, idx), self.batch_offsets(self.b, self.sb, idx)
-
-        def chunk(ko: Any, ks: _Segment, acc: Any, out: list, a_mat: Any = None) -> E.Var:
-            if a_mat is None:
-                a_mat = self.mat(self.a, self.a_trans, a_offs, mrow, (ko, ks), out)
-            left = self.l0(a_mat, self.a_trans, MemorySpace.Left, out)
-            right = self.l0(self.mat(self.b, self.b_trans, b_offs, (ko, ks), ncol, out), self.b_trans,
-                            MemorySpace.Right, out)
-            if acc is None:
-                return self.let("acc", B.matmul(left, right, span=self.span), out)
-            return self.let("acc", B.matmul_acc(acc, left, right, span=self.span), out)
-
+        chunks = [(ko, ks, a_mat) for (ko, ks), a_mat in
+                  zip(self.k_chunks(), panel if panel is not None else [None] * len(self.k_chunks()), strict=True)]
         stmts: list = []
         if panel is not None:
-            acc = None
-            for (ko, ks), a_mat in zip(self.k_chunks(), panel, strict=True):
-                acc = chunk(ko, ks, acc, stmts, a_mat)
+            acc = self.skewed(chunks, a_offs, b_offs, mrow, ncol, None, stmts)
         else:
-            k_segs = _segments(self.k, t.bk, t.granule)
-            first = k_segs[0]
-            rest = ([_Segment(first.start + first.step, first.count - 1, first.step, first.tile, first.valid)]
-                    if first.count > 1 else []) + k_segs[1:]
-            acc = chunk(_idx(0), _Segment(first.start, 1, first.step, first.tile, first.valid), None, stmts)
+            acc = self.group(chunks[:d], a_offs, b_offs, mrow, ncol, None, stmts)
+            full = _segments(self.k, t.bk, t.granule)[0]
+            groups = max(0, (full.count - d) // d) if full.valid == t.bk else 0
+            one = _Segment(0, 1, t.bk, t.bk, t.bk)
 
             def k_inner(ko: Any, ks: _Segment, carried: list) -> tuple[list, list]:
                 out: list = []
-                return out, [chunk(ko, ks, carried[0], out)]
+                group = [(_plus(ko, i * t.bk, self.span), one, None) for i in range(d)]
+                return out, [self.group(group, a_offs, b_offs, mrow, ncol, carried[0], out)]
 
-            more, (acc,) = self.over(rest, "bk", [acc], k_inner)
+            loop = [_Segment(d * t.bk, groups, d * t.bk, t.bk, t.bk)] if groups else []
+            more, (acc,) = self.over(loop, "bk", [acc], k_inner)
             stmts += more
+            rest = chunks[d + groups * d:]
+            if rest:
+                acc = self.group(rest, a_offs, b_offs, mrow, ncol, acc, stmts)
         offs = list(idx) + [mrow[0], ncol[0]]
         stored = self.let(f"{out_tensor.name}_st", B.store(acc, offs, out_tensor, span=self.span), stmts)
         return stmts, [stored]
+
+
+def _plus(off: Any, v: int, span: Span) -> Any:
+    """``off + v``, folded when ``off`` is a constant."""
+    if not v:
+        return off
+    if isinstance(off, E.ConstInt):
+        return _idx(off.value + v)
+    return E.add(off, _idx(v), span)

@@ -33,7 +33,7 @@ tensor type, and every call site allocates it with ``tensor.create`` and passes 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from pypto.dtype import DataType
@@ -87,8 +87,9 @@ class _Geometry:
 class _Converter:
     """Lowers one InCore function; ``out_params`` lists the new Out parameters (in order)."""
 
-    def __init__(self, func: St.Function, max_tile_bytes: int):
+    def __init__(self, func: St.Function, max_tile_bytes: int, log: list | None = None):
         self.func = func
+        self.log = log
         self.max_tile = max_tile_bytes
         self.names = NameAllocator(all_names(func))
         self.stmts = _without_tensor_aliases(list(stmt_list(func.body)))
@@ -409,7 +410,7 @@ class _Converter:
         for x in s.value.args:
             if x in self.converted:
                 raise CompileError("tensor.matmul operands must be kernel parameters (inputs from DDR)", s.span)
-        return MatmulEmitter(s.value, self.names.fresh, s.value.span).emit(out_param)
+        return MatmulEmitter(s.value, self.names.fresh, s.value.span, self.log, self.func.name).emit(out_param)
 
     def check_fits(self, v: Any, shape: list, space: MemorySpace) -> None:
         size = nbytes(TileType(tuple(shape), v.type.dtype))
@@ -541,12 +542,15 @@ class ConvertTensorToBlockOpsPass(Pass):
     name: ClassVar[str] = "convert-tensor-to-block-ops"
     dump_name: ClassVar[str] = "ConvertTensorToBlockOps"
     max_tile_bytes: int = 32 * 1024
+    # one line per tiled matmul: its blocks and whether its K loop is double-buffered (and if not, why)
+    log: list = field(default_factory=list, compare=False)
 
     def run(self, program: St.Program) -> St.Program:
+        self.log.clear()
         funcs, added = [], {}
         for f in program.functions_list:
             if f.type is FunctionType.InCore and any(_tensor_call(n) for n in walk(f.body)):
-                conv = _Converter(f, self.max_tile_bytes)
+                conv = _Converter(f, self.max_tile_bytes, self.log)
                 f = conv.convert()
                 if conv.added_params:
                     added[f.name] = conv.added_params
