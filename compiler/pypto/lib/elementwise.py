@@ -96,7 +96,13 @@ def binary_tile(b: Body, name: str, x: E.Var, y: E.Var, kinds: tuple[str, str], 
     work = work_dtype(out_dtype, BINARY[name] + BROADCAST_OPS)
     if work is out_dtype:  # the tile op promotes mixed operands itself (u32 + i32 -> i32)
         return b.binary(name, x, y, kinds)
-    return b.cast(b.binary(name, b.cast(x, work), b.cast(y, work), kinds), out_dtype)
+    result = b.binary(name, b.cast(x, work), b.cast(y, work), kinds)
+    if name == "div" and not out_dtype.is_float():
+        # Integer division truncates toward zero, as the tile-scalar form (divs) and A5's integer tdiv
+        # do; the FP32 quotient is correctly rounded, so for |operands| < 2**24 truncating it is exact.
+        # The default cast rounds to nearest, which made 7 / 2 = 4.
+        return b.op("cast", result, out_dtype, mode="trunc")
+    return b.cast(result, out_dtype)
 
 
 def pow_tile(b: Body, t: E.Var, n: int) -> E.Var:

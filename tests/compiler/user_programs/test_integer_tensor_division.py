@@ -1,13 +1,10 @@
 """Integer tensor division (pl.div on INT32 tensors, INT32 result by the seed-004 promotion rules)
 truncates toward zero, like the tile-scalar form and A5's integer tdiv. On A2/A3 the library computes
-it in FP32 (no integer tdiv) and casts back with the default rounding, so 7 / 2 gives 4 and -7 / 2
-gives -4: a silent wrong number. Open: the fix is in pypto.lib.elementwise.binary_tile (cast back
-with mode "trunc", or refuse integer division), code the library helper is changing."""
+it in FP32 (no integer tdiv) and casts back with mode "trunc"; the default rounding gave 7 / 2 = 4."""
 
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 import pypto.language as pl
 
@@ -33,10 +30,16 @@ def test_integer_tensor_by_scalar_truncates():
     np.testing.assert_array_equal(y, [[3, -3, 3, -3, 0, 0, 0, 4]])
 
 
-@pytest.mark.xfail(strict=True, reason="tensor/tensor INT32 division rounds to nearest (7/2 = 4): "
-                   "lib.elementwise.binary_tile divides in FP32 and casts back with the default mode")
 def test_integer_tensor_by_tensor_truncates():
     b = np.array([[2, 2, -2, -2, 3, 3, 5, 3]], np.int32)
     y = np.zeros_like(A)
     divide(A, b, y)
     np.testing.assert_array_equal(y, [[3, -3, -3, 3, 0, 0, 0, 3]])
+
+
+def test_integer_tensor_by_row_vector_truncates():
+    b = np.array([[2], [-3]], np.int32)
+    a = np.array([[7, -7, 8, 1], [7, -7, 9, 2]], np.int32)
+    y = np.zeros_like(a)
+    divide(a, b, y)
+    np.testing.assert_array_equal(y, np.trunc(a / b).astype(np.int32))
