@@ -54,9 +54,11 @@ def test_iter_args_and_if(strategy):
 def test_seed000_programs(strategy):
     mod = program_file("seed000")
     a, b = RNG.standard_normal((32, 32), dtype=np.float32), RNG.standard_normal((32, 32), dtype=np.float32)
-    r = run(mod.MyKernel, a, b, strategy=strategy)
+    a0 = a.copy()
+    r = run(mod.MyKernel, a, b, strategy=strategy)  # a is InOut: updated in place (spec §10.3)
     assert not _races(r) and r.outputs == ()
-    np.testing.assert_allclose(r.arrays["a"], a + b, rtol=1e-6)
+    np.testing.assert_allclose(r.arrays["a"], a0 + b, rtol=1e-6)
+    np.testing.assert_allclose(a, a0 + b, rtol=1e-6)
     r = run(mod.MulKernel, a, b, np.zeros((32, 32), np.float32), strategy=strategy)
     np.testing.assert_allclose(r.arrays["c"], a * b, rtol=1e-6)
     r = run(mod.KeywordForms, a, strategy=strategy)  # trailing Out parameter omitted

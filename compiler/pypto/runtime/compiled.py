@@ -11,11 +11,12 @@ from pypto.ir.compiler import compile_program
 from pypto.ir.stmt import Program
 from pypto.ir.types import TensorType, static_int
 from pypto.passes.manager import OptimizationStrategy, as_strategy
-from pypto.runtime import RunResult, default_entry, program_result
 from pypto.runtime.interpreter import Interpreter
 from pypto.runtime.launch import Launcher, LaunchStats
+from pypto.runtime.runner import default_entry, program_result
 from pyptoemu.api import attach_result
 from pyptoemu.errors import FindingsError, KernelFault
+from pyptoemu.result import RunResult
 
 
 class CompiledJit:

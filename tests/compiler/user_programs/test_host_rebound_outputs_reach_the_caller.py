@@ -39,15 +39,17 @@ def _normal(seed: int) -> np.ndarray:
 
 def test_inout_rebound_in_an_incore_scope_reaches_the_caller():
     x, y, acc = _normal(70), _normal(71), _normal(72)
+    new_acc = acc + np.float32(0.5) * x  # before the run: run() updates acc in place (spec §10.3)
     r = run(FusedUpdate, x, y, acc)
-    new_acc = acc + np.float32(0.5) * x
     want = (y + new_acc).sum(axis=1, keepdims=True) + new_acc.sum(axis=1, keepdims=True)
     np.testing.assert_allclose(r.outputs[0], want, rtol=1e-5, atol=1e-4)
     np.testing.assert_allclose(r.arrays["acc"], new_acc, rtol=1e-6)
+    np.testing.assert_allclose(acc, new_acc, rtol=1e-6)
 
 
 def test_out_and_inout_rebound_by_tensor_ops_in_orchestration_without_return():
     x = _normal(73)
+    x0 = x.copy()  # run() updates x in place (spec §10.3)
     r = run(ScaleInPlace, x, np.zeros_like(x))
-    np.testing.assert_allclose(r.arrays["y"], np.exp(x), rtol=1e-6)
-    np.testing.assert_allclose(r.arrays["x"], 2 * x, rtol=1e-6)
+    np.testing.assert_allclose(r.arrays["y"], np.exp(x0), rtol=1e-6)
+    np.testing.assert_allclose(r.arrays["x"], 2 * x0, rtol=1e-6)

@@ -31,8 +31,10 @@ def test_orchestration_assemble(strategy):
 def test_inout_updated_in_place_across_two_calls(strategy):
     x, y, acc = normal((16, 32), seed=3), normal((16, 32), seed=4), normal((16, 32), seed=5)
     p = prog("orchestration", "InOutTwice")
-    r = check(p, (x, y, acc), acc + x + y, strategy)
-    np.testing.assert_allclose(r.arrays["acc"], acc + x + y, rtol=1e-6)
+    want = acc + x + y  # before the run: acc is InOut, updated in place (spec §10.3)
+    r = check(p, (x, y, acc), want, strategy)
+    np.testing.assert_allclose(r.arrays["acc"], want, rtol=1e-6)
+    np.testing.assert_allclose(acc, want, rtol=1e-6)
     assert r.launches == 2
     k = p.get_function("acc_add")
     assert [d.name for d in k.param_directions] == ["In", "InOut"]
