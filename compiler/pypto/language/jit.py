@@ -32,7 +32,7 @@ from pypto.ir.visitor import walk_stmts
 from pypto.language.parser import FunctionParser, ProgramContext, Signature, _eval_annotation
 from pypto.language.source import InlineFunction, Namespace, SourceInfo
 from pypto.language.typing import DirectionAnnotation, DynVar, ScalarAnnotation, ShapedAnnotation
-from pypto.runtime.arrays import as_numpy, write_back
+from pypto.runtime.arrays import as_numpy
 from pypto.runtime.compiled import CompiledJit
 from pypto.runtime.config import RunConfig
 
@@ -108,7 +108,9 @@ class JITFunction(InlineFunction):
         key, tensors, consts = self._classify(bound)
         key = (key, config.cache_key())
         if key not in self._cache:
-            self._cache[key] = CompiledJit(self._specialize(tensors, consts), config.strategy, config.machine)
+            compiled = CompiledJit(self._specialize(tensors, consts), config.strategy, config.machine)
+            compiled.returned_outs = self._returned_outs
+            self._cache[key] = compiled
         return self._cache[key]
 
     def lower(self, *args: Any, config: RunConfig | None = None, **kwargs: Any) -> LoweredProgram:
@@ -125,18 +127,7 @@ class JITFunction(InlineFunction):
         config = config if config is not None else RunConfig()
         compiled = self.compile(*args, config=config, **kwargs)
         bound = self._bind(args, kwargs)
-        arrays = []
-        for name in compiled.tensor_params:
-            arrays.append(as_numpy(bound.arguments[name]))
-        result = compiled.execute([a for a, _ in arrays], config)
-        by_name = {name: work for name, (work, _) in zip(compiled.tensor_params, arrays, strict=True)}
-        for name, value in zip(self._returned_outs, result.outputs, strict=False):
-            # an Out parameter rebound to a new tensor (`z = pl.add(x, y)`): its final value is what
-            # the caller's array must hold
-            if name is not None and isinstance(value, np.ndarray) and not np.shares_memory(value, by_name[name]):
-                np.copyto(by_name[name], value)
-        for (work, writer) in arrays:
-            write_back(work, writer)
+        compiled.call_in_place([bound.arguments[name] for name in compiled.tensor_params], config)
         self.last_result = compiled.last_result
 
     def _classify(self, bound: inspect.BoundArguments) -> tuple[tuple, dict, dict]:

@@ -8,7 +8,9 @@ returning a callable that carries the emulator's one result type (:class:`pyptoe
 from __future__ import annotations
 
 from pypto.runtime.config import RunConfig
+from pypto.runtime.harness import execute_compiled
 from pypto.runtime.runner import ProgramRun, default_entry, program_result, run
 from pyptoemu.result import PipeStats, RunResult
 
-__all__ = ["PipeStats", "ProgramRun", "RunConfig", "RunResult", "default_entry", "program_result", "run"]
+__all__ = ["PipeStats", "ProgramRun", "RunConfig", "RunResult", "default_entry", "execute_compiled", "program_result",
+           "run"]

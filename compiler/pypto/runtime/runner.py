@@ -115,6 +115,18 @@ def _bind(func: Function, values: tuple) -> tuple[list, list]:
     return bound, back
 
 
+class _DfxOpts:
+    """Device DFX switches (spec pypto-jit §10.4; pypto-lib builds one from its flags when one is set:
+    ``enable_dump_args``, ``enable_pmu``, ...). They steer hardware dumps and counters; the
+    emulator's own trace and findings cover what they show, so they are accepted and kept only."""
+
+    def __init__(self, **flags: Any):
+        self.flags = flags
+
+    def __repr__(self) -> str:
+        return f"_DfxOpts({', '.join(f'{k}={v!r}' for k, v in self.flags.items())})"
+
+
 @dataclass
 class _Options:
     strategy: Any
