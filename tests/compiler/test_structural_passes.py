@@ -162,8 +162,9 @@ def test_outline_tile_carried_through_ddr_end_to_end():
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_outline_end_to_end_input_inout_output(strategy):
     x, acc = rng_normal((32, 64), 2), rng_normal((32, 64), 3)
+    want = acc + x  # before the run: acc is InOut, updated in place (spec pypto-jit §10.3)
     r = run_checked(P.ScopeInOut, (x, acc), strategy)
-    np.testing.assert_allclose(r.outputs[0], acc + x, rtol=1e-6)
+    np.testing.assert_allclose(r.outputs[0], want, rtol=1e-6)
     np.testing.assert_allclose(r.outputs[1], 2 * x, rtol=1e-6)
     assert r.launches == 1
 
