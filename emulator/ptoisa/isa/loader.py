@@ -337,14 +337,15 @@ def _syntax(value: Any, ctx: _Ctx, loc: Loc) -> SyntaxForm:
     indexed: {base, count}, groups: spaced|comma|bare}`` (see :class:`SyntaxForm`)."""
     m = _map(value, ctx, "syntax", loc)
     check_keys(m, f"{ctx.file}: entry '{ctx.entry}': syntax", set(),
-               {"form", "attrs_in_ins", "attr_dict", "operand_types", "indexed", "groups"})
+               {"form", "attrs_in_ins", "attr_dict", "operand_types", "indexed", "groups", "scratch_last"})
     choices = {"form": SYNTAX_FORMS, "attr_dict": ("first", "last"), "operand_types": ("each", "list"),
                "groups": GROUP_STYLES}
     for key, allowed in choices.items():
         if key in m and m[key] not in allowed:
             raise ctx.err(f"syntax.{key} must be one of {', '.join(allowed)}", m.loc_of(key))
-    if "attrs_in_ins" in m and not isinstance(m["attrs_in_ins"], bool):
-        raise ctx.err("syntax.attrs_in_ins must be true or false", m.loc_of("attrs_in_ins"))
+    for flag in ("attrs_in_ins", "scratch_last"):
+        if flag in m and not isinstance(m[flag], bool):
+            raise ctx.err(f"syntax.{flag} must be true or false", m.loc_of(flag))
     indexed = None
     if "indexed" in m:
         ix = _map(m["indexed"], ctx, "syntax.indexed", m.loc_of("indexed"))
@@ -356,6 +357,7 @@ def _syntax(value: Any, ctx: _Ctx, loc: Loc) -> SyntaxForm:
     return SyntaxForm(
         form=str(m.get("form", PLAIN_SYNTAX.form)),
         attrs_in_ins=bool(m.get("attrs_in_ins", False)),
+        scratch_last=bool(m.get("scratch_last", False)),
         attr_dict_first=m.get("attr_dict", "last") == "first",
         operand_types=str(m.get("operand_types", PLAIN_SYNTAX.operand_types)),
         indexed=indexed,

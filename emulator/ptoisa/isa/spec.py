@@ -203,10 +203,13 @@ class SyntaxForm:
     one ``: T, T`` after them. ``indexed``: ``(base, count)`` writes operands ``%base[%i, ...]`` from
     operand ``base`` on (``count`` None = all the rest). ``groups``: keyed operand groups separated by
     spaces (``spaced``), by commas after the operands (``comma``), or written ``key [..]`` (``bare``).
+    ``scratch_last``: when the optional trailing scratch operand is written, it is the last ``ins``
+    operand whatever other optional ones are left out (``tmrgsort ins(%s0, %s1, %tmp)``, §4.11).
     """
 
     form: str = "plain"
     attrs_in_ins: bool = False
+    scratch_last: bool = False
     attr_dict_first: bool = False
     operand_types: str = "list"
     indexed: tuple[int, int | None] | None = None

@@ -117,7 +117,7 @@ def _bind_tile_op(su: ScalarUnit, op: A.Op, spec: InstrSpec, semantics: Callable
         return fail_step(VerifyError(f"{op.name} needs {n_required_outs} outs operand(s), got {len(outs)}",
                                      op.loc))
     # Operand specs matched to the operands as written (optional ones may be left out).
-    in_specs = _align(spec.ins, len(ins))
+    in_specs = _align(spec.ins, len(ins), spec.syntax.scratch_last)
     padded_types = in_types + [None] * (len(ins) - len(in_types))
     binding = TileOpBinding(
         su=su, op=op, spec=spec, semantics=semantics, ins=ins, outs=outs, in_types=in_types,
@@ -434,15 +434,19 @@ class TileOpBinding:
 KIND_NAME = {TILE: "tile", VIEW: "view", SCALAR: "scalar"}
 
 
-def _align(specs: tuple, n: int) -> tuple:
+def _align(specs: tuple, n: int, scratch_last: bool = False) -> tuple:
     """The operand specs that ``n`` written operands fill: optional ones are dropped, last first,
-    until the counts agree (``tsels ins(%m, %a, %s)`` leaves out its optional tmp)."""
+    until the counts agree (``tsels ins(%m, %a, %s)`` leaves out its optional tmp). With
+    ``scratch_last`` (the spec's syntax) a trailing scratch operand is dropped last: when written it
+    is the last operand (``tmrgsort ins(%s0, %s1, %tmp)`` leaves out s2 and s3, §4.11)."""
     specs = list(specs)
-    for k in range(len(specs) - 1, -1, -1):
-        if len(specs) <= n:
-            break
-        if specs[k].optional:
-            del specs[k]
+    keep_last = scratch_last and bool(specs) and specs[-1].optional and specs[-1].is_scratch
+    for sparing_last in ((True, False) if keep_last else (False,)):
+        for k in range(len(specs) - 1, -1, -1):
+            if len(specs) <= n:
+                break
+            if specs[k].optional and not (sparing_last and k == len(specs) - 1):
+                del specs[k]
     return tuple(specs)
 
 
@@ -679,6 +683,8 @@ def _snap(v, scalar_type: str | None, loc: Loc, op: A.Op) -> OperandSnap:
     if isinstance(v, (int, float, bool, np.generic)):
         t = scalar_type or ("f32" if isinstance(v, float) else "i32")
         return OperandSnap(SCALAR, v, 0, 0, t, None)
+    if isinstance(v, np.ndarray) and v.ndim == 1:  # a vector<4xi16>: tmrgsort's executed-count out (§2)
+        return OperandSnap(SCALAR, v, 0, 0, scalar_type or f"i{8 * v.dtype.itemsize}", None)
     unbound = getattr(v, "unbound_message", None)  # a declare_tile handle no tpop has bound yet
     if unbound is not None:
         raise KernelFault(f"{op.name}: {unbound}", loc)

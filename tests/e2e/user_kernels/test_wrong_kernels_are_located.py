@@ -100,12 +100,22 @@ def test_endless_while_stops_at_the_step_limit_with_its_line(tmp_path):
     assert f"{name}:11:5: the kernel ran more than 1000 loop iterations" in text
 
 
-@pytest.mark.xfail(strict=True, reason="tmrgsort format 2 (the corpus form) is not supported and the refusal "
-                   "reads 'operand of unexpected kind ndarray' (binding in core/tileop.py, owned by the speed helper)")
-def test_mrgsort_format2_is_refused_by_name(tmp_path):
-    code, text = _cli(_argv("bad29_mrgsort_format2.pto", {}, {}, 1, tmp_path))
-    assert code == 2
-    assert "bad29_mrgsort_format2.pto:21:5:" in text and "format 2" in text
+def test_mrgsort_format2_corpus_form_with_exec_out_merges():
+    """Red team: the corpus form of tmrgsort format 2, outs(%d, %exec), was refused ('operand of
+    unexpected kind ndarray'). It merges; %exec (a vector<4xi16> no op can read) is accepted, and the
+    trailing %tmp is the scratch operand (no uninitialised-read warning on it)."""
+    rng = np.random.default_rng(29)
+    vals = [np.sort(rng.standard_normal(32).astype(np.float32))[::-1] for _ in range(2)]
+    records = np.zeros((2, 32, 2), np.float32)
+    for k in range(2):
+        records[k, :, 0] = vals[k]
+        records[k, :, 1] = (np.arange(32, dtype=np.uint32) + 100 * k).view(np.float32)
+    r = pyptoemu.run(KERNELS / "bad29_mrgsort_format2.pto", inputs={"arg0": records.reshape(128)})
+    assert not r.findings
+    got = r.outputs["arg1"].reshape(64, 2)
+    order = sorted(((float(vals[k][i]), -k, i, k) for k in range(2) for i in range(32)), reverse=True)
+    want = np.stack([records[k, i] for _, _, i, k in order])
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
 
 
 @pytest.mark.xfail(strict=True, reason="the module verifier (core/verify.py, owned by the ndvalid2 helper) keeps one "
