@@ -15,7 +15,7 @@ import numpy as np
 from ptoisa.dtypes import is_float, is_known, np_dtype
 from ptoisa.text import ast as A
 from pyptoemu.core import arith
-from pyptoemu.core.coreops import lower_alloc_tile
+from pyptoemu.core.coreops import lower_alloc_tile, noted_view_dims
 from pyptoemu.core.memory import PartitionView, Ptr, Tile
 from pyptoemu.core.scalar import (
     Lowering,
@@ -378,12 +378,10 @@ def lower_reinterpret_cast(su: ScalarUnit, op: A.Op) -> Step:
         if not isinstance(view, PartitionView):
             raise VerifyError(f"memref.reinterpret_cast needs a GM memref operand, got {src}", loc)
         base = int(su.value(frame, offsets[0], loc)) if offsets else 0
-        sizes = tuple(int(su.value(frame, n, loc)) for n in sizes_n)
-        strides = tuple(int(su.value(frame, n, loc)) for n in strides_n)
-        if base < 0 or any(z < 0 for z in sizes):
-            raise BoundsError(f"memref.reinterpret_cast: offset {base} and sizes {list(sizes)} must not be negative",
-                              loc)
-        su.core.memory.note_view(Ptr(view.gm, base), sizes, strides, loc)
+        if base < 0:
+            raise BoundsError(f"memref.reinterpret_cast: offset {base} must not be negative", loc)
+        sizes, strides = noted_view_dims(su, frame, Ptr(view.gm, base), sizes_n, strides_n,
+                                         "memref.reinterpret_cast", loc)
         cast = PartitionView(view.gm, base, sizes, strides)
         cast.check_bounds(loc)
         frame[res] = cast

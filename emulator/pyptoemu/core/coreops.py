@@ -19,6 +19,19 @@ from pyptoemu.isa.arg import Arg
 from pyptoemu.isa.semantics import format_tile
 
 
+def noted_view_dims(su: ScalarUnit, frame: dict, start: Ptr, size_names: list, stride_names: list, what: str,
+                    loc: Loc) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The sizes and strides of a GM view from their operands, checked non-negative and noted with the
+    memory (which bounds the stand-in data a kernel's views can reach) before the view is built: shared by
+    ``make_tensor_view`` and ``memref.reinterpret_cast``, the two ops that make a view from scalars."""
+    sizes = tuple(int(su.value(frame, n, loc)) for n in size_names)
+    strides = tuple(int(su.value(frame, n, loc)) for n in stride_names)
+    if any(d < 0 for d in sizes):
+        raise BoundsError(f"{what}: negative dimension in sizes {list(sizes)}", loc)
+    su.core.memory.note_view(start, sizes, strides, loc)
+    return sizes, strides
+
+
 def lower_make_tensor_view(su: ScalarUnit, op: A.Op) -> Step:
     require(op, operands=1, results=1)
     ptr_name = op.operands[0]
@@ -34,11 +47,7 @@ def lower_make_tensor_view(su: ScalarUnit, op: A.Op) -> Step:
         ptr = su.value(frame, ptr_name, loc)
         if not isinstance(ptr, Ptr):
             raise VerifyError(f"make_tensor_view needs a !pto.ptr operand, got {ptr_name}", loc)
-        shape = tuple(int(su.value(frame, n, loc)) for n in shape_n)
-        strides = tuple(int(su.value(frame, n, loc)) for n in stride_n)
-        if any(d < 0 for d in shape):
-            raise BoundsError(f"make_tensor_view: negative dimension in shape {list(shape)}", loc)
-        su.core.memory.note_view(ptr, shape, strides, loc)
+        shape, strides = noted_view_dims(su, frame, ptr, shape_n, stride_n, "make_tensor_view", loc)
         frame[res] = TensorView(ptr, shape, strides)
         su.charge(su.arith_cost)
 
