@@ -12,8 +12,8 @@ ExpandLibraryOps pass replaces it by the op's definition, PyPTO IR over the bloc
   ``keepdim`` (and the older row_sum/row_max);
 * composites (:mod:`pypto.lib.composite`), built from the primitives' tile functions as one tile
   loop each: softmax, log_softmax, layer_norm, rms_norm, swiglu;
-* layout (:mod:`pypto.lib.layout`): broadcast_to, slice, concat, 2-D transpose, and any reshape that
-  keeps the element order.
+* layout (:mod:`pypto.lib.layout`): broadcast_to, slice and concat of any rank, transpose of any two
+  axes of any rank, and any reshape that keeps the element order.
 
 Tiling for any shape, tails and the two-level loops are :mod:`pypto.lib.tiling`; the view casts
 ``cast_tensor_to_tile`` / ``cast_tile_to_tensor`` are :mod:`pypto.lib.ops`.

@@ -1,4 +1,4 @@
-"""Layout primitives (1-D and 2-D tensors; reshape of any rank): broadcast_to, slice, concat, transpose, reshape.
+"""Layout primitives (any rank): broadcast_to, slice, concat, transpose, reshape.
 
 Each is a copy through tiles, block by block, with the windows moved:
 
@@ -7,10 +7,15 @@ Each is a copy through tiles, block by block, with the windows moved:
 * ``slice(x, shape, offset)``: the result's blocks read ``x`` at the block's window shifted by ``offset``;
 * ``concat(a, b, axis)``: ``a``'s blocks are written at their own windows, then ``b``'s shifted by
   ``a``'s extent along ``axis``;
-* ``transpose(x, 0, 1)`` of a 2-D tensor: each ``[tr, tc]`` block is transposed on chip (TTRANS) and
-  written at the mirrored window;
+* ``transpose(x, i, j)`` of any two axes of any rank (:func:`permute`): a swap that keeps the last
+  axis is a strided copy (a block's rows read along whichever axis of ``x`` they come from); one that
+  makes ``x``'s last axis the result's rows transposes each square block on chip (TTRANS); one that
+  moves the last axis elsewhere is both, through a GM workspace;
 * ``reshape``: by whole rows (one row length divides the other), each block re-viewed on chip; any
   other order-preserving reshape (any ranks) copies runs of ``gcd`` of the two last dims.
+
+Slice, concat and the copies loop over the result's leading dims (the dims before the last two),
+as the element-wise ops do.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from pypto.enums import MemorySpace
 from pypto.errors import CompileError
 from pypto.ir import expr as E
 from pypto.ir.expr import static_int
+from pypto.ir.types import TensorType
 from pypto.lib import tiling
 from pypto.lib.body import Body
 from pypto.lib.broadcast import expand
@@ -52,22 +58,43 @@ def _shift(offsets: list, by: list) -> list:
                                                                                                    strict=True)]
 
 
+def _permuted(at: list, perm: tuple, fill: object) -> list:
+    """The source's list for a result's list ``at``: source axis ``perm[k]`` gets ``at[k]``."""
+    out = [fill] * len(perm)
+    for k, p in enumerate(perm):
+        out[p] = at[k]
+    return out
+
+
+def _store(em: Emitter, t: E.Var, out: E.Var, offs: list, sizes: list, valid: tuple, span: object) -> E.Var:
+    """``out`` with tile ``t`` (re-viewed as its ``sizes`` tile, no data moves) assembled at ``offs``."""
+    if [static_int(d) for d in t.type.shape] != list(sizes):
+        t = em.let(f"{t.name}_2d", B.reshape(t, sizes, span=span), tuple(valid))
+    v = em.let(f"{t.name}_v", cast_tile_to_tensor(t, rank=len(offs), span=span))
+    return em.let(out.name.split("_it")[0], T.assemble(out, v, offs, span=span))
+
+
 def copy_blocks(em: Emitter, src: E.Var, shape: tuple, out: E.Var, src_at: list, dst_at: list,
-                span: object) -> E.Var:
-    """``out[dst_at + w] = src[src_at + w]`` for every window ``w`` of a ``shape`` grid."""
+                span: object, perm: tuple | None = None) -> E.Var:
+    """``out[dst_at + i] = src[src_at + perm(i)]`` for every index ``i`` of a ``shape`` grid (any rank):
+    result axis ``k`` is source axis ``perm[k]`` (the identity by default) and the last axis stays.
+    Blocks of the result's last two dims, the leading dims looped over; each block is one TLOAD of
+    the source window (strided along whichever source axis holds the block's rows) and one TSTORE."""
     rows, cols, rank1, lead = grid_of(shape)
-    if lead:
-        raise CompileError(f"slice/concat are tiled over 1-D and 2-D tensors here; got rank {len(shape)}", span)
+    rank = len(shape)
+    perm = tuple(range(rank)) if perm is None else tuple(perm)
     plan = tiling.plan(rows, cols, [src.type.dtype], 2, row_vectors=False, span=span)
 
     def block(e: Emitter, win: Window, carried: list) -> list:
-        offs = [win.co] if rank1 else [win.ro, win.co]
         sizes = [win.tc] if rank1 else [win.tr, win.tc]
-        t = e.let(f"{src.name}_t", cast_tensor_to_tile(src, _shift(offs, src_at), sizes, list(win.valid), span=span))
-        v = e.let(f"{t.name}_v", cast_tile_to_tensor(t, span=span))
-        return [e.let(out.name.split("_it")[0], T.assemble(carried[0], v, _shift(offs, dst_at), span=span))]
+        offs = list(win.lead) + ([win.co] if rank1 else [win.ro, win.co])
+        ones = [1] * len(win.lead)
+        t = e.let(f"{src.name}_t", cast_tensor_to_tile(src, _shift(_permuted(offs, perm, idx(0)), src_at),
+                                                       _permuted(ones + sizes, perm, 1),
+                                                       _permuted(ones + list(win.valid), perm, 1), span=span))
+        return [_store(e, t, carried[0], _shift(offs, dst_at), sizes, win.valid, span)]
 
-    return blocks(em, plan, [out], block, rank1=rank1)[0]
+    return blocks(em, plan, [out], block, rank1=rank1, lead=lead)[0]
 
 
 def _static(xs: tuple, what: str, span: object) -> list[int]:
@@ -96,28 +123,70 @@ def _concat(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
     return copy_blocks(em, b, shape2(b.type), out, zero, at, call.span)
 
 
-@definition("tensor.transpose")
-def _transpose(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
-    x = call.args[0]
-    shape = shape2(x.type)
-    if len(shape) != 2:
-        raise CompileError(f"transpose is tiled over 2-D tensors here; got rank {len(shape)}", call.span)
-    rows, cols = shape
+def transpose_blocks(em: Emitter, x: E.Var, out: E.Var, perm: tuple, span: object) -> E.Var:
+    """``out = x`` permuted by ``perm`` (result axis ``k`` is ``x``'s axis ``perm[k]``) where ``x``'s last
+    axis becomes the result's rows (``perm[-2]`` is the last axis): square blocks of the result's last
+    two dims, each read as the ``[cols, rows]`` window of ``x`` (its rows strided along ``x``'s axis
+    ``perm[-1]``), transposed on chip (TTRANS) and stored; the leading dims looped over."""
+    shape = shape2(out.type)
+    rank = len(shape)
+    rows, cols, _, lead = grid_of(shape)
+    dtype = x.type.dtype
     # square blocks, aligned for both orientations (a block's rows become the result's columns)
-    p = tiling.plan(rows, cols, [x.type.dtype], 3, span=call.span)
-    side = max(tiling.col_align(x.type.dtype), min(p.tr, p.tc) // tiling.col_align(x.type.dtype)
-               * tiling.col_align(x.type.dtype))
+    unit = tiling.col_align(dtype)
+    p = tiling.plan(rows, cols, [dtype], 3, span=span)
+    side = max(unit, min(p.tr, p.tc) // unit * unit)
     plan = tiling.Plan(rows, cols, side, side)
+    ones = [1] * len(lead)
 
     def block(e: Emitter, win: Window, carried: list) -> list:
-        t = e.let(f"{x.name}_t", cast_tensor_to_tile(x, [win.ro, win.co], [side, side], [win.vr, win.vc],
-                                                     span=call.span))
-        tmp = e.let("tmp", B.create_tile([side, side], x.type.dtype, MemorySpace.Vec, span=call.span))
-        tt = e.let("trans", B.transpose(t, 0, 1, tmp, span=call.span), (win.vc, win.vr))
-        v = e.let(f"{tt.name}_v", cast_tile_to_tensor(tt, span=call.span))
-        return [e.let(out.name.split("_it")[0], T.assemble(carried[0], v, [win.co, win.ro], span=call.span))]
+        offs = list(win.lead) + [win.ro, win.co]
+        sizes = _permuted(ones + [1, side], perm, 1)
+        sizes[-1] = side
+        valid = _permuted(ones + [1, win.vc], perm, 1)
+        valid[-1] = win.vr
+        t = e.let(f"{x.name}_t", cast_tensor_to_tile(x, _permuted(offs, perm, idx(0)), sizes, valid, span=span))
+        if rank > 2:
+            t = e.let(f"{x.name}_2d", B.reshape(t, [side, side], span=span), (win.vc, win.vr))
+        tmp = e.let("tmp", B.create_tile([side, side], dtype, MemorySpace.Vec, span=span))
+        tt = e.let("trans", B.transpose(t, 0, 1, tmp, span=span), (win.vr, win.vc))
+        return [_store(e, tt, carried[0], offs, [side, side], (win.vr, win.vc), span)]
 
-    return blocks(em, plan, [out], block)[0]
+    return blocks(em, plan, [out], block, lead=lead)[0]
+
+
+def permute(em: Emitter, x: E.Var, out: E.Var, perm: tuple, span: object) -> E.Var:
+    """``out = x.transpose(perm)`` (NumPy's meaning: result axis ``k`` is ``x``'s axis ``perm[k]``), any rank.
+
+    * the last axis stays: one strided copy (:func:`copy_blocks`);
+    * ``x``'s last axis becomes the result's rows: one pass of tile transposes (:func:`transpose_blocks`);
+    * otherwise two passes through a GM workspace: first the tile transposes to ``y`` (``x``'s last
+      axis to ``y``'s rows, the result's last axis to ``y``'s last), then the strided copy ``y -> out``
+      that keeps the last axis."""
+    rank = len(perm)
+    last = rank - 1
+    if perm[last] == last:
+        return copy_blocks(em, x, shape2(out.type), out, [0] * rank, [0] * rank, span, perm)
+    if perm[last - 1] == last:
+        return transpose_blocks(em, x, out, perm, span)
+    first = tuple(a for a in range(rank) if a not in (last, perm[last])) + (last, perm[last])
+    xs = shape2(x.type)
+    y = em.workspace(TensorType(tuple(idx(xs[a]) for a in first), x.type.dtype), "perm")
+    y = transpose_blocks(em, x, y, first, span)
+    where = {a: k for k, a in enumerate(first)}  # x's axis -> y's axis
+    return copy_blocks(em, y, shape2(out.type), out, [0] * rank, [0] * rank, span,
+                       tuple(where[perm[k]] for k in range(rank)))
+
+
+@definition("tensor.transpose")
+def _transpose(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
+    """A swap of any two axes of any rank (:func:`permute`)."""
+    x = call.args[0]
+    rank = len(shape2(x.type))
+    i, j = (static_int(a) % rank for a in call.args[1:3])
+    perm = list(range(rank))
+    perm[i], perm[j] = j, i
+    return permute(em, x, out, tuple(perm), call.span)
 
 
 def _rows_cols(shape: tuple) -> tuple[int, int]:

@@ -83,3 +83,54 @@ def test_reshape_beyond_whole_rows(src, dst):
     """(5, 6) -> (6, 5) was refused (not by whole rows); N-D; runs longer than a tile (in pieces)."""
     x = data(src, F32, 9)
     np.testing.assert_array_equal(_run(lambda a: T.reshape(a, list(dst)), [x]), x.reshape(dst))
+
+
+_DIMS = st.sampled_from([1, 2, 3, 5, 7, 13, 37])
+
+
+@settings(max_examples=12, deadline=None)
+@given(shape=st.lists(_DIMS, min_size=3, max_size=4).map(tuple), data_=st.data())
+def test_nd_transpose_of_any_two_axes_matches_numpy(shape, data_):
+    """Rank 3-4, any pair: the last axis kept (strided copy), made the rows (tile transpose), or moved
+    elsewhere (both, through a workspace)."""
+    i, j = data_.draw(st.lists(st.integers(0, len(shape) - 1), min_size=2, max_size=2, unique=True))
+    x = data(shape, F32, len(shape))
+    np.testing.assert_array_equal(_run(lambda a: T.transpose(a, i, j), [x]), np.swapaxes(x, i, j))
+
+
+@pytest.mark.parametrize("shape,i,j,dtype", [((3, 2, 9000), 0, 1, F32), ((2, 37, 300), 1, 2, F16),
+                                             ((40, 3, 70), 0, 2, F32)])
+def test_nd_transpose_larger_than_a_buffer(shape, i, j, dtype):
+    x = data(shape, dtype, 7)
+    np.testing.assert_array_equal(_run(lambda a: T.transpose(a, i, j), [x], dtype), np.swapaxes(x, i, j))
+
+
+@settings(max_examples=10, deadline=None)
+@given(shape=st.lists(_DIMS, min_size=3, max_size=4).map(tuple), data_=st.data())
+def test_nd_slice_matches_numpy(shape, data_):
+    offs = [data_.draw(st.integers(0, d - 1)) for d in shape]
+    size = [data_.draw(st.integers(1, d - o)) for d, o in zip(shape, offs, strict=True)]
+    x = data(shape, F16, 11)
+    got = _run(lambda a: L.slice(a, size, offs), [x], F16)
+    np.testing.assert_array_equal(got, x[tuple(np.s_[o:o + n] for o, n in zip(offs, size, strict=True))])
+
+
+@settings(max_examples=10, deadline=None)
+@given(shape=st.lists(_DIMS, min_size=3, max_size=4).map(tuple), extra=_DIMS, data_=st.data())
+def test_nd_concat_matches_numpy(shape, extra, data_):
+    axis = data_.draw(st.integers(0, len(shape) - 1))
+    other = tuple(extra if k == axis else d for k, d in enumerate(shape))
+    x, y = data(shape, F32, 12), data(other, F32, 13)
+    params = [("x", shape, F32), ("y", other, F32)]
+    got = run(program(lambda p, q: L.concat(p, q, axis), params), x, y).outputs[0]
+    np.testing.assert_array_equal(got, np.concatenate([x, y], axis))
+
+
+def test_large_nd_slice_and_concat():
+    """Windows larger than a buffer along the last axis, leading dims looped over."""
+    x = data((2, 3, 9000), F32, 14)
+    np.testing.assert_array_equal(_run(lambda a: L.slice(a, [2, 2, 8000], [0, 1, 999]), [x]), x[:, 1:3, 999:8999])
+    y = data((2, 1, 9000), F32, 15)
+    params = [("x", (2, 3, 9000), F32), ("y", (2, 1, 9000), F32)]
+    got = run(program(lambda p, q: L.concat(p, q, 1), params), x, y).outputs[0]
+    np.testing.assert_array_equal(got, np.concatenate([x, y], 1))
