@@ -11,8 +11,9 @@ Each is a copy through tiles, block by block, with the windows moved:
   axis is a strided copy (a block's rows read along whichever axis of ``x`` they come from); one that
   makes ``x``'s last axis the result's rows transposes each square block on chip (TTRANS); one that
   moves the last axis elsewhere is both, through a GM workspace;
-* ``reshape``: by whole rows (one row length divides the other), each block re-viewed on chip; any
-  other order-preserving reshape (any ranks) copies runs of ``gcd`` of the two last dims.
+* ``reshape``: by whole rows (one row length divides the other), each block re-viewed on chip; with
+  the last dim kept, boxes of several whole rows; any other order-preserving reshape (any ranks)
+  copies runs of ``gcd`` of the two last dims.
 
 Slice, concat and the copies loop over the result's leading dims (the dims before the last two),
 as the element-wise ops do.
@@ -252,17 +253,69 @@ def reshape_by_runs(em: Emitter, x: E.Var, out: E.Var, span: object) -> E.Var:
     return em.loop(math.prod(src) // run, [out], one_run, "rr")[0]
 
 
+def _box(dims: tuple, h: int) -> list[int] | None:
+    """The window sizes over ``dims`` of ``h`` consecutive elements starting at a multiple of ``h``, if
+    those form one box (``h`` is ``k`` times the product of the dims after some dim ``j``, and ``k``
+    divides dim ``j``); ``None`` when they do not."""
+    inner = 1
+    for j in range(len(dims) - 1, -1, -1):
+        if h % inner == 0 and (h // inner) <= dims[j] and dims[j] % (h // inner) == 0:
+            return [1] * j + [h // inner] + list(dims[j + 1:])
+        inner *= dims[j]
+    return None
+
+
+def _lstrip_ones(sizes: list) -> list:
+    k = 0
+    while k < len(sizes) - 2 and sizes[k] == 1:
+        k += 1
+    return sizes[k:]
+
+
+def reshape_by_rows(em: Emitter, x: E.Var, out: E.Var, span: object) -> E.Var | None:
+    """A reshape that keeps the last dim ``c`` (any ranks): runs of ``h`` whole rows, ``h`` the most
+    rows that fit a tile and form one box of both shapes' row dims (``(3, 4, 64) -> (12, 64)`` moves
+    ``[3, 4, 64]`` at once where a run of ``gcd`` would move one row); each run is one TLOAD, a
+    re-view on chip and one TSTORE. ``None`` when no run of more than one row exists."""
+    src, dst = shape2(x.type), shape2(out.type)
+    c = src[-1]
+    rows_s, rows_d = tuple(src[:-1]), tuple(dst[:-1])
+    total = math.prod(rows_s)
+    plan = tiling.plan(total, c, [x.type.dtype], 2, row_vectors=False, span=span)
+    if plan.chunked or not rows_s or not rows_d:
+        return None
+    h = next((h for h in range(min(plan.tr, total), 1, -1)
+              if total % h == 0 and _box(rows_s, h) and _box(rows_d, h)), None)
+    if h is None:
+        return None
+    s_sizes, d_sizes = _box(rows_s, h) + [c], _box(rows_d, h) + [c]
+
+    def one_run(e: Emitter, r: E.Expr, carried: list) -> list:
+        flat = _linear(r, h)
+        t = e.let(f"{x.name}_t", cast_tensor_to_tile(x, _unflatten(flat, rows_s) + [idx(0)], s_sizes, s_sizes,
+                                                    span=span))
+        t = e.let(f"{x.name}_r", B.reshape(t, _lstrip_ones(d_sizes), span=span))
+        v = e.let(f"{t.name}_v", cast_tile_to_tensor(t, rank=len(dst), span=span))
+        return [e.let(out.name.split("_it")[0], T.assemble(carried[0], v, _unflatten(flat, rows_d) + [idx(0)],
+                                                          span=span))]
+
+    return em.loop(total // h, [out], one_run, "rr")[0]
+
+
 @definition("tensor.reshape")
 def _reshape(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
     """Row-major reshape. Between 1-D/2-D tensors by whole rows (one row length divides the other and
     both fill whole 32-byte units): a block of ``g`` source rows of ``c1`` elements is the block of
-    ``g * c1 / c2`` result rows of ``c2`` (or the reverse), re-viewed on chip with ``block.reshape``.
-    Any other reshape (any ranks) copies runs of elements (:func:`reshape_by_runs`)."""
+    ``g * c1 / c2`` result rows of ``c2`` (or the reverse), re-viewed on chip with ``block.reshape``;
+    when such a row is wider than a tile, runs of the narrower row in tile-wide pieces. N-D reshapes
+    that keep the last dim move boxes of whole rows (:func:`reshape_by_rows`); any other reshape
+    copies runs of elements (:func:`reshape_by_runs`)."""
     x = call.args[0]
     src, dst = shape2(x.type), shape2(call.type)
     dtype = x.type.dtype
     if len(src) > 2 or len(dst) > 2:
-        return reshape_by_runs(em, x, out, call.span)
+        by_rows = reshape_by_rows(em, x, out, call.span) if src[-1] == dst[-1] else None
+        return by_rows if by_rows is not None else reshape_by_runs(em, x, out, call.span)
     r1, c1 = _rows_cols(src)
     r2, c2 = _rows_cols(dst)
     unit = tiling.col_align(dtype)
@@ -275,8 +328,8 @@ def _reshape(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
     # blocks over the rows of the wider side; each is k rows of the narrower side
     wide_rows = r1 if c1 == big else r2
     plan = tiling.plan(wide_rows, big, [dtype], 2, row_vectors=False, span=call.span)
-    if plan.chunked:
-        raise CompileError(f"reshape: a row of {big} {dtype.name} elements does not fit a tile", call.span)
+    if plan.chunked:  # a row wider than a tile: runs of the narrower row, each in tile-wide pieces
+        return reshape_by_runs(em, x, out, call.span)
 
     def window(shape: tuple, rows_of: int, ro: E.Expr, vr: int, c: int) -> tuple[list, list, list]:
         if len(shape) == 1:

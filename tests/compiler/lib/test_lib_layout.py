@@ -134,3 +134,22 @@ def test_large_nd_slice_and_concat():
     params = [("x", (2, 3, 9000), F32), ("y", (2, 1, 9000), F32)]
     got = run(program(lambda p, q: L.concat(p, q, 1), params), x, y).outputs[0]
     np.testing.assert_array_equal(got, np.concatenate([x, y], 1))
+
+
+@pytest.mark.parametrize("src,dst,dtype", [((2, 20000), (4, 10000), F32), ((4, 10000), (2, 20000), F32),
+                                           ((1, 30000), (3, 10000), F16), ((3, 9000), (27000,), F32)])
+def test_reshape_of_rows_wider_than_a_tile(src, dst, dtype):
+    """Was refused ('a row of N elements does not fit a tile'): runs of the narrower row, in tile-wide pieces."""
+    x = data(src, dtype, 16)
+    np.testing.assert_array_equal(_run(lambda a: T.reshape(a, list(dst)), [x], dtype), x.reshape(dst))
+
+
+@settings(max_examples=10, deadline=None)
+@given(rows=st.lists(st.sampled_from([1, 2, 3, 4, 5, 6, 7, 37]), min_size=1, max_size=3),
+       parts=st.lists(st.sampled_from([2, 3, 4, 5, 6, 7]), max_size=3), last=st.sampled_from([1, 7, 64, 130]))
+def test_reshape_keeping_the_last_dim_moves_boxes_of_rows(rows, parts, last):
+    """Equal last dims: runs of several whole rows that are one box of both shapes."""
+    src = (*rows, last)
+    dst = (*_factor(int(np.prod(rows)), parts), last)
+    x = data(src, F32, 17)
+    np.testing.assert_array_equal(_run(lambda a: T.reshape(a, list(dst)), [x]), x.reshape(dst))
