@@ -1,99 +1,159 @@
-"""Runs of settled GM accesses: what a loop on one core leaves for the other cores to race with.
+"""Runs of settled GM accesses: what loops on one core leave for the other cores to race with.
 
 A GM access of core C that C itself knows complete (every pipe of C that can still touch GM is
 ordered after it) can still race with an access of another core D until D learns of it through a
 hand-off; in a kernel whose cores never hand anything to each other (an SPMD split of the rows)
-that is never, so the race detector has to keep it to the end of the run. A loop makes such
+that is never, so the race detector has to keep it to the end of the run. Loops make such
 accesses in arithmetic progressions: iteration i of one source line reads or writes the window
 ``base0 + i * d_base`` (same sizes, strides and byte length), as instruction ``pidx0 + i * d_pidx``
 of its pipe and ``iseq0 + i * d_iseq`` of its core. :class:`AccessRun` keeps such a progression as
-its first member and the steps, so the live set of a long unsynchronised run holds one entry per
-(core, line, progression) instead of one per iteration.
+its first member and one step per loop level (``dims``, outermost first): a run of a nested loop
+is a progression of equal runs of the inner loop. So the live set of a long unsynchronised run
+holds a few entries per (core, line), not one per iteration.
 
 Every member can be rebuilt exactly (bytes, window, pipe index, issue number, so the block it
 belongs to), so a run answers the race check member by member: a later access of another core
-races with exactly the members the original entries would have raced with, counted alike. Only
-settled accesses join a run, so a later access of the run's own core is ordered after every member.
+races with exactly the members the original entries would have raced with, counted alike and in
+the same order. Only settled accesses join a run, so a later access of the run's own core is
+ordered after every member.
 """
 
 from __future__ import annotations
 
 from pyptoemu.check.footprints import footprints_overlap
 
+# one loop level of a run: (count, byte step, window-base step, pipe-index step, issue-number step)
+Dim = tuple[int, int, int, int, int]
+
+
+def _indices(n: int, lo0: int, d: int, size: int, lo: int, hi: int) -> range:
+    """The ``i < n`` whose bytes ``[lo0 + i d, lo0 + i d + size)`` overlap ``[lo, hi)``, in order."""
+    if d == 0:
+        return range(n) if lo0 < hi and lo0 + size > lo else range(0)
+    if d > 0:  # lo0 + i d < hi and lo0 + i d + size > lo
+        first = max(0, (lo - size - lo0) // d + 1)
+        last = min(n - 1, -((lo0 - hi) // d) - 1)
+    else:
+        e = -d  # lo0 - i e < hi and lo0 - i e + size > lo
+        first = max(0, (lo0 - hi) // e + 1)
+        last = min(n - 1, -((lo - size - lo0) // e) - 1)
+    return range(first, last + 1)
+
 
 class AccessRun:
-    """``n`` settled accesses of one line on one core, in arithmetic progression (see module doc).
+    """Settled accesses of one line on one core in (nested) arithmetic progression (module doc).
 
     ``first`` is the first member's :class:`~pyptoemu.check.races.Access`; a member is rebuilt as a
     copy of it with its own ``pidx`` and ``iseq`` (its ``start``/``seq`` stay the first member's:
     only the order against later accesses matters, and every member precedes those)."""
 
-    __slots__ = ("core", "d_base", "d_iseq", "d_lo", "d_pidx", "first", "fp0", "lo0", "n", "size")
+    __slots__ = ("core", "dims", "first", "fp0", "lo0", "size")
 
     def __init__(self, first, lo: int, hi: int, fp: tuple | None) -> None:
         self.first, self.core = first, first.core
         self.lo0, self.size, self.fp0 = lo, hi - lo, fp
-        self.n = 1
-        self.d_lo = self.d_base = self.d_pidx = self.d_iseq = 0
+        self.dims: list[list] = [[1, 0, 0, 0, 0]]
 
     @staticmethod
     def key(y, lo: int, hi: int, fp: tuple | None) -> tuple:
         """What every member of one run shares."""
         return (id(y.core), y.loc, y.name, y.pipe_i, y.atomic, hi - lo, None if fp is None else fp[1:])
 
-    def extend(self, y, lo: int, hi: int, fp: tuple | None) -> bool:
-        """Append ``y`` (its bytes ``[lo, hi)``, window ``fp``) if it continues the progression."""
+    def _step(self, y, lo: int, fp: tuple | None) -> tuple[int, int, int, int]:
         f = self.first
-        base = 0 if fp is None else fp[0] - self.fp0[0]
-        if self.n == 1:
-            d_pidx, d_iseq = y.pidx - f.pidx, y.iseq - f.iseq
-            if d_pidx <= 0 or d_iseq <= 0:
+        return lo - self.lo0, 0 if fp is None else fp[0] - self.fp0[0], y.pidx - f.pidx, y.iseq - f.iseq
+
+    def extend(self, y, lo: int, hi: int, fp: tuple | None) -> bool:
+        """Append the access ``y`` (bytes ``[lo, hi)``, window ``fp``) to a one-level run if it
+        continues the progression."""
+        if len(self.dims) != 1:
+            return False
+        dim = self.dims[0]
+        step = self._step(y, lo, fp)
+        if dim[0] == 1:
+            if step[2] <= 0 or step[3] <= 0:
                 return False
-            self.d_lo, self.d_base, self.d_pidx, self.d_iseq = lo - self.lo0, base, d_pidx, d_iseq
-        else:
-            n = self.n
-            if (lo - self.lo0 != n * self.d_lo or base != n * self.d_base or y.pidx - f.pidx != n * self.d_pidx
-                    or y.iseq - f.iseq != n * self.d_iseq):
-                return False
-        self.n += 1
+            dim[1:] = step
+        elif step != tuple(dim[0] * s for s in dim[1:]):
+            return False
+        dim[0] += 1
         return True
+
+    def absorb(self, other: AccessRun) -> bool:
+        """Append the closed run ``other`` as the next iteration of this run's outermost level, if
+        it has the shape of one (the levels below) and sits one outer step further."""
+        inner = self.dims[1:]
+        if other.dims != inner:
+            return False
+        outer = self.dims[0]
+        step = other._offset_from(self)
+        if outer[0] == 1:
+            if step[2] <= 0 or step[3] <= 0:
+                return False
+            outer[1:] = step
+        elif step != tuple(outer[0] * s for s in outer[1:]):
+            return False
+        outer[0] += 1
+        return True
+
+    def _offset_from(self, base: AccessRun) -> tuple[int, int, int, int]:
+        return base._step(self.first, self.lo0, self.fp0)
+
+    def promoted(self) -> AccessRun:
+        """This run as the first iteration of one more (outer) loop level."""
+        self.dims.insert(0, [1, 0, 0, 0, 0])
+        return self
+
+    @property
+    def n(self) -> int:
+        out = 1
+        for dim in self.dims:
+            out *= dim[0]
+        return out
 
     @property
     def last_pidx(self) -> int:
-        return self.first.pidx + (self.n - 1) * self.d_pidx
+        return self.first.pidx + sum((n - 1) * dp for n, _, _, dp, _ in self.dims)
 
     def hull(self) -> tuple[int, int]:
         """The bytes every member lies in."""
-        a, b = self.lo0, self.lo0 + (self.n - 1) * self.d_lo
-        return min(a, b), max(a, b) + self.size
-
-    def _indices(self, lo: int, hi: int) -> range:
-        """The members whose bytes overlap ``[lo, hi)``, in order."""
-        d, lo0, size = self.d_lo, self.lo0, self.size
-        if d == 0:
-            return range(self.n) if lo0 < hi and lo0 + size > lo else range(0)
-        if d > 0:  # lo0 + i d < hi and lo0 + i d + size > lo
-            first = max(0, (lo - size - lo0) // d + 1)
-            last = min(self.n - 1, -((lo0 - hi) // d) - 1)
-        else:
-            e = -d  # lo0 - i e < hi and lo0 - i e + size > lo
-            first = max(0, (lo0 - hi) // e + 1)
-            last = min(self.n - 1, -((lo - size - lo0) // e) - 1)
-        return range(first, last + 1)
+        lo = self.lo0 + sum(min(0, (n - 1) * d) for n, d, *_ in self.dims)
+        hi = self.lo0 + sum(max(0, (n - 1) * d) for n, d, *_ in self.dims) + self.size
+        return lo, hi
 
     def members(self, lo: int, hi: int, fp: tuple | None, known: int):
         """``(member, lo, hi)`` of each member overlapping the access ``[lo, hi)`` (window ``fp``)
-        whose pipe index is not below ``known`` (those the accessing core does not know complete)."""
+        whose pipe index is not below ``known`` (those the accessing core does not know complete),
+        in the order they were made."""
         f = self.first
-        for i in self._indices(lo, hi):
-            pidx = f.pidx + i * self.d_pidx
-            if pidx < known:
-                continue
-            mlo = self.lo0 + i * self.d_lo
-            mfp = None if self.fp0 is None else (self.fp0[0] + i * self.d_base, *self.fp0[1:])
-            if not footprints_overlap(fp, mfp):
-                continue
-            yield f.member(pidx, f.iseq + i * self.d_iseq), mlo, mlo + self.size
+        dims = self.dims
+        # per level: the hull of one iteration (offset of its lowest byte, its byte length) and the
+        # largest pipe-index offset inside it
+        below = []
+        rel, span, top = 0, self.size, 0
+        for n, d, _, dp, _ in reversed(dims):
+            below.append((rel, span, top))
+            rel += min(0, (n - 1) * d)
+            span += abs((n - 1) * d)
+            top += (n - 1) * dp
+        below.reverse()
+
+        def walk(k: int, mlo: int, base: int, pidx: int, iseq: int):
+            n, d, db, dp, di = dims[k]
+            rel, span, top = below[k]
+            for i in _indices(n, mlo + rel, d, span, lo, hi):
+                p = pidx + i * dp
+                if p + top < known:
+                    continue
+                if k + 1 < len(dims):
+                    yield from walk(k + 1, mlo + i * d, base + i * db, p, iseq + i * di)
+                    continue
+                m_lo = mlo + i * d
+                mfp = None if self.fp0 is None else (base + i * db, *self.fp0[1:])
+                if footprints_overlap(fp, mfp):
+                    yield f.member(p, iseq + i * di), m_lo, m_lo + self.size
+
+        yield from walk(0, self.lo0, 0 if self.fp0 is None else self.fp0[0], f.pidx, f.iseq)
 
 
 __all__ = ["AccessRun"]

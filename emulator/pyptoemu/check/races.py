@@ -281,6 +281,7 @@ class RaceDetector:
         self.atomic_ops: dict[int, bool] = {}
         self.since_prune = 0
         self.runs: dict[tuple, dict] = {}  # (GM buffer, write) -> run key -> the row of its open run
+        self.chains: dict[tuple, dict] = {}  # (GM buffer, write) -> run key -> rows of its open outer-level runs
         self.peak_live = 0  # the most entries kept after a pruning pass (benchmarks/memory_growth.py)
 
     # the recorder's hooks -------------------------------------------------------------------
@@ -456,6 +457,7 @@ class RaceDetector:
     def _forget_gm(self, key: tuple, entries: LiveAccesses, own: dict, others: dict) -> None:
         """Drop the GM accesses every core knows complete; fold the settled rest into runs."""
         runs = self.runs.setdefault(key, {})
+        chains = self.chains.setdefault(key, {})
         changed = dropped = False
         for r in entries.rows:
             if not r[3]:
@@ -481,18 +483,19 @@ class RaceDetector:
                 if run.__class__ is not AccessRun:
                     run = AccessRun(run, head[0], head[1], head[7])
                 if run.extend(y, lo, hi, fp):
-                    head[6] = run
-                    head[0], head[1] = run.hull()
-                    head[5], head[7], head[8] = run.last_pidx, None, None
+                    _hold(head, run, r[8])
                     r[3] = False
                     changed = True
                     continue
+                changed |= _close(chains.setdefault(rk, []), head)
             runs[rk] = r
         if changed or dropped:
             entries.compact(reindex=changed)
         if dropped or len(runs) > 4 * len(entries.rows) + 64:
             for rk in [rk for rk, r in runs.items() if not r[3]]:
                 del runs[rk]
+            for rk in [rk for rk, chain in chains.items() if not any(r[3] for r in chain)]:
+                del chains[rk]
 
     # the end --------------------------------------------------------------------------------
 
@@ -504,6 +507,55 @@ class RaceDetector:
         for race in self.races.values():
             f = _report(self.findings, race, many, self.severity, self.used_ids, n_ids)
             f.count += race.count - 1
+
+
+MAX_LEVELS = 4  # loop levels a run folds (deeper nests keep one run per outer iteration)
+
+
+def _hold(row: list, run: AccessRun, box=False) -> None:
+    """Make ``row`` the live entry of ``run``: its bytes the run's hull, its grid box (what
+    :class:`LiveAccesses` filters 2-D windows by) grown to hold ``box`` (a new member's) too."""
+    row[6] = run
+    row[0], row[1] = run.hull()
+    row[5], row[7] = run.last_pidx, None
+    if box is not False:
+        row[8] = _union(row[8], box)
+
+
+def _union(a, b):
+    """The grid box ``(grid, (row0, row1, col0, col1))`` holding both, or None (no common grid)."""
+    if a is None or b is None or a[0] != b[0]:
+        return None
+    (r0, r1, c0, c1), (s0, s1, d0, d1) = a[1], b[1]
+    return a[0], (min(r0, s0), max(r1, s1), min(c0, d0), max(c1, d1))
+
+
+def _close(chain: list, row: list) -> bool:
+    """The run (or lone access) of ``row`` is complete: make it the next iteration of the run one
+    loop level up (``chain[k]``: the open run of level k + 2) if it has that shape; else that run
+    is complete too and goes up a level itself, and ``row`` starts a new run at this level.
+    Whether some entry changed its bytes."""
+    k = 0
+    changed = False
+    while k < MAX_LEVELS:
+        run = row[6]
+        if run.__class__ is not AccessRun:
+            run = AccessRun(run, row[0], row[1], row[7])
+        parent = chain[k] if k < len(chain) else None
+        if parent is not None and parent[3] and parent[6].absorb(run):
+            _hold(parent, parent[6], row[8])
+            row[3] = False
+            return True
+        _hold(row, run.promoted())
+        if k < len(chain):
+            chain[k] = row
+        else:
+            chain.append(row)
+        changed = True
+        if parent is None or not parent[3]:
+            return changed
+        row, k = parent, k + 1
+    return changed
 
 
 def _fix(y: Access, x: Access, used_ids: dict, n_ids: int) -> str:

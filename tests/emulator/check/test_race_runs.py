@@ -17,9 +17,11 @@ from pyptoemu.check.accessruns import AccessRun
 from tests.emulator.chip.kernels import c2v_loop
 
 
-def spmd_add(blocks: int, tiles: int, overlap: int) -> str:
+def spmd_add(blocks: int, tiles: int, overlap: int, chunks: int = 1) -> str:
     """z = x + y by 16-row tiles, block b over rows [b * 16 tiles, ...) plus ``overlap`` tiles of
-    the next block's rows (0: disjoint windows, no race)."""
+    the next block's rows (0: disjoint windows, no race). ``chunks`` > 1: the rows of a block in
+    ``chunks`` pieces, an outer loop around the tile loop (a nested loop)."""
+    assert (tiles + overlap) % chunks == 0, "whole tiles per piece"
     per = 16 * tiles
     rows = per * blocks + 16 * overlap
     tile = "!pto.tile_buf<vec, 16x64xf32>"
@@ -48,17 +50,41 @@ def spmd_add(blocks: int, tiles: int, overlap: int) -> str:
     %tx = pto.alloc_tile : {tile}
     %ty = pto.alloc_tile : {tile}
     %tz = pto.alloc_tile : {tile}
-    scf.for %r = %start to %end step %c16 {{
+    %piece = arith.constant {(per + 16 * overlap) // chunks} : index
+    scf.for %p0 = %start to %end step %piece {{
+    %p1 = arith.addi %p0, %piece : index
+    scf.for %r = %p0 to %p1 step %c16 {{
 {parts}
       pto.tload ins(%px : {pv}) outs(%tx : {tile})
       pto.tload ins(%py : {pv}) outs(%ty : {tile})
       pto.tadd ins(%tx, %ty : {tile}, {tile}) outs(%tz : {tile})
       pto.tstore ins(%tz : {tile}) outs(%pz : {pv})
     }}
+    }}
     return
   }}
 }}
 """
+
+
+def spmd_add_by_cols(blocks: int, tiles: int) -> str:
+    """z = x + y over 16 * tiles rows of 64 * blocks columns, block b on columns [64 b, 64 b + 64),
+    starting at its own share of the rows and wrapping around: the windows of all blocks interleave
+    in bytes (each spans whole rows of the matrix), and a block reaches rows another block did long
+    before, yet no two windows of different blocks ever meet."""
+    shift = 16 * (tiles // blocks)
+    return spmd_add(1, tiles, 0).replace(
+        "%rows = arith.constant", f"%width = arith.constant {64 * blocks} : index\n"
+        f"    %shift = arith.constant {shift} : index\n    %rows = arith.constant").replace(
+        "strides = [%c64, %c1]", "strides = [%width, %c1]").replace(
+        "shape = [%rows, %c64]", "shape = [%rows, %width]").replace(
+        "%start = arith.muli %bi, %per : index",
+        "%start = arith.constant 0 : index\n    %c0b = arith.muli %bi, %c64 : index\n"
+        "    %skip = arith.muli %bi, %shift : index").replace(
+        "scf.for %r = %p0 to %p1 step %c16 {",
+        "scf.for %r0 = %p0 to %p1 step %c16 {\n      %rs = arith.addi %r0, %skip : index\n"
+        "      %r = arith.remui %rs, %rows : index").replace(
+        "offsets = [%r, %c0]", "offsets = [%r, %c0b]")
 
 
 def _findings(r) -> list:
@@ -100,11 +126,38 @@ def test_an_spmd_run_keeps_a_live_set_that_does_not_grow_with_its_length(monkeyp
     assert max(seen) < 1000, seen
 
 
-@pytest.mark.parametrize("overlap", [1, 3])
-def test_races_between_blocks_after_folding_match_a_detector_that_forgets_nothing(monkeypatch, overlap):
+def test_a_nested_loop_keeps_a_live_set_that_does_not_grow_with_its_outer_loop(monkeypatch):
+    """The tile loop inside a loop over pieces: runs of runs, so 4x the pieces keep no more."""
+    seen = _live_rows(monkeypatch)
+    short = pyptoemu.run(spmd_add(2, 480, 0, chunks=48), blocks=2, data=False)
+    short_max = max(seen)
+    seen.clear()
+    long = pyptoemu.run(spmd_add(2, 1920, 0, chunks=192), blocks=2, data=False)
+    assert short.findings == [] and long.findings == []
+    assert len(seen) >= 10 and max(seen) <= short_max + 8, (short_max, seen)
+
+
+def test_runs_of_column_blocks_are_not_searched_by_the_other_cores(monkeypatch):
+    """Each block's windows interleave with every other block's in bytes: a run keeps the grid box
+    of its members, so another core's access is not compared member by member with it."""
+    searched: list[int] = []
+    members = AccessRun.members
+
+    def count(self, *a):
+        searched.append(1)
+        return members(self, *a)
+
+    monkeypatch.setattr(AccessRun, "members", count)
+    res = pyptoemu.run(spmd_add_by_cols(4, 200), blocks=4, data=False)
+    assert res.findings == [] and res.chip.recorder.seq > 4 * 200 * 4
+    assert searched == []
+
+
+@pytest.mark.parametrize("overlap, chunks", [(1, 1), (3, 1), (4, 4)])
+def test_races_between_blocks_after_folding_match_a_detector_that_forgets_nothing(monkeypatch, overlap, chunks):
     """Block b also works on the first ``overlap`` tiles of block b+1, long after block b+1 did
     (its accesses there are folded by then): same races, counts and wording as the oracle."""
-    text = spmd_add(4, 120, overlap)
+    text = spmd_add(4, 120, overlap, chunks)
     pruned = pyptoemu.run(text, blocks=4, data=False, races="warn")
     got = _findings(pruned)
     _unpruned(monkeypatch)
@@ -128,6 +181,40 @@ def test_c2v_blocks_storing_one_window_race_alike_with_and_without_pruning(block
         _unpruned(mp)
         want = _findings(pyptoemu.run(text, **run))
     assert got == want and got
+
+
+@settings(max_examples=100, deadline=None)
+@given(lo0=st.integers(0, 4096), d=st.integers(-256, 256), dd=st.integers(-4096, 4096), size=st.integers(1, 512),
+       n=st.integers(1, 6), m=st.integers(2, 6), qlo=st.integers(-1024, 30000), qlen=st.integers(1, 4096),
+       known=st.integers(0, 300))
+def test_a_run_of_runs_yields_the_members_of_its_runs_in_order(lo0, d, dd, size, n, m, qlo, qlen, known):
+    f = _first()
+
+    def inner(j: int) -> AccessRun:
+        base = SimpleNamespace(core=f.core, pidx=f.pidx + 50 * j, iseq=f.iseq + 90 * j, pipe_i=0, atomic=False,
+                               member=f.member)
+        run = AccessRun(base, lo0 + j * dd, lo0 + j * dd + size, None)
+        for i in range(1, n):
+            member = SimpleNamespace(core=f.core, pidx=base.pidx + 3 * i, iseq=base.iseq + 7 * i)
+            assert run.extend(member, lo0 + j * dd + i * d, lo0 + j * dd + i * d + size, None)
+        return run
+
+    outer = inner(0).promoted()
+    for j in range(1, m):
+        assert outer.absorb(inner(j))
+    assert not outer.absorb(inner(m + 1))  # a skipped iteration is not the next one
+    assert outer.n == n * m and outer.last_pidx == f.pidx + 50 * (m - 1) + 3 * (n - 1)
+    qhi = qlo + qlen
+    got = list(outer.members(qlo, qhi, None, known))
+    want = []
+    for j in range(m):
+        for i in range(n):
+            mlo, pidx = lo0 + j * dd + i * d, f.pidx + 50 * j + 3 * i
+            if mlo < qhi and mlo + size > qlo and pidx >= known:
+                want.append(((pidx, f.iseq + 90 * j + 7 * i), mlo, mlo + size))
+    assert got == want
+    los = [lo0 + j * dd + i * d for j in range(m) for i in range(n)]
+    assert outer.hull() == (min(los), max(los) + size)
 
 
 def _first(pidx: int = 5, iseq: int = 40):
