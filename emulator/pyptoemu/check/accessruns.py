@@ -6,13 +6,15 @@ hand-off; in a kernel whose cores never hand anything to each other (an SPMD spl
 that is never, so the race detector has to keep it to the end of the run. Loops make such
 accesses in arithmetic progressions: iteration i of one source line reads or writes the window
 ``base0 + i * d_base`` (same sizes, strides and byte length), as instruction ``pidx0 + i * d_pidx``
-of its pipe and ``iseq0 + i * d_iseq`` of its core. :class:`AccessRun` keeps such a progression as
-its first member and one step per loop level (``dims``, outermost first): a run of a nested loop
-is a progression of equal runs of the inner loop. So the live set of a long unsynchronised run
+of its pipe, all in one block. :class:`AccessRun` keeps such a progression as its first member and
+one step per loop level (``dims``, outermost first): a run of a nested loop is a progression of
+equal runs of the inner loop. The progression is the access's own (its bytes, its window, its
+place on its pipe): the core's issue number is not part of it, since the scalar unit's stalls on a
+full issue queue fall between iterations irregularly; a member takes the first member's issue
+number, which names the same block (the block is part of what every member shares). So the live set of a long unsynchronised run
 holds a few entries per (core, line), not one per iteration.
 
-Every member can be rebuilt exactly (bytes, window, pipe index, issue number, so the block it
-belongs to), so a run answers the race check member by member: a later access of another core
+Every member can be rebuilt exactly (bytes, window, pipe index, the block it belongs to), so a run answers the race check member by member: a later access of another core
 races with exactly the members the original entries would have raced with, counted alike and in
 the same order. Only settled accesses join a run, so a later access of the run's own core is
 ordered after every member.
@@ -22,8 +24,8 @@ from __future__ import annotations
 
 from pyptoemu.check.footprints import footprints_overlap
 
-# one loop level of a run: (count, byte step, window-base step, pipe-index step, issue-number step)
-Dim = tuple[int, int, int, int, int]
+# one loop level of a run: (count, byte step, window-base step, pipe-index step)
+Dim = tuple[int, int, int, int]
 
 
 def _indices(n: int, lo0: int, d: int, size: int, lo: int, hi: int) -> range:
@@ -44,24 +46,25 @@ class AccessRun:
     """Settled accesses of one line on one core in (nested) arithmetic progression (module doc).
 
     ``first`` is the first member's :class:`~pyptoemu.check.races.Access`; a member is rebuilt as a
-    copy of it with its own ``pidx`` and ``iseq`` (its ``start``/``seq`` stay the first member's:
-    only the order against later accesses matters, and every member precedes those)."""
+    copy of it with its own ``pidx`` (its ``iseq``, ``start`` and ``seq`` stay the first member's:
+    the issue number only names the block, the same for every member, and of the start order only
+    the order against later accesses matters, and every member precedes those)."""
 
     __slots__ = ("core", "dims", "first", "fp0", "lo0", "size")
 
     def __init__(self, first, lo: int, hi: int, fp: tuple | None) -> None:
         self.first, self.core = first, first.core
         self.lo0, self.size, self.fp0 = lo, hi - lo, fp
-        self.dims: list[list] = [[1, 0, 0, 0, 0]]
+        self.dims: list[list] = [[1, 0, 0, 0]]
 
     @staticmethod
     def key(y, lo: int, hi: int, fp: tuple | None) -> tuple:
-        """What every member of one run shares."""
-        return (id(y.core), y.loc, y.name, y.pipe_i, y.atomic, hi - lo, None if fp is None else fp[1:])
+        """What every member of one run shares (the block too: a member reports the first's)."""
+        return (id(y.core), y.core.block_of(y), y.loc, y.name, y.pipe_i, y.atomic, hi - lo,
+                None if fp is None else fp[1:])
 
-    def _step(self, y, lo: int, fp: tuple | None) -> tuple[int, int, int, int]:
-        f = self.first
-        return lo - self.lo0, 0 if fp is None else fp[0] - self.fp0[0], y.pidx - f.pidx, y.iseq - f.iseq
+    def _step(self, y, lo: int, fp: tuple | None) -> tuple[int, int, int]:
+        return lo - self.lo0, 0 if fp is None else fp[0] - self.fp0[0], y.pidx - self.first.pidx
 
     def extend(self, y, lo: int, hi: int, fp: tuple | None) -> bool:
         """Append the access ``y`` (bytes ``[lo, hi)``, window ``fp``) to a one-level run if it
@@ -71,7 +74,7 @@ class AccessRun:
         dim = self.dims[0]
         step = self._step(y, lo, fp)
         if dim[0] == 1:
-            if step[2] <= 0 or step[3] <= 0:
+            if step[2] <= 0:
                 return False
             dim[1:] = step
         elif step != tuple(dim[0] * s for s in dim[1:]):
@@ -88,7 +91,7 @@ class AccessRun:
         outer = self.dims[0]
         step = other._offset_from(self)
         if outer[0] == 1:
-            if step[2] <= 0 or step[3] <= 0:
+            if step[2] <= 0:
                 return False
             outer[1:] = step
         elif step != tuple(outer[0] * s for s in outer[1:]):
@@ -96,12 +99,12 @@ class AccessRun:
         outer[0] += 1
         return True
 
-    def _offset_from(self, base: AccessRun) -> tuple[int, int, int, int]:
+    def _offset_from(self, base: AccessRun) -> tuple[int, int, int]:
         return base._step(self.first, self.lo0, self.fp0)
 
     def promoted(self) -> AccessRun:
         """This run as the first iteration of one more (outer) loop level."""
-        self.dims.insert(0, [1, 0, 0, 0, 0])
+        self.dims.insert(0, [1, 0, 0, 0])
         return self
 
     @property
@@ -113,7 +116,7 @@ class AccessRun:
 
     @property
     def last_pidx(self) -> int:
-        return self.first.pidx + sum((n - 1) * dp for n, _, _, dp, _ in self.dims)
+        return self.first.pidx + sum((n - 1) * dp for n, _, _, dp in self.dims)
 
     def hull(self) -> tuple[int, int]:
         """The bytes every member lies in."""
@@ -131,29 +134,29 @@ class AccessRun:
         # largest pipe-index offset inside it
         below = []
         rel, span, top = 0, self.size, 0
-        for n, d, _, dp, _ in reversed(dims):
+        for n, d, _, dp in reversed(dims):
             below.append((rel, span, top))
             rel += min(0, (n - 1) * d)
             span += abs((n - 1) * d)
             top += (n - 1) * dp
         below.reverse()
 
-        def walk(k: int, mlo: int, base: int, pidx: int, iseq: int):
-            n, d, db, dp, di = dims[k]
+        def walk(k: int, mlo: int, base: int, pidx: int):
+            n, d, db, dp = dims[k]
             rel, span, top = below[k]
             for i in _indices(n, mlo + rel, d, span, lo, hi):
                 p = pidx + i * dp
                 if p + top < known:
                     continue
                 if k + 1 < len(dims):
-                    yield from walk(k + 1, mlo + i * d, base + i * db, p, iseq + i * di)
+                    yield from walk(k + 1, mlo + i * d, base + i * db, p)
                     continue
                 m_lo = mlo + i * d
                 mfp = None if self.fp0 is None else (base + i * db, *self.fp0[1:])
                 if footprints_overlap(fp, mfp):
-                    yield f.member(p, iseq + i * di), m_lo, m_lo + self.size
+                    yield f.member(p), m_lo, m_lo + self.size
 
-        yield from walk(0, self.lo0, 0 if self.fp0 is None else self.fp0[0], f.pidx, f.iseq)
+        yield from walk(0, self.lo0, 0 if self.fp0 is None else self.fp0[0], f.pidx)
 
 
 __all__ = ["AccessRun"]

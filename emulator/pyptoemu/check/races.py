@@ -133,12 +133,12 @@ class Access:
         self.pipe_i = PIPE_INDEX[ins.pipe]
         self.atomic = atomic
 
-    def member(self, pidx: int, iseq: int) -> Access:
-        """This access as made again by a later iteration (an :class:`AccessRun` member)."""
+    def member(self, pidx: int) -> Access:
+        """This access as made again by a later iteration of its block (an :class:`AccessRun` member)."""
         out = object.__new__(Access)
         for name in Access.__slots__:
             setattr(out, name, getattr(self, name))
-        out.pidx, out.iseq = pidx, iseq
+        out.pidx = pidx
         return out
 
 

@@ -211,7 +211,7 @@ def test_a_run_of_runs_yields_the_members_of_its_runs_in_order(lo0, d, dd, size,
         for i in range(n):
             mlo, pidx = lo0 + j * dd + i * d, f.pidx + 50 * j + 3 * i
             if mlo < qhi and mlo + size > qlo and pidx >= known:
-                want.append(((pidx, f.iseq + 90 * j + 7 * i), mlo, mlo + size))
+                want.append((pidx, mlo, mlo + size))
     assert got == want
     los = [lo0 + j * dd + i * d for j in range(m) for i in range(n)]
     assert outer.hull() == (min(los), max(los) + size)
@@ -220,7 +220,7 @@ def test_a_run_of_runs_yields_the_members_of_its_runs_in_order(lo0, d, dd, size,
 def _first(pidx: int = 5, iseq: int = 40):
     core = SimpleNamespace(label="AIV0")
     f = SimpleNamespace(core=core, pidx=pidx, iseq=iseq, pipe_i=0, atomic=False)
-    f.member = lambda p, i: (p, i)
+    f.member = lambda p: p
     return f
 
 
@@ -237,7 +237,7 @@ def test_run_members_are_exactly_the_overlapping_entries_it_replaced(lo0, d, siz
                           lo0 + n * d, lo0 + n * d + size, None)
     qhi = qlo + qlen
     got = list(run.members(qlo, qhi, None, known))
-    want = [((f.pidx + 3 * i, f.iseq + 7 * i), lo0 + i * d, lo0 + i * d + size) for i in range(n)
+    want = [(f.pidx + 3 * i, lo0 + i * d, lo0 + i * d + size) for i in range(n)
             if lo0 + i * d < qhi and lo0 + i * d + size > qlo and f.pidx + 3 * i >= known]
     assert got == want
     lo, hi = run.hull()
