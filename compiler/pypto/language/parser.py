@@ -18,6 +18,7 @@ from pypto.errors import CompileError, ParseError, PyptoError, PyptoTypeError, S
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.types import ScalarType, TensorType, TileType, TupleType, UnknownType, static_int, type_str
+from pypto.ir.visitor import walk
 from pypto.language import dispatch, optimizations, slicing, spmd, tasks
 from pypto.language.placement import at_name_hint, check_at, check_cluster
 from pypto.language.source import Namespace, SourceInfo, is_pl_module
@@ -452,10 +453,25 @@ class FunctionParser:
         kw = {k.arg: k.value for k in ctx.keywords}
         deps = tasks.dependencies(self, self.expr(kw["deps"]), kw["deps"]) if "deps" in kw else set()
         deps |= self.__dict__.pop("spmd_deps", set())  # a pl.at launched by `with pl.spmd(deps=...)`
-        body = self.incore_block(node.body)
+        # tensor windows written with tensor-level values: assembled right after the region
+        after: tuple = (len(self.blocks) + 1, [], [])
+        if "spmd_deps" not in self.__dict__:  # a region launched as SPMD blocks stores tiles itself
+            self.__dict__["region_after"] = after
+        try:
+            body = self.incore_block(node.body)
+        finally:
+            self.__dict__.pop("region_after", None)
+        for dst, var in after[2]:
+            if _used_after(body, var, dst):
+                raise self.error(f"the region uses '{dst.name}' after writing a tensor-level value into a window of "
+                                 "it; that write lands when the region ends: compute it last, or with tile ops",
+                                 node)
         hint = at_name_hint(self, ctx)
         self.emit(St.ScopeStmt(ScopeKind.InCore, body, self.span(node), hint))
-        task = self.__dict__["last_at_task"] = tasks.at_task(self, node, hint, deps, body)
+        for s in after[1]:
+            self.emit(s)
+        task_body = St.SeqStmts((body, *after[1]), body.span) if after[1] else body
+        task = self.__dict__["last_at_task"] = tasks.at_task(self, node, hint, deps, task_body)
         target = node.items[0].optional_vars
         if target is not None:
             self.env[self._target_name(target)] = task
@@ -863,6 +879,9 @@ class FunctionParser:
         if not self.in_incore:  # orchestration: assemble the tensor into the window, in place
             self.emit(St.EvalStmt(slicing.assemble(self, node, dst, value, offsets, shapes), self.span(node)))
             return
+        if slicing.is_tensor(value):  # a tensor-level result (spec §6.1: dst[...] = v is pl.assemble)
+            self._region_window_write(node, value_node, dst, value, offsets, shapes)
+            return
         if not slicing.is_tile(value):
             raise self.error("the value stored into a tensor window must be a tile", value_node, PyptoTypeError)
         got = [static_int(d) for d in value.type.shape]
@@ -871,6 +890,22 @@ class FunctionParser:
                              PyptoTypeError)
         call = dispatch.namespace_call(self, target, "block", "store", [value, offsets, dst], {})
         self.emit(St.EvalStmt(call, self.span(node)))
+
+    def _region_window_write(self, node: ast.AST, value_node: ast.AST, dst: E.Expr, value: E.Expr,
+                             offsets: list, shapes: list) -> None:
+        """``dst[window] = v`` in a ``pl.at`` region, ``v`` a tensor-level result: the region binds ``v``
+        to a name of its own (a task output held in DDR, spec §4.1 (b)) and the window is assembled from
+        it as the region's last act (emitted right after the region, charged to the region's task)."""
+        after = self.__dict__.get("region_after")
+        if after is None or len(self.blocks) != after[0]:
+            raise self.error("a tensor-level value is written into a tensor window only at the top level of a "
+                             "pl.at region; here store a tile (pl.load the operands) or use pl.store", value_node,
+                             PyptoTypeError)
+        var = E.Var(f"{dst.name}_window_{self.span(node).line}", value.type, self.span(node))
+        call = slicing.assemble(self, node, dst, var, offsets, shapes)  # checks shape and dtype
+        self.emit(St.AssignStmt(var, value, self.span(node)))
+        after[1].append(St.EvalStmt(call, self.span(node)))
+        after[2].append((dst, var))
 
     def expr_Call(self, node: ast.Call) -> Any:
         return dispatch.call(self, node)
@@ -901,6 +936,13 @@ class FunctionParser:
 
 # Tensor ops whose result is (a view of) an existing buffer, not a newly computed tensor.
 _SAME_BUFFER_OPS = {"tensor.assemble", "tensor.view", "tensor.reshape", "tensor.write", "tensor.set_validshape"}
+
+
+def _used_after(body: St.SeqStmts, var: E.Var, dst: E.Expr) -> bool:
+    """Whether a top-level statement of ``body`` after the one binding ``var`` uses ``dst``."""
+    stmts = list(body.stmts)
+    at = next(i for i, s in enumerate(stmts) if isinstance(s, St.AssignStmt) and s.var is var)
+    return any(dst in walk(s) for s in stmts[at + 1:])
 
 
 def _computes_a_new_tensor(value: E.Expr) -> bool:

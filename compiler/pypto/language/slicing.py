@@ -27,17 +27,45 @@ def _static(v: Any) -> int | None:
     return static_int(v) if isinstance(v, E.Expr) else None
 
 
+def _linear(p: Any, node: ast.AST) -> dict:
+    """``node`` as a sum of terms, ``{term: coefficient}`` (term ``""`` is the constant; any other term is
+    the ``ast.dump`` of a sub-expression taken as opaque): enough to see that ``(i + 1) * T - i * T``
+    is ``T``. Only names, attributes and literals are evaluated (as the subscript itself evaluates them);
+    a name with a constant value counts as that constant."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+        sign = 1 if isinstance(node.op, ast.Add) else -1
+        out = dict(_linear(p, node.left))
+        for k, c in _linear(p, node.right).items():
+            out[k] = out.get(k, 0) + sign * c
+        return out
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return {k: -c for k, c in _linear(p, node.operand).items()}
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        left, right = _linear(p, node.left), _linear(p, node.right)
+        for scale, other in ((left, right), (right, left)):
+            if set(scale) <= {""}:
+                return {k: c * scale.get("", 0) for k, c in other.items()}
+    if isinstance(node, (ast.Constant, ast.Name, ast.Attribute)):
+        n = _static(p.expr(node))
+        if n is not None:
+            return {"": n}
+    return {ast.dump(node): 1}
+
+
 def _extent(p: Any, sl: ast.Slice, lower: Any, upper: Any, dim: int | None) -> int:
+    """The constant ``upper - lower`` of a slice: from the values, or symbolically from the source
+    (``r:r + 32``, ``i * T:(i + 1) * T``), since tiles need a static shape."""
     lo, hi = _static(lower), _static(upper)
     if lo is not None and hi is not None:
         return hi - lo
-    up = sl.upper
-    if (isinstance(up, ast.BinOp) and isinstance(up.op, ast.Add) and sl.lower is not None
-            and ast.dump(up.left) == ast.dump(sl.lower)):
-        n = _static(p.expr(up.right))
-        if n is not None:
-            return n
-    raise p.error("a tile slice needs a constant extent (write `i:i + N` or constant bounds)", sl)
+    if sl.lower is not None and sl.upper is not None:
+        diff = _linear(p, sl.upper)
+        for k, c in _linear(p, sl.lower).items():
+            diff[k] = diff.get(k, 0) - c
+        if all(c == 0 for k, c in diff.items() if k != ""):
+            return diff.get("", 0)
+    raise p.error("a tile slice needs a constant extent (write `i:i + N`, `i * T:(i + 1) * T` or constant "
+                  "bounds)", sl)
 
 
 def window(p: Any, base: E.Expr, index: ast.AST) -> tuple[list, list]:
