@@ -1,4 +1,6 @@
-"""The orchestration C++ submits an SPMD launch with its block count (a plain call as one block)."""
+"""The orchestration C++ submits an SPMD launch with its block count (a plain call as one block). The
+spec's runtime API (pypto-language §6.7) has only the one-block pto2_rt_submit_task; the block-count
+call is this project's name, and the generated code says so."""
 
 from __future__ import annotations
 
@@ -23,3 +25,6 @@ def test_spmd_launch_is_submitted_with_its_block_count():
     cpp = generate_orchestration(prog, {})["spmd_then_single"]
     assert "pto2_rt_submit_task_blocks(rt, 0, PTO2_WORKER_VECTOR, params_t0, 2, 4);" in cpp
     assert "pto2_rt_submit_task(rt, 1, PTO2_WORKER_VECTOR, params_t1, 2);" in cpp
+    # the block-count form is no runtime API function (nothing defines one): the C++ says so, once
+    assert cpp.count("pto2_rt_submit_task_blocks(rt, id, worker, params, n, blocks) is not a runtime function") == 1
+    assert cpp.index("is not a runtime function") < cpp.index("pto2_rt_submit_task_blocks(rt, 0,")
