@@ -83,6 +83,7 @@ def program(cls: Any = None, *, strict_ssa: bool = False) -> Any:
             ns = Namespace(pf.pyfunc, pf.frames + outer)
             sig = signature_of(src, ns, is_method=True)
             ctx.signatures[name] = (GlobalVar(name), sig)
+            ctx.kinds[name] = pf.func_type
             parsed.append((pf, src, ns, sig))
         funcs = []
         for pf, src, ns, sig in parsed:

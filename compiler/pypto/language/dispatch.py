@@ -8,6 +8,7 @@ import inspect
 from typing import Any
 
 from pypto.dtype import DataType
+from pypto.enums import FunctionType
 from pypto.errors import PyptoTypeError
 from pypto.ir import expr as E
 from pypto.ir.stmt import Function
@@ -241,7 +242,10 @@ def program_call(p: Any, node: ast.Call, name: str) -> E.Call:
     gv, sig = p.program.signatures[name]
     args = [p.to_ir(p.expr(a), a) for a in node.args]
     _check_args(p, node, name, sig.params, args)
-    return E.Call(gv, tuple(args), {}, _call_type(sig.return_types), p.span(node))
+    call = E.Call(gv, tuple(args), {}, _call_type(sig.return_types), p.span(node))
+    if p.program.kinds.get(name) is FunctionType.InCore:
+        tasks.kernel_call_task(p, node, call, list(sig.directions))
+    return call
 
 
 def external_call(p: Any, node: ast.Call, fn: Function, args: list | None = None) -> E.Call:
@@ -257,7 +261,10 @@ def external_call(p: Any, node: ast.Call, fn: Function, args: list | None = None
     if args is None:
         args = [p.to_ir(p.expr(a), a) for a in node.args]
     _check_args(p, node, fn.name, list(fn.params), args)
-    return E.Call(gv, tuple(args), {}, _call_type(fn.return_types), p.span(node))
+    call = E.Call(gv, tuple(args), {}, _call_type(fn.return_types), p.span(node))
+    if fn.type is FunctionType.InCore:
+        tasks.kernel_call_task(p, node, call, list(fn.param_directions))
+    return call
 
 
 def inline_call(p: Any, node: ast.Call, fn: Any) -> Any:

@@ -44,6 +44,7 @@ class ProgramContext:
 
     signatures: dict
     externals: dict = field(default_factory=dict)
+    kinds: dict = field(default_factory=dict)  # method name -> FunctionType (a kernel call is a task)
 
 
 def signature_of(src: SourceInfo, ns: Namespace, is_method: bool) -> Signature:

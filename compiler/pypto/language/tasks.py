@@ -56,6 +56,7 @@ class TaskId:
     line: int
     ancestors: set = field(default_factory=set)
     touched: tuple[set, set] = field(default_factory=lambda: (set(), set()))  # (read, written) Accesses
+    plain_call: bool = False  # a bare kernel call: it cannot be bound `as tid` nor take deps=
 
 
 @dataclass(eq=False)
@@ -238,6 +239,8 @@ def access(p: Any, var: E.Var, box: tuple | None = None) -> Access:
         var = src
     if box is not None and all(b is None for b in box):
         box = None
+    if var in p.__dict__.get("region_tensors", ()):  # a region's own result: that variable is its buffer
+        return Access(var, var.name, box)
     return Access(var.name, var.name, box)
 
 
@@ -260,12 +263,19 @@ def _arg_box(call: E.Call, i: int) -> tuple | None:
 def touched(p: Any, body: St.Stmt) -> tuple[set, set]:
     """(read, written) accesses of a task body: stores, assembles and scalar writes write their
     target's window; loads read theirs; other uses touch the whole tensor. Tiles bound outside the
-    body (carried from an earlier region) are read; tiles the body binds are written."""
+    body (carried from an earlier region) are read; tiles the body binds are written, and so are the
+    tensors it computes (a tensor-level result is a buffer of its own, held in DDR when a later task
+    reads it, spec §4.1 (b)); a view or another name of a tensor is traced to that tensor instead."""
     read, written = set(), set()
     defined = set()
+    views = p.__dict__.get("tensor_views", {})
+    own = p.__dict__.setdefault("region_tensors", set())
     for s in walk_stmts(body):
         if isinstance(s, St.AssignStmt):
             defined.add(s.var)
+            if isinstance(s.var.type, TensorType) and s.var not in views:
+                own.add(s.var)
+                written.add(Access(s.var, s.var.name))
         call = getattr(s, "value", None) if isinstance(s, St.AssignStmt) else getattr(s, "expr", None)
         if not isinstance(call, E.Call):
             continue
@@ -314,10 +324,14 @@ def _check_races(p: Any, node: ast.AST, task: TaskId, earlier_tasks: list, only:
     for earlier in earlier_tasks:
         clash = _conflict(earlier, task, only)
         if clash and earlier not in task.ancestors:
+            how = "bind the earlier task with `as tid` and add deps=[tid]"
+            if task.plain_call or earlier.plain_call:
+                how += (" (a kernel call takes both when launched as `with pl.spmd(1, deps=[...]) as tid:`, or "
+                        "`pl.submit` in a @pl.program)")
             raise ParseError(
                 f"race: task '{task.name}' and task '{earlier.name}' (line {earlier.line}) both use tensor "
-                f"'{clash}' and one of them writes it, {where} with no deps= path between them; bind the "
-                "earlier task with `as tid` and add deps=[tid]", p.span(node))
+                f"'{clash}' and one of them writes it, {where} with no deps= path between them; {how}",
+                p.span(node))
 
 
 def _conflict(a: TaskId, b: TaskId, only: set | None = None) -> str | None:
@@ -327,6 +341,16 @@ def _conflict(a: TaskId, b: TaskId, only: set | None = None) -> str | None:
     pairs = [(x, y) for x in aw for y in (*br, *bw)] + [(x, y) for x in bw for y in ar]
     clashes = sorted(x.label for x, y in pairs if x.overlaps(y) and (only is None or x.key in only))
     return clashes[0] if clashes else None
+
+
+def kernel_call_task(p: Any, node: ast.Call, call: E.Call, directions: list) -> None:
+    """A plain call of an InCore kernel from orchestration is a task too (spec §9 (2)): inside a manual
+    scope it has no declared edges, so a conflict with an earlier task of the scope is a race that
+    program order would hide. A call that ``pl.submit`` or an SPMD launch makes records its own task."""
+    if p.in_incore or "spmd_deps" in p.__dict__ or p.__dict__.get("submitting"):
+        return
+    name = ast.unparse(node.func).removeprefix("self.")
+    record_task(p, node, TaskId(name, p.span(node).line, set(), call_touches(p, call, directions), True))
 
 
 def at_task(p: Any, node: ast.With, name: str, deps: set, body: St.Stmt) -> TaskId:
@@ -366,7 +390,11 @@ def submit(p: Any, node: ast.Call, dispatch_call: Any) -> tuple:
         raise p.error(f"pl.submit() got an unexpected keyword argument '{unknown[0]}'", node)
     deps = dependencies(p, p.expr(kw["deps"]), kw["deps"]) if "deps" in kw else set()
     call_node = ast.copy_location(ast.Call(func=node.args[0], args=node.args[1:], keywords=[]), node)
-    call = dispatch_call(p, call_node)
+    p.__dict__["submitting"] = True
+    try:
+        call = dispatch_call(p, call_node)
+    finally:
+        p.__dict__.pop("submitting", None)
     sig = p.program.signatures.get(node.args[0].attr, (None, None))[1] if p.program is not None else None
     read, written = call_touches(p, call, list(sig.directions) if sig is not None else None)
     task = record_task(p, node, TaskId(node.args[0].attr, p.span(node).line, deps, (read, written)))
