@@ -13,7 +13,7 @@ from pypto.errors import PyptoTypeError
 from pypto.ir import expr as E
 from pypto.ir.stmt import Function
 from pypto.ir.types import ScalarType, TensorType, TileType, TupleType, UnknownType, type_str
-from pypto.language import surface, tasks
+from pypto.language import spmd, surface, tasks
 from pypto.language.source import InlineFunction, Namespace, SourceInfo, is_pl_module
 from pypto.language.typing import dynamic
 from pypto.lib import ops as LIB
@@ -57,7 +57,7 @@ def call(p: Any, node: ast.Call) -> Any:
     if path and len(path) >= 2 and path[0] not in p.env:
         found, root = p.ns.lookup(path[0])
         if found and is_pl_module(root) and path[1:] == ["submit"]:
-            return tasks.submit(p, node, call)
+            return tasks.submit(p, node, call, spmd.predicate)
         if found and is_pl_module(root) and surface.claims(path):
             ns = path[1] if len(path) == 3 else ""
             args, kwargs = _args(p, node)

@@ -51,7 +51,7 @@ def _single_at(p: Any, stmts: list) -> ast.Call | None:
 _PREDICATE_OPS = {ast.Gt: "Gt", ast.GtE: "Ge", ast.Lt: "Lt", ast.LtE: "Le", ast.Eq: "Eq", ast.NotEq: "Ne"}
 
 
-def predicate(p: Any, call: ast.Call) -> E.Expr | None:
+def predicate(p: Any, call: ast.Call, what: str = "pl.spmd") -> E.Expr | None:
     """``predicate=(t[i] > 0)`` of a ``pl.spmd`` (spec §4.3): one element of one tensor compared with
     an integer literal. It becomes a host read of the element and an ``if`` around the launch, so a
     false predicate skips the task (the read waits for the element's producer, as the runtime's
@@ -64,12 +64,12 @@ def predicate(p: Any, call: ast.Call) -> E.Expr | None:
           and type(node.comparators[0].value) is int)
     tensor = p.expr(node.left.value) if ok else None
     if not (isinstance(tensor, E.Expr) and isinstance(tensor.type, TensorType)):
-        raise p.error("pl.spmd(predicate=...) takes one comparison of one tensor element with an integer literal, "
+        raise p.error(f"{what}(predicate=...) takes one comparison of one tensor element with an integer literal, "
                       "e.g. predicate=(flags[i] > 0)", node)
     index = node.left.slice
     items = list(index.elts) if isinstance(index, ast.Tuple) else [index]
     if len(items) != len(tensor.type.shape) or any(isinstance(i, ast.Slice) for i in items):
-        raise p.error(f"pl.spmd(predicate=...): index one element of the rank-{len(tensor.type.shape)} tensor", index)
+        raise p.error(f"{what}(predicate=...): index one element of the rank-{len(tensor.type.shape)} tensor", index)
     span = p.span(node)
     value = p.temp(T.read(tensor, [p.to_ir(p.expr(i), i) for i in items], span=span), node)
     dtype = tensor.type.dtype

@@ -29,7 +29,7 @@ from pypto.enums import ParamDirection
 from pypto.errors import ParseError
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
-from pypto.ir.types import TensorType, TileType, static_int
+from pypto.ir.types import TensorType, TileType, UnknownType, static_int
 from pypto.ir.visitor import walk_stmts
 
 
@@ -373,22 +373,23 @@ def bind_task_array_slot(p: Any, target: ast.Subscript, value_node: ast.AST, nod
     return True
 
 
-_SUBMIT_KEYWORDS = ("deps", "dumps", "allow_early_resolve")
+_SUBMIT_KEYWORDS = ("deps", "dumps", "allow_early_resolve", "predicate")
 
 
-def submit(p: Any, node: ast.Call, dispatch_call: Any) -> tuple:
-    """``r, tid = pl.submit(self.k, *args, deps=[...])`` (``@pl.program`` only): the call and its TaskId."""
+def submit(p: Any, node: ast.Call, dispatch_call: Any, predicate: Any) -> tuple:
+    """``r, tid = pl.submit(self.k, *args, deps=[...], predicate=...)`` (``@pl.program`` only): the call
+    and its TaskId. ``predicate`` parses a ``predicate=(t[i] > 0)`` keyword as ``pl.spmd`` does (spec
+    §4.3, §9): the call then sits in an ``if``, and a skipped task's result is the Out/InOut argument it
+    would have written, unchanged."""
     if not node.args or not (isinstance(node.args[0], ast.Attribute) and isinstance(node.args[0].value, ast.Name)
                              and node.args[0].value.id == "self"):
         raise p.error("pl.submit(self.<kernel>, *args, deps=[...]): the callee is written self.<method>", node)
     kw = {k.arg: k.value for k in node.keywords}
-    if "predicate" in kw:
-        raise p.error("pl.submit(predicate=...) (a conditionally skipped task) is not supported by the emulator yet",
-                      kw["predicate"])
     unknown = sorted(set(kw) - set(_SUBMIT_KEYWORDS))
     if unknown:
         raise p.error(f"pl.submit() got an unexpected keyword argument '{unknown[0]}'", node)
     deps = dependencies(p, p.expr(kw["deps"]), kw["deps"]) if "deps" in kw else set()
+    cond = predicate(p, node, "pl.submit")
     call_node = ast.copy_location(ast.Call(func=node.args[0], args=node.args[1:], keywords=[]), node)
     p.__dict__["submitting"] = True
     try:
@@ -396,9 +397,40 @@ def submit(p: Any, node: ast.Call, dispatch_call: Any) -> tuple:
     finally:
         p.__dict__.pop("submitting", None)
     sig = p.program.signatures.get(node.args[0].attr, (None, None))[1] if p.program is not None else None
-    read, written = call_touches(p, call, list(sig.directions) if sig is not None else None)
+    directions = list(sig.directions) if sig is not None else None
+    read, written = call_touches(p, call, directions)
+    if cond is not None:  # the predicate's element is read when the task becomes ready
+        pred = next(k.value for k in node.keywords if k.arg == "predicate")
+        read.add(access(p, p.expr(pred.left.value)))
     task = record_task(p, node, TaskId(node.args[0].attr, p.span(node).line, deps, (read, written)))
-    return p.temp(call, node), task
+    if cond is None:
+        return p.temp(call, node), task
+    return _predicated(p, node, cond, call, directions), task
+
+
+def _predicated(p: Any, node: ast.Call, cond: E.Expr, call: E.Call, directions: list | None) -> Any:
+    """``if cond: r = call else: r = <the argument call would have written>``; ``r`` (None when the
+    kernel returns nothing)."""
+    span = p.span(node)
+    rtype = call.type
+    if not isinstance(rtype, TensorType):
+        if rtype is not None and not isinstance(rtype, UnknownType):
+            raise p.error("a predicated pl.submit binds a result only when the kernel returns one tensor (a skipped "
+                          "task returns the Out/InOut argument unchanged)", node)
+        p.emit(St.IfStmt(cond, St.SeqStmts((St.EvalStmt(call, span),), span), None, (), span))
+        return None
+    written = [a for i, a in enumerate(call.args) if isinstance(a, E.Var) and a.type == rtype
+               and (directions is None or i >= len(directions) or directions[i] is not ParamDirection.In)]
+    if len(written) != 1:
+        raise p.error(f"a predicated pl.submit returns, when skipped, the Out/InOut argument the kernel returns; "
+                      f"{len(written)} arguments of its type could be that one: call it as a statement instead",
+                      node)
+    p.tmp_counter += 1
+    name = f"_t{p.tmp_counter - 1}"
+    ran, skipped = E.Var(name, rtype, span), E.Var(name, rtype, span)
+    p.emit(St.IfStmt(cond, St.SeqStmts((St.AssignStmt(ran, call, span),), span),
+                     St.SeqStmts((St.AssignStmt(skipped, written[0], span),), span), (), span))
+    return skipped
 
 
 def task_dummy(p: Any, node: ast.Call, args: list, kwargs: dict) -> TaskId:
