@@ -804,6 +804,11 @@ class _FunctionGen:
         self.emit(_op("pto.tgather", ins=[src], in_types=[sty], outs=[dst], out_types=[dty], attrs=attrs,
                       is_dps=True))
 
+    def merge_lists(self, call: E.Call, result: Any, s: Any) -> None:
+        """``tmrgsort`` format 2, with ``{exhausted = true}`` when the merge stops at the first list that
+        runs out (its executed-count out is not written: no op reads one, pto-text-format §2)."""
+        self.dps("tmrgsort", list(call.args), result, {"exhausted": True} if call.kwargs.get("exhausted") else None)
+
     def arange(self, call: E.Call, result: Any, s: Any) -> None:
         """``tci``; a UINT32 row is written through an INT32 alias of its buffer (tci is signed only)."""
         dtype = isa.RETYPED["block.arange"].get(result.type.dtype, result.type.dtype)
@@ -879,6 +884,7 @@ _SPECIAL = {
     "block.gather_mask": _FunctionGen.gather_mask,
     "block.gather_cmp": _FunctionGen.gather_compare,
     "block.arange": _FunctionGen.arange,
+    "block.mrgsort_lists": _FunctionGen.merge_lists,
 }
 
 

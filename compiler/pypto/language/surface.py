@@ -341,20 +341,22 @@ def mrgsort(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
 
 def _merge_lists(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
     """Format 2, ``pl.mrgsort(s0, s1[, s2[, s3]], exhausted=False)``: 2-4 sorted one-row record lists
-    merged into one descending row (one ``tmrgsort`` with a scratch row as wide as the result)."""
+    merged into one descending row (one ``tmrgsort`` with a scratch row as wide as the result).
+    ``exhausted=True`` stops the merge when the first list runs out: the row then holds the records
+    merged until then, and the cells past them are not written (the instruction's per-list counts
+    are not a result of pl.mrgsort, spec pypto-jit §8)."""
     exhausted = kwargs.pop("exhausted", False)
     if kwargs:
         raise p.error(f"pl.mrgsort() got an unexpected keyword argument '{next(iter(kwargs))}'", node, PyptoTypeError)
-    if exhausted:
-        raise p.error("pl.mrgsort(..., exhausted=True) stops at the first list that runs out and reports how many "
-                      "records it took from each; those counts are not supported by the emulator yet", node)
+    if not isinstance(exhausted, bool):
+        raise p.error(f"pl.mrgsort(exhausted=...) takes True or False, got {exhausted!r}", node, PyptoTypeError)
     if not 2 <= len(args) <= 4 or any(_kind(a) != "tile" for a in args):
         raise p.error(f"pl.mrgsort format 2 merges 2 to 4 tiles of sorted records, got {len(args)} arguments", node,
                       PyptoTypeError)
     span = p.span(node)
     total = sum(_static_dims(p, node, a, "pl.mrgsort")[1] for a in args)
     tmp = p.temp(B.create_tile([1, total], args[0].type.dtype, MemorySpace.Vec, span=span), node)
-    return D.mrgsort_lists(list(args), tmp, span=span)
+    return D.mrgsort_lists(list(args), tmp, exhausted, span=span)
 
 
 def gather(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:

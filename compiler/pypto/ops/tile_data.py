@@ -238,7 +238,8 @@ def _mrgsort(args: list, kw: dict, span: Span) -> TileType:
     return TileType(t.shape, t.dtype, tile_view=vec_view(t.shape))
 
 
-@register_op("block.mrgsort_lists", BLOCK, ("s0", "s1", "s2", "s3", "tmp"), pipe=PipeType.V, min_args=3)
+@register_op("block.mrgsort_lists", BLOCK, ("s0", "s1", "s2", "s3", "tmp"), attrs={"exhausted": bool}, pipe=PipeType.V,
+             min_args=3)
 def _mrgsort_lists(args: list, kw: dict, span: Span) -> TileType:
     """tmrgsort format 2: 2-4 one-row lists of sorted records merged into one row (their cells in
     total); the last argument is the scratch tile, as the instruction takes it."""
@@ -417,8 +418,9 @@ def mrgsort(tile: Expr, block_len: Any, span: Span | None = None) -> Call:
     return create_op_call("block.mrgsort", [tile, _int(block_len, span, DataType.INT32)], {}, span)
 
 
-def mrgsort_lists(lists: list, tmp: Expr, span: Span | None = None) -> Call:
-    return create_op_call("block.mrgsort_lists", [*lists, tmp], {}, span)
+def mrgsort_lists(lists: list, tmp: Expr, exhausted: bool = False, span: Span | None = None) -> Call:
+    """``exhausted=True``: the merge stops when the first list runs out (tmrgsort ``{exhausted = true}``)."""
+    return create_op_call("block.mrgsort_lists", [*lists, tmp], {"exhausted": True} if exhausted else {}, span)
 
 
 def gather_cmp(tile: Expr, kvalue: Expr, other: Expr, part: str, cmp_mode: str = "eq", offset: int = 0,
