@@ -18,11 +18,12 @@ from typing import Any
 
 from pypto.dtype import DataType
 from pypto.enums import FunctionType, ScopeKind
+from pypto.errors import PyptoTypeError
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.types import ScalarType, TensorType
 from pypto.ir.visitor import substitute, walk
-from pypto.language import tasks
+from pypto.language import lanes, tasks
 from pypto.language.optimizations import SplitMode
 from pypto.language.placement import at_name_hint, check_at, check_spmd
 from pypto.ops import block as B
@@ -141,7 +142,9 @@ def split_aiv_loop(p: Any, node: ast.For) -> None:
     the core group run the body, ``lane`` being theirs (0 or 1); the kernel is launched on the two
     AIVs of a group (code generation), so results sharded by ``lane`` combine in the output. In NONE
     mode a side effect the body does not guard or shard by ``lane`` happens twice, as on the chip.
-    The split modes, which halve every vector tile automatically, are refused by name."""
+    In UP_DOWN / LEFT_RIGHT mode each lane processes its half of every vector tile of the body (by
+    rows / by columns): the body is parsed for whole tiles and rewritten for one lane
+    (:mod:`pypto.language.lanes`)."""
     call = node.iter
     if not p.in_incore:
         raise p.error("pl.split_aiv opens lane regions inside InCore code (a pl.at region or an InCore function)",
@@ -155,10 +158,10 @@ def split_aiv_loop(p: Any, node: ast.For) -> None:
         raise p.error(f"pl.split_aiv(n): a core group has 2 AIVs, so n must be 2, got {n!r}", call)
     mode_node = kw.get("mode", call.args[1] if len(call.args) > 1 else None)
     mode = p.expr(mode_node) if mode_node is not None else SplitMode.NONE
-    if mode is not SplitMode.NONE:
-        name = getattr(mode, "name", repr(mode))
-        raise p.error(f"pl.split_aiv(mode=pl.SplitMode.{name}) halves every vector tile between the lanes; that is "
-                      "not supported by the emulator yet (use SplitMode.NONE and shard by the lane index)", call)
+    if not isinstance(mode, SplitMode):
+        raise p.error(f"pl.split_aiv(mode=...) takes a pl.SplitMode, got {mode!r}", call, PyptoTypeError)
+    if lanes.current(p) is not None:
+        raise p.error("pl.split_aiv lane regions do not nest", call)
     if node.orelse:
         raise p.error("for ... else is not supported", node)
     name = p._target_name(node.target)
@@ -166,14 +169,27 @@ def split_aiv_loop(p: Any, node: ast.For) -> None:
     p.emit(St.AssignStmt(lane, B.get_aiv_lane(span=p.span(node.target)), p.span(node.target)))
     saved = p.env.get(name)
     p.env[name] = lane
+    split = p.__dict__["lane_split"] = lanes.LaneSplit(mode, lane)
+    p.blocks.append([])
     try:
         for s in node.body:
             p.guarded(s, p.stmt, s)
     finally:
+        stmts = p.blocks.pop()
+        p.__dict__.pop("lane_split", None)
         if saved is None:
             p.env.pop(name, None)
         else:
             p.env[name] = saved
+    if mode is not SplitMode.NONE:  # the body was parsed for whole tiles: rewrite it for one lane
+        stmts, mapping = lanes.halve(p, split, stmts)
+        modes = p.__dict__.setdefault("lane_modes", {})
+        for key, value in list(p.env.items()):
+            if value in mapping:
+                p.env[key] = mapping[value]
+                modes[mapping[value]] = mode
+    for s in stmts:
+        p.emit(s)
 
 
 def spmd_with(p: Any, node: ast.With, call: ast.Call) -> None:

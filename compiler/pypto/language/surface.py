@@ -21,7 +21,7 @@ from pypto.errors import PyptoTypeError
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.types import ScalarType, TensorType, TileType, static_int
-from pypto.language import optimizations, tasks
+from pypto.language import lanes, optimizations, tasks
 from pypto.lib import ops as LIB
 from pypto.ops import block as B
 from pypto.ops import tensor as T
@@ -431,6 +431,7 @@ OPS: dict[str, Any] = {
     "set_validshape": set_validshape, "fillpad_expand": fillpad_expand, "fillpad_inplace": fillpad_inplace,
     "split": optimizations.split, "cross_core_slot": optimizations.cross_core_slot,
     "task_dummy": tasks.task_dummy, "no_dep": tasks.no_dep,
+    "aiv_shard": lanes.aiv_shard, "aic_gather": lanes.aic_gather,
 }
 
 
