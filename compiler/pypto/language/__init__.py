@@ -83,7 +83,7 @@ from pypto.language.tasks import TASK_ID, ScopeMode, TaskId, array, manual_scope
 
 tile.MaskPattern = MaskPattern  # pl.tile.MaskPattern.P0101 (spec pypto-jit §8)
 for _name in ("read", "write", "slice", "concat", "transpose_view", "sort32", "mrgsort", "gather", "arange",
-              "fillpad", "submit", "no_dep", "set_validshape", "split", "cross_core_slot",
+              "fillpad", "submit", "spmd_submit", "no_dep", "set_validshape", "split", "cross_core_slot",
               "fillpad_expand", "aiv_shard", "aic_gather"):
     globals().setdefault(_name, _OpStub("", _name))
 

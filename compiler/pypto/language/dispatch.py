@@ -56,8 +56,8 @@ def call(p: Any, node: ast.Call) -> Any:
     path = _dotted(f)
     if path and len(path) >= 2 and path[0] not in p.env:
         found, root = p.ns.lookup(path[0])
-        if found and is_pl_module(root) and path[1:] == ["submit"]:
-            return tasks.submit(p, node, call, spmd.predicate)
+        if found and is_pl_module(root) and path[1:] in (["submit"], ["spmd_submit"]):
+            return tasks.submit(p, node, call, spmd.predicate, spmd=path[1] == "spmd_submit")
         if found and is_pl_module(root) and surface.claims(path):
             ns = path[1] if len(path) == 3 else ""
             args, kwargs = _args(p, node)

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import ast
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pypto.enums import ParamDirection
+from pypto.enums import FunctionType, ParamDirection
 from pypto.errors import ParseError
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
@@ -374,28 +374,38 @@ def bind_task_array_slot(p: Any, target: ast.Subscript, value_node: ast.AST, nod
 
 
 _SUBMIT_KEYWORDS = ("deps", "dumps", "allow_early_resolve", "predicate")
+_SPMD_SUBMIT_KEYWORDS = (*_SUBMIT_KEYWORDS, "core_num", "sync_start")
 
 
-def submit(p: Any, node: ast.Call, dispatch_call: Any, predicate: Any) -> tuple:
+def submit(p: Any, node: ast.Call, dispatch_call: Any, predicate: Any, spmd: bool = False) -> tuple:
     """``r, tid = pl.submit(self.k, *args, deps=[...], predicate=...)`` (``@pl.program`` only): the call
     and its TaskId. ``predicate`` parses a ``predicate=(t[i] > 0)`` keyword as ``pl.spmd`` does (spec
     §4.3, §9): the call then sits in an ``if``, and a skipped task's result is the Out/InOut argument it
-    would have written, unchanged."""
+    would have written, unchanged. ``spmd``: ``pl.spmd_submit(self.k, *args, core_num=N, ...)``, the
+    same task launched as N blocks (spec §4.3; ``sync_start`` is what the chip does anyway)."""
+    what = "pl.spmd_submit" if spmd else "pl.submit"
     if not node.args or not (isinstance(node.args[0], ast.Attribute) and isinstance(node.args[0].value, ast.Name)
                              and node.args[0].value.id == "self"):
-        raise p.error("pl.submit(self.<kernel>, *args, deps=[...]): the callee is written self.<method>", node)
+        raise p.error(f"{what}(self.<kernel>, *args, deps=[...]): the callee is written self.<method>", node)
     kw = {k.arg: k.value for k in node.keywords}
-    unknown = sorted(set(kw) - set(_SUBMIT_KEYWORDS))
+    unknown = sorted(set(kw) - set(_SPMD_SUBMIT_KEYWORDS if spmd else _SUBMIT_KEYWORDS))
     if unknown:
-        raise p.error(f"pl.submit() got an unexpected keyword argument '{unknown[0]}'", node)
+        raise p.error(f"{what}() got an unexpected keyword argument '{unknown[0]}'", node)
+    blocks = _core_num(p, node, kw) if spmd else None
     deps = dependencies(p, p.expr(kw["deps"]), kw["deps"]) if "deps" in kw else set()
-    cond = predicate(p, node, "pl.submit")
+    cond = predicate(p, node, what)
     call_node = ast.copy_location(ast.Call(func=node.args[0], args=node.args[1:], keywords=[]), node)
     p.__dict__["submitting"] = True
     try:
         call = dispatch_call(p, call_node)
     finally:
         p.__dict__.pop("submitting", None)
+    if blocks is not None:
+        kind = p.program.kinds.get(node.args[0].attr)
+        if kind is not FunctionType.InCore:
+            raise p.error(f"pl.spmd_submit launches InCore kernels; '{node.args[0].attr}' is a "
+                          f"{getattr(kind, 'name', 'plain')} function", node.args[0])
+        call = replace(call, kwargs={**call.kwargs, "blocks": blocks})
     sig = p.program.signatures.get(node.args[0].attr, (None, None))[1] if p.program is not None else None
     directions = list(sig.directions) if sig is not None else None
     read, written = call_touches(p, call, directions)
@@ -406,6 +416,17 @@ def submit(p: Any, node: ast.Call, dispatch_call: Any, predicate: Any) -> tuple:
     if cond is None:
         return p.temp(call, node), task
     return _predicated(p, node, cond, call, directions), task
+
+
+def _core_num(p: Any, node: ast.Call, kw: dict) -> int:
+    """The ``core_num=`` of a ``pl.spmd_submit``: a positive count known when the program is parsed."""
+    if "core_num" not in kw:
+        raise p.error("pl.spmd_submit(self.<kernel>, *args, core_num=N, ...): core_num is required", node)
+    n = p.expr(kw["core_num"])
+    if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
+        raise p.error(f"pl.spmd_submit(core_num=...) must be a positive count known when the program is parsed, "
+                      f"got {n!r}", kw["core_num"])
+    return n
 
 
 def _predicated(p: Any, node: ast.Call, cond: E.Expr, call: E.Call, directions: list | None) -> Any:

@@ -1,7 +1,8 @@
 """``pl.submit(self.k, *args, deps=[...], predicate=(t[i] > 0))`` in @pl.program code (spec pypto-jit §9,
 §4.3): the task runs only when the element passes the comparison; a skipped task leaves its Out
 argument as it was, and the submit's result is then that argument. A plain ``self.k(...)`` call inside
-a manual scope is a task as well, so a conflict with no declared edge is a race."""
+a manual scope is a task as well, so a conflict with no declared edge is a race.
+``pl.spmd_submit(self.k, *args, core_num=N, ...)`` is the same task launched as N blocks."""
 
 from __future__ import annotations
 
@@ -89,3 +90,36 @@ def test_a_bad_predicate_is_an_error_at_its_line():
             def main(self, x: pl.Tensor[[16, 16], F], y: pl.Out[pl.Tensor[[16, 16], F]]) -> pl.Tensor[[16, 16], F]:
                 y, _t = pl.submit(self.double, x, y, predicate=(x[0, 0] > 0.5))
                 return y
+
+
+@pl.program
+class Blocks:
+    @pl.function(type=pl.FunctionType.InCore)
+    def rows(self, x: pl.Tensor[[64, 32], F], y: pl.Out[pl.Tensor[[64, 32], F]]) -> pl.Tensor[[64, 32], F]:
+        b = pl.tile.get_block_idx()
+        y = pl.store(pl.muls(pl.load(x, [b * 16, 0], [16, 32]), 3.0), [b * 16, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def plus_one(self, y: pl.Tensor[[64, 32], F], z: pl.Out[pl.Tensor[[64, 32], F]]) -> pl.Tensor[[64, 32], F]:
+        z = pl.store(pl.adds(pl.load(y, [0, 0], [64, 32]), 1.0), [0, 0], z)
+        return z
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[64, 32], F], flags: pl.Tensor[[1], pl.INT32],
+             y: pl.Out[pl.Tensor[[64, 32], F]], z: pl.Out[pl.Tensor[[64, 32], F]]) -> pl.Tensor[[64, 32], F]:
+        with pl.manual_scope():
+            y, t1 = pl.spmd_submit(self.rows, x, y, core_num=4, sync_start=True)
+            z, _t2 = pl.spmd_submit(self.plus_one, y, z, core_num=1, deps=[t1], predicate=(flags[0] > 0))
+        return z
+
+
+@pytest.mark.parametrize("flag", [1, 0])
+def test_spmd_submit_launches_the_kernel_as_blocks(flag):
+    x = np.random.default_rng(82).standard_normal((64, 32)).astype(np.float32)
+    y, z = np.zeros_like(x), np.full_like(x, -1.0)
+    out = run(Blocks, x, np.array([flag], np.int32), y, z)
+    np.testing.assert_allclose(y, 3 * x, rtol=1e-6)  # every block did its 16 rows
+    np.testing.assert_allclose(z, 3 * x + 1 if flag else -1.0, rtol=1e-6)
+    assert out.launches == 1 + flag
+    assert len({c.id for c in out.cores if c.kind == "aiv" and c.cycles > 0}) == 4  # the 4 blocks of rows
