@@ -896,8 +896,18 @@ class FunctionParser:
                              offsets: list, shapes: list) -> None:
         """``dst[window] = v`` in a ``pl.at`` region, ``v`` a tensor-level result: the region binds ``v``
         to a name of its own (a task output held in DDR, spec §4.1 (b)) and the window is assembled from
-        it as the region's last act (emitted right after the region, charged to the region's task)."""
+        it as the region's last act (emitted right after the region, charged to the region's task). In an
+        InCore function, ``out[:, :] = v`` on a whole ``Out``/``InOut`` parameter is ``out = v`` (the
+        kernel stores its final value into the caller's tensor)."""
         after = self.__dict__.get("region_after")
+        if after is None and self._whole_output_window(dst, offsets, shapes):
+            slicing.assemble(self, node, dst, value, offsets, shapes)  # checks shape and dtype
+            last = self.blocks[-1][-1] if self.blocks[-1] else None
+            if isinstance(last, St.AssignStmt) and last.var is value:  # the hoisted temporary: name it dst
+                self.blocks[-1].pop()
+                value = last.value
+            self.bind(dst.name, value, node)
+            return
         if after is None or len(self.blocks) != after[0]:
             raise self.error("a tensor-level value is written into a tensor window only at the top level of a "
                              "pl.at region; here store a tile (pl.load the operands) or use pl.store", value_node,
@@ -907,6 +917,17 @@ class FunctionParser:
         self.emit(St.AssignStmt(var, value, self.span(node)))
         after[1].append(St.EvalStmt(call, self.span(node)))
         after[2].append((dst, var))
+
+    def _whole_output_window(self, dst: E.Expr, offsets: list, shapes: list) -> bool:
+        """Whether ``dst[offsets:+shapes]`` is all of an Out/InOut tensor parameter, written at the top
+        level of an InCore function's body."""
+        if self.func_type is not FunctionType.InCore or len(self.blocks) != 1:
+            return False
+        whole = [static_int(d) for d in dst.type.shape]
+        if any(slicing._static(o) != 0 for o in offsets) or shapes != whole:
+            return False
+        return any(p is dst and d is not ParamDirection.In for p, d in zip(self.sig.params, self.sig.directions,
+                                                                            strict=False))
 
     def expr_Call(self, node: ast.Call) -> Any:
         return dispatch.call(self, node)

@@ -461,15 +461,33 @@ def rebound_output_params(func: St.Function, returned: list) -> dict:
     written = {n.args[i] for n in walk(func.body) if isinstance(n, E.Call) and not isinstance(n.op, E.GlobalVar)
                for i in (_WRITES.get(n.op.name, ()))if i < len(n.args)}
     written |= {a for n in walk(func.body) if isinstance(n, E.Call) and isinstance(n.op, E.GlobalVar) for a in n.args}
+    names = _alias_names(func)
     out: dict = {}
     for p, d in zip(func.params, func.param_directions, strict=False):
         if d is ParamDirection.In or not isinstance(p.type, TensorType) or p in written:
             continue
+        pattern = re.escape(p.name) + r"(_\d+)?"
         for r in returned:
-            if r not in out and r.type == p.type and re.fullmatch(re.escape(p.name) + r"(_\d+)?", r.name):
+            if r not in out and r.type == p.type and any(re.fullmatch(pattern, n) for n in names.get(r, {r.name})):
                 out[r] = p
                 break
     return out
+
+
+def _alias_names(func: St.Function) -> dict:
+    """Per tensor variable, its own name and the names bound to it by plain aliases (``y = t`` makes
+    ``t`` the final value of ``y``: the aliases are folded away before the results are matched)."""
+    target: dict = {}
+    for s in walk_stmts(func.body):
+        if isinstance(s, St.AssignStmt) and isinstance(s.value, E.Var) and isinstance(s.var.type, TensorType):
+            target[s.var] = s.value
+    names: dict = {}
+    for alias in target:
+        v, seen = alias, 0
+        while v in target and seen < len(target):
+            v, seen = target[v], seen + 1
+        names.setdefault(v, {v.name}).add(alias.name)
+    return names
 
 
 # block/tensor ops that write one of their arguments (by position)

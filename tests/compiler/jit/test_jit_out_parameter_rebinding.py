@@ -58,3 +58,37 @@ def test_out_rebound_by_an_orchestration_tensor_op_is_written_or_rejected():
 
 def test_out_rebound_inside_an_incore_function_reaches_the_caller():
     _outcome(rebind_in_incore_function, lambda x, y: x + y)
+
+
+@pl.jit.incore
+def softmax_kernel_through_an_alias(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    t = pl.softmax(x)
+    y = t
+    return y
+
+
+@pl.jit.incore
+def softmax_kernel_into_the_whole_window(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    y[:, :] = pl.softmax(x)
+    return y
+
+
+@pl.jit
+def call_alias_kernel(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    softmax_kernel_through_an_alias(x, y)
+
+
+@pl.jit
+def call_window_kernel(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    softmax_kernel_into_the_whole_window(x, y)
+
+
+def test_an_incore_out_parameter_bound_through_an_alias_or_its_whole_window_reaches_the_caller():
+    # `y = t` named the final value of y `t`, so the kernel stored it into a fresh tensor and the
+    # caller's y stayed zero (silently); `y[:, :] = v` in an InCore function was refused
+    x = np.random.default_rng(31).standard_normal((16, 64)).astype(np.float32)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    for fn in (call_alias_kernel, call_window_kernel):
+        y = np.zeros_like(x)
+        fn(x, y)
+        np.testing.assert_allclose(y, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
