@@ -125,6 +125,14 @@ class _SSA:
                 self.subst[self.orig[n]] = prev
         return St.SeqStmts(tuple(stmts), body.span), extra
 
+    def _forget_loop_locals(self, before: set[str]) -> None:
+        """Names first assigned inside a loop body are that body's values: the .pto scopes them to
+        the loop's region, so after the loop they are no value a later loop may carry in (a later
+        loop that assigns the name again gets a fresh one instead of an iter_arg initialised with a
+        value from out of scope)."""
+        for n in [n for n in self.env if n not in before]:
+            del self.env[n]
+
     def _bind_after(self, body_nodes: list, carried: list[str], rvs: list) -> None:
         for n, rv in zip(carried, rvs, strict=False):
             objs = [o for b in body_nodes if b is not None for o in _defined_objects(b, n)]
@@ -147,7 +155,9 @@ class _SSA:
         new_ias = [
             E.IterArg(self.names.fresh(n), self.t(self.env[n].type), s.span, self.env[n]) for n in carried
         ]
+        before = set(self.env)
         body, _ = self._loop_body(s, carried, new_ias)
+        self._forget_loop_locals(before)
         rvs = []
         for rv in s.return_vars:
             nrv = self.new_var(rv)
@@ -171,7 +181,9 @@ class _SSA:
         for n, ia in zip(carried, new_ias, strict=False):
             self.subst[self.orig[n]] = ia
         cond = self.e(s.condition)
+        before = set(self.env)
         body, _ = self._loop_body(s, carried, new_ias)
+        self._forget_loop_locals(before)
         rvs = []
         for rv in s.return_vars:
             nrv = self.new_var(rv)

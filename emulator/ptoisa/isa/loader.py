@@ -19,6 +19,7 @@ File shape::
         implemented: true
         attrs: {rmode: {type: round_mode, default: CAST_RINT}}   # optional
         constraints: [same_dtype]  # optional: checks the core makes on the operands
+        target_constraints: {a2a3: [same_shape]}     # optional: more checks on some architectures only
         targets: [a5]              # optional: the machine architectures that have the op
         target_dtypes: {a2a3: [i16, f32]}            # optional: a narrower dtype list per architecture
         target_conversions: {a2a3: {f32: [f16]}}     # optional: a narrower conversions table
@@ -69,7 +70,8 @@ _ENTRY_REQUIRED = frozenset(
     {"mnemonic", "description", "ins", "outs", "dtypes", "pipe", "domain", "timing", "implemented"}
 )
 _ENTRY_OPTIONAL = frozenset({"semantics", "attrs", "notes", "constraints", "cpp", "conversions", "syntax",
-                             "targets", "target_dtypes", "target_conversions", "dtype_tuples"})
+                             "targets", "target_dtypes", "target_conversions", "target_constraints",
+                             "dtype_tuples"})
 # Operand constraints the core checks before running an instruction (pto-text-format §4.0).
 CONSTRAINTS = frozenset({
     "same_dtype",  # every tile operand except scratch (tmp) has one element type
@@ -427,17 +429,15 @@ def _entry(m: YMap, family: str, file: str, machine: Machine) -> InstrSpec:
     elif implemented:
         raise ctx.err("missing field 'semantics' (required when implemented: true)", m.loc)
 
-    constraints = tuple(str(c) for c in _seq(m["constraints"], ctx, "constraints", m.loc_of("constraints"))) \
+    constraints = _constraint_list(m["constraints"], ctx, "constraints", m.loc_of("constraints")) \
         if "constraints" in m else ()
-    for c in constraints:
-        if c not in CONSTRAINTS:
-            raise ctx.err(f"unknown constraint '{c}' (known: {', '.join(sorted(CONSTRAINTS))})",
-                          m.loc_of("constraints"))
+    on_target = _target_constraints(m, ctx, constraints, machine.arch)
 
     dtypes = tuple(str(d) for d in dtypes_seq)
     conversions = _conversions(m["conversions"], ctx, m.loc_of("conversions")) if "conversions" in m else {}
     return InstrSpec(
-        constraints=constraints,
+        constraints=constraints + on_target,
+        target_constraints=on_target,
         mnemonic=mnemonic,
         family=family,
         file=file,
@@ -459,6 +459,43 @@ def _entry(m: YMap, family: str, file: str, machine: Machine) -> InstrSpec:
         syntax=_syntax(m["syntax"], ctx, m.loc_of("syntax")) if "syntax" in m else PLAIN_SYNTAX,
         dtype_tuples=_dtype_tuples(m, ctx) if "dtype_tuples" in m else None,
     )
+
+
+def _constraint_list(value: Any, ctx: _Ctx, what: str, loc: Loc) -> tuple[str, ...]:
+    """A list of names from :data:`CONSTRAINTS`, each once."""
+    names = _seq(value, ctx, what, loc)
+    for c in names:
+        if not isinstance(c, str) or c not in CONSTRAINTS:
+            raise ctx.err(f"{what}: unknown constraint {c!r} (known: {', '.join(sorted(CONSTRAINTS))})", loc)
+    if len(set(names)) != len(names):
+        raise ctx.err(f"{what}: a constraint is listed twice", loc)
+    return tuple(str(c) for c in names)
+
+
+def _target_constraints(m: YMap, ctx: _Ctx, common: tuple[str, ...], arch: str) -> tuple[str, ...]:
+    """The constraints ``target_constraints: {a2a3: [same_shape]}`` adds on ``arch`` to the
+    entry's ``constraints`` (a rule the spec marks for some targets only, e.g. tmov's equal static
+    shapes "(A3)", pto-text-format §4.2). Every architecture's list is validated, whichever machine
+    is loaded; a constraint the entry already has for every target is an error (it says nothing)."""
+    if "target_constraints" not in m:
+        return ()
+    per_arch = _map(m["target_constraints"], ctx, "target_constraints", m.loc_of("target_constraints"))
+    if not per_arch:
+        raise ctx.err("target_constraints must map a machine architecture (such as a2a3) to constraints",
+                      m.loc_of("target_constraints"))
+    added: tuple[str, ...] = ()
+    for name, seq in per_arch.items():
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ctx.err(f"target_constraints: {name!r} is not a machine architecture (such as a2a3 or a5)",
+                          per_arch.loc_of(name))
+        listed = _constraint_list(seq, ctx, f"target_constraints.{name}", per_arch.loc_of(name))
+        both = [c for c in listed if c in common]
+        if both:
+            raise ctx.err(f"target_constraints.{name}: {', '.join(both)} is already in the entry's constraints "
+                          f"(for every target)", per_arch.loc_of(name))
+        if name == arch:
+            added = listed
+    return added
 
 
 def _dtype_tuples(m: YMap, ctx: _Ctx) -> DtypeTuples:

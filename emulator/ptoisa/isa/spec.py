@@ -237,6 +237,8 @@ class InstrSpec:
     line: int = 0
     semantics_loc: Loc | None = None
     constraints: tuple[str, ...] = ()  # checked by the core on the operands (e.g. same_dtype)
+    # those of ``constraints`` that hold on the loaded machine's architecture only (target_constraints)
+    target_constraints: tuple[str, ...] = ()
     cpp: str = ""  # the pto-isa C++ intrinsic (``TMATMUL_ACC``)
     # legal conversions (src dtype -> dst dtypes) of a converting op such as tcvt
     conversions: dict[str, tuple[str, ...]] = field(default_factory=dict)

@@ -345,13 +345,20 @@ def lower_return(su: ScalarUnit, op: A.Op) -> Step:
     return step
 
 
-def lower_memref_alloc(su: ScalarUnit, op: A.Op) -> Step:
-    t = op.result_types[0] if op.result_types else None
+def memref_alloc_tile_type(t: A.Type | None) -> A.TileBufType | None:
+    """The tile a ``memref.alloc`` of type ``t`` is (spec §2.8: a local-space memref is a tile in
+    that loc, row-major, valid = its full shape); None for a type the emulator does not allocate."""
     if not isinstance(t, A.MemRefType) or t.space == "gm" or len(t.shape) != 2 or None in t.shape:
+        return None
+    return A.TileBufType(loc=LOC_OF_SPACE.get(t.space, t.space), dtype=t.elem, rows=t.shape[0],
+                         cols=t.shape[1], v_row=t.shape[0], v_col=t.shape[1])
+
+
+def lower_memref_alloc(su: ScalarUnit, op: A.Op) -> Step:
+    tile_t = memref_alloc_tile_type(op.result_types[0] if op.result_types else None)
+    if tile_t is None:
         return fail_step(UnsupportedOpError("memref.alloc of this type is not supported by the emulator yet",
                                         op.loc))
-    tile_t = A.TileBufType(loc=LOC_OF_SPACE.get(t.space, t.space), dtype=t.elem, rows=t.shape[0],
-                           cols=t.shape[1], v_row=t.shape[0], v_col=t.shape[1])
     fake = A.Op("pto.alloc_tile", op.loc, results=op.results, result_types=[tile_t])
     return lower_alloc_tile(su, fake, key=op)
 

@@ -267,6 +267,8 @@ def lower_addptr(su: ScalarUnit, op: A.Op) -> Step:
 
     def step(frame):
         p = su.value(frame, p_n, loc)
+        if not isinstance(p, Ptr):
+            raise VerifyError(f"addptr needs a !pto.ptr operand, got {p_n}", loc)
         frame[res] = Ptr(p.gm, p.offset + int(su.value(frame, o_n, loc)))
         su.charge(su.arith_cost)
 
@@ -282,6 +284,8 @@ def lower_get_tensor_view_dim(su: ScalarUnit, op: A.Op) -> Step:
     def step(frame):
         tv = su.value(frame, tv_n, loc)
         d = int(su.value(frame, d_n, loc))
+        if not isinstance(tv, (TensorView, PartitionView)):
+            raise VerifyError(f"get_tensor_view_dim needs a tensor or partition view, got {tv_n}", loc)
         shape = tv.shape if isinstance(tv, TensorView) else tv.sizes
         if not 0 <= d < len(shape):
             raise BoundsError(f"get_tensor_view_dim: dim {d} of a rank-{len(shape)} view", loc)
@@ -538,6 +542,8 @@ def lower_load_scalar(su: ScalarUnit, op: A.Op) -> Step:
             v = su.value(frame, op.operands[0], loc)
             p = su.value(frame, op.operands[1], loc)
             off = int(su.value(frame, op.operands[2], loc)) if len(op.operands) > 2 else 0
+        if not isinstance(p, Ptr):
+            raise VerifyError(f"{op.name} needs a !pto.ptr operand, got {p!r}", loc)
         gm = p.gm
         i = p.offset + off
         su.core.memory.note_element(p, i, loc)  # an argument given no data gets stand-in data here too

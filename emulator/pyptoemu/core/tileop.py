@@ -271,11 +271,12 @@ class TileOpBinding:
     def _check_and_place(self, in_snap: list, out_snap: list) -> tuple:
         """Every check of the operands, then (pipe, timing case, the operand whose shape and dtype
         the op's domain follows)."""
-        self._check(in_snap, out_snap)
+        self._check_operands(in_snap, out_snap)
         spec = self.spec
         src_loc = next((s.loc for s in in_snap if s.kind != SCALAR), None)
         dst_loc = out_snap[0].loc if out_snap else None
-        pipe, case = self._resolve_pipe(src_loc, dst_loc)
+        pipe, case = self._resolve_pipe(src_loc, dst_loc)  # an illegal move is said before its shape rules
+        self._check(in_snap, out_snap)
         dom = out_snap[0] if spec.domain == "dst" and out_snap else next(
             (s for s in in_snap if s.kind != SCALAR), out_snap[0] if out_snap else None)
         legal = tuple(spec.dtypes)
@@ -285,12 +286,16 @@ class TileOpBinding:
                               f"(legal: {', '.join(legal)})", self.op.loc)
         return pipe, case, dom
 
-    def _check(self, in_snap: list, out_snap: list) -> None:
-        """Operand kinds, locations, declared types, the spec's constraints, shapes and windows."""
-        op, loc, spec, machine = self.op, self.op.loc, self.spec, self.su.machine
+    def _check_operands(self, in_snap: list, out_snap: list) -> None:
+        """Operand kinds, locations and declared types."""
+        op, loc = self.op, self.op.loc
         _check_kinds(op, self.in_specs, in_snap, self.ins, "ins", loc)
         _check_kinds(op, self.out_specs, out_snap, self.outs, "outs", loc)
         _check_declared_types(op, in_snap, self.in_types, out_snap, op.out_types, loc)
+
+    def _check(self, in_snap: list, out_snap: list) -> None:
+        """The spec's constraints, shapes and windows (after :meth:`_check_operands`)."""
+        op, loc, spec, machine = self.op, self.op.loc, self.spec, self.su.machine
         if ("i32_compare_eq_only" in spec.constraints and machine.params.get("cmp_i32_eq_only")
                 and in_snap and in_snap[0].dtype == "i32" and _cmp_mode(self.attrs) != "eq"):
             raise VerifyError(f"{op.name}: on {machine.name} the vector unit compares i32 tiles only "
@@ -311,7 +316,8 @@ class TileOpBinding:
                 src = next((s for i, s in enumerate(in_snap) if s.kind != SCALAR and not self.scratch[i]), None)
                 problem = shape_rule(src, out_snap[0], self.attrs)
                 if problem:
-                    raise VerifyError(f"{op.name}: {problem}", loc)
+                    where = f" on {machine.name}" if name in spec.target_constraints else ""
+                    raise VerifyError(f"{op.name}{where}: {problem}", loc)
         if spec.conversions:
             _check_conversion(op, spec.conversions, in_snap, out_snap, machine.name, loc)
         _check_matmul_shapes(op, in_snap, out_snap, loc)

@@ -1,26 +1,33 @@
 """Whole-module verification before anything runs.
 
 Every op of every function and of every branch is bound once, through the same
-:func:`pyptoemu.core.binding.bind_op` the scalar unit runs (so what is checked is what runs). On top of binding, what can be decided from the text alone is checked
-here: tile ops on the operand types the text declares (kinds, locations, dtypes, shapes, legal
+:func:`pyptoemu.core.binding.bind_op` the scalar unit runs (so what is checked is what runs). On
+top of binding, what can be decided from the text alone is checked here: tile ops on the operand types the text declares (kinds, locations, dtypes, shapes, legal
 moves for the machine: the same checks the issue step makes, on static shapes), the entry rules (a
-kernel entry returns nothing, no function calls itself, calls match their callee) and static tile
-capacity. Every error is collected and reported at once, each with its ``file:line:col`` (exit 2).
-Checks that depend on run-time values (valid shapes, addresses, scalar arguments) stay with the
-steps.
+kernel entry returns nothing, no function calls itself, calls match their callee), static tile
+capacity, and what the text's integer constants decide (windows inside their views, addresses
+aligned and inside their buffer, valid shapes, loop steps; the counts and types of returned, yielded
+and carried values). Names are read through :class:`ptoisa.text.scopes.NameScope`: each op sees the
+names of its region and the enclosing ones only. Every error is collected and reported at once,
+each with its ``file:line:col`` (exit 2). Checks that depend on run-time values (computed valid
+shapes, addresses and offsets, scalar arguments) stay with the steps.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Mapping
+from functools import partial
+from typing import Any
 
-from ptoisa.dtypes import is_known
+from ptoisa.dtypes import is_known, itemsize
 from ptoisa.machine import Machine
 from ptoisa.text import ast as A
+from ptoisa.text.scopes import NameScope, walk
 from pyptoemu.core.aicore import AICore
+from pyptoemu.core.control import memref_alloc_tile_type
 from pyptoemu.core.scalar import FailedStep, ScalarUnit
 from pyptoemu.core.tileop import TileOpBinding
-from pyptoemu.errors import InputError, Loc, PtoError, VerifyError
+from pyptoemu.errors import BoundsError, CapacityError, InputError, Loc, PtoError, VerifyError
 
 # `pto.target_arch` spellings -> the machine file that models them (isa_specs/machines/)
 ARCH_MACHINES = {"a2": "a2a3", "a3": "a2a3", "a2a3": "a2a3", "a5": "a5"}
@@ -72,33 +79,31 @@ def verify_module(module: A.Module, entry: A.Function, isa, machine: Machine) ->
     errors.extend(_entry_errors(module, entry))
     for fn in module.functions:
         errors.extend(_dtype_errors(fn.arg_types + fn.result_types, fn.loc, f"@{fn.name}"))
-        types = _type_env(fn)
-        constants = _constants(fn)
-        for op in _walk(fn.body):
+        scope = NameScope(fn)
+        for op, parent in scope.walk():
+            errors.extend(scope.use_errors)  # a name the op cannot see has no type for the checks below
+            scope.use_errors.clear()
             bad_types = _dtype_errors(_op_types(op), op.loc, op.name)
             errors.extend(bad_types)
             if bad_types:
                 continue  # binding would only trip over the same unknown type
+            types, constants = scope.types, scope.constants
             errors.extend(_tile_type_errors(_op_types(op), op))
             errors.extend(_op_form_errors(op, types, constants))
             errors.extend(_scalar_operand_errors(op, types))
+            errors.extend(_pointer_operand_errors(op, types))
             errors.extend(_arith_type_errors(op, types))
-            errors.extend(_yield_errors(op, types))
+            errors.extend(_yield_errors(op, parent, types))
             errors.extend(_call_errors(op, types, module))
-            errors.extend(_bind_and_check(su, op, types))
+            errors.extend(_static_value_errors(op, scope, machine))
+            errors.extend(_bind_and_check(su, op, partial(_static_type, scope)))
+        errors.extend(scope.errors)
     if errors:
         errors.sort(key=lambda e: (e.loc is None, (e.loc.line, e.loc.col) if e.loc else (0, 0)))
         raise ModuleVerifyError(errors)
 
 
-def _walk(region: A.Region) -> Iterator[A.Op]:
-    for op in region.ops:
-        yield op
-        for r in op.regions:
-            yield from _walk(r)
-
-
-def _bind_and_check(su: ScalarUnit, op: A.Op, types: dict) -> list[PtoError]:
+def _bind_and_check(su: ScalarUnit, op: A.Op, type_of: Callable[[str], Any]) -> list[PtoError]:
     try:
         step = su.bind(su, op)
     except InputError as e:
@@ -109,9 +114,11 @@ def _bind_and_check(su: ScalarUnit, op: A.Op, types: dict) -> list[PtoError]:
     binding = getattr(step, "__self__", None)
     if isinstance(binding, TileOpBinding):
         try:
-            binding.check_static(lambda name: types.get(name))
+            binding.check_static(type_of)
         except InputError as e:
             return [_located(e, op)]
+        except (BoundsError, CapacityError) as e:  # decided by the types alone: the text is wrong
+            return [VerifyError(e.message, e.loc or op.loc)]
     return []
 
 
@@ -148,6 +155,9 @@ def _tile_type_errors(types: list, op: A.Op) -> list[PtoError]:
     for t in types:
         if not isinstance(t, A.TileBufType):
             continue
+        if t.rows < 1 or t.cols < 1:
+            return [VerifyError(f"{op.name}: rows={t.rows}, cols={t.cols} in {t}; rows and cols are positive "
+                                f"(§2.5)", op.loc)]
         if t.fractal not in _FRACTALS:
             return [VerifyError(f"{op.name}: fractal={t.fractal} in {t}; fractal is one of "
                                 f"{', '.join(map(str, _FRACTALS))}", op.loc)]
@@ -157,7 +167,7 @@ def _tile_type_errors(types: list, op: A.Op) -> list[PtoError]:
     return []
 
 
-def _op_form_errors(op: A.Op, types: dict, constants: dict) -> list[PtoError]:
+def _op_form_errors(op: A.Op, types: Mapping, constants: Mapping) -> list[PtoError]:
     """Rules §4.1 states for views and aliases, decided from the types the text gives."""
     name, loc = op.name, op.loc
     src = types.get(op.operands[0]) if op.operands and isinstance(op.operands[0], str) else None
@@ -192,17 +202,6 @@ def _alias_errors(name: str, src: A.TileBufType, res: A.TileBufType, loc: Loc) -
     return []
 
 
-def _constants(fn: A.Function) -> dict[str, int]:
-    """SSA name -> value of the integer ``arith.constant`` ops of ``fn``."""
-    out: dict[str, int] = {}
-    for op in _walk(fn.body):
-        if op.name == "arith.constant" and op.results:
-            v = op.attrs.get("value")
-            if isinstance(v, int) and not isinstance(v, bool):
-                out[op.results[0]] = v
-    return out
-
-
 # Operands the core reads as numbers (indices, addresses, bounds, conditions), by op: positions in
 # ``op.operands`` (None: all of them) and operand groups. A tile, view or pointer there is an error.
 _SCALAR_POSITIONS: dict[str, tuple[tuple[int, ...] | None, tuple[str, ...]]] = {
@@ -223,7 +222,7 @@ _SCALAR_POSITIONS: dict[str, tuple[tuple[int, ...] | None, tuple[str, ...]]] = {
 _NOT_SCALAR = (A.TileBufType, A.PtrType, A.TensorViewType, A.PartitionViewType, A.MemRefType)
 
 
-def _scalar_operand_errors(op: A.Op, types: dict) -> list[PtoError]:
+def _scalar_operand_errors(op: A.Op, types: Mapping) -> list[PtoError]:
     """A tile, view or pointer where the op reads a number (an address, a bound, a condition)."""
     positions, groups = _SCALAR_POSITIONS.get(op.name, ((), ()))
     if op.name.startswith("arith."):
@@ -238,7 +237,30 @@ def _scalar_operand_errors(op: A.Op, types: dict) -> list[PtoError]:
     return []
 
 
-def _arith_type_errors(op: A.Op, types: dict) -> list[PtoError]:
+# Operands the core reads as a GM pointer or a view, by op: position in ``op.operands`` and what it must be
+# (a number or a tile there is an error).
+_POINTER_POSITIONS: dict[str, tuple[int, str]] = {
+    "pto.addptr": (0, "a !pto.ptr"), "pto.make_tensor_view": (0, "a !pto.ptr"),
+    "pto.load_scalar": (0, "a !pto.ptr"), "pto.store_scalar": (1, "a !pto.ptr"),
+    "pto.get_tensor_view_dim": (0, "a view"), "pto.partition_view": (0, "a view"),
+}
+
+
+def _pointer_operand_errors(op: A.Op, types: Mapping) -> list[PtoError]:
+    """A number or a tile where the op reads a GM pointer or a view."""
+    where = _POINTER_POSITIONS.get(op.name)
+    if where is None or len(op.operands) <= where[0]:
+        return []
+    k, what = where
+    x = op.operands[k]
+    t = types.get(x) if isinstance(x, str) else None
+    if isinstance(x, int) or isinstance(t, (A.ScalarType, A.TileBufType)):
+        return [VerifyError(f"{op.name}: operand {k} ({x}) must be {what}, but it is "
+                            f"{'a ' + str(t) if t is not None else 'a number'}", op.loc)]
+    return []
+
+
+def _arith_type_errors(op: A.Op, types: Mapping) -> list[PtoError]:
     """An arith op's operands have the type it is written with (MLIR: ``arith.addi %a, %b : i32``
     takes two i32; a cast's operand has its source type; select's condition is i1). A value of
     another width is not silently converted."""
@@ -260,25 +282,42 @@ def _arith_type_errors(op: A.Op, types: dict) -> list[PtoError]:
     return []
 
 
-def _yield_errors(op: A.Op, types: dict) -> list[PtoError]:
+def _yield_errors(op: A.Op, parent: A.Op | None, types: Mapping) -> list[PtoError]:
     """What an scf.for or scf.if yields is of the kind of its results (a number where a number is
-    carried, a tile where a tile is)."""
-    if op.name not in ("scf.for", "scf.if") or not op.result_types:
+    carried, a tile where a tile is). Checked at the yield, where the yielded names are in scope."""
+    if op.name in ("scf.yield", "scf.condition") and (parent is None or not parent.name.startswith("scf.")):
+        return [VerifyError(f"{op.name} outside an scf region: it ends the body of an scf.for, scf.if or "
+                            f"scf.while", op.loc)]
+    if parent is not None and parent.name == "scf.while":
+        return _while_yield_errors(op, parent)
+    if op.name != "scf.yield" or parent is None or parent.name not in ("scf.for", "scf.if"):
         return []
-    errors: list[PtoError] = []
-    for region in op.regions:
-        end = region.ops[-1] if region.ops else None
-        if end is None or end.name != "scf.yield":
-            continue
-        for k, (x, want) in enumerate(zip(end.operands, op.result_types, strict=False)):
-            have = types.get(x) if isinstance(x, str) else None
-            if have is not None and isinstance(have, _NOT_SCALAR) != isinstance(want, _NOT_SCALAR):
-                errors.append(VerifyError(f"scf.yield: value {k} ({x}) is a {have} but {op.name} carries a "
-                                          f"{want} there", end.loc))
-    return errors
+    if len(op.operands) != len(parent.result_types):
+        return [VerifyError(f"scf.yield: {len(op.operands)} values yielded but {parent.name} has "
+                            f"{len(parent.result_types)} results", op.loc)]
+    for k, (x, want) in enumerate(zip(op.operands, parent.result_types, strict=False)):
+        have = types.get(x) if isinstance(x, str) else None
+        if have is not None and isinstance(have, _NOT_SCALAR) != isinstance(want, _NOT_SCALAR):
+            return [VerifyError(f"scf.yield: value {k} ({x}) is a {have} but {parent.name} carries a "
+                                f"{want} there", op.loc)]
+    return []
 
 
-def _call_errors(op: A.Op, types: dict, module: A.Module) -> list[PtoError]:
+def _while_yield_errors(op: A.Op, loop: A.Op) -> list[PtoError]:
+    """scf.condition passes one value per result of the while; the after-region's scf.yield one
+    per argument of the before-region (the next iteration's inputs)."""
+    if op.name == "scf.condition":
+        given, want, what = len(op.operands) - 1, len(loop.results), "results of the scf.while"
+    elif op.name == "scf.yield":
+        given, want, what = len(op.operands), len(loop.operands), "inputs of the scf.while"
+    else:
+        return []
+    if given != want:
+        return [VerifyError(f"{op.name}: {given} values passed but there are {want} {what}", op.loc)]
+    return []
+
+
+def _call_errors(op: A.Op, types: Mapping, module: A.Module) -> list[PtoError]:
     """A call passes a number where its callee takes a number, a pointer, tile or view where it
     takes one (the count and the callee itself are checked with the entry rules)."""
     if op.name != "func.call":
@@ -286,6 +325,9 @@ def _call_errors(op: A.Op, types: dict, module: A.Module) -> list[PtoError]:
     callee = module.function(str(op.attrs.get("callee", "")).lstrip("@"))
     if callee is None:
         return []
+    if len(op.results) != len(callee.result_types):
+        return [VerifyError(f"func.call: @{callee.name} returns {len(callee.result_types)} values but the call "
+                            f"binds {len(op.results)}", op.loc)]
     for k, (x, want) in enumerate(zip(op.operands, callee.arg_types, strict=False)):
         have = types.get(x) if isinstance(x, str) else None
         if have is not None and isinstance(have, _NOT_SCALAR) != isinstance(want, _NOT_SCALAR):
@@ -294,30 +336,155 @@ def _call_errors(op: A.Op, types: dict, module: A.Module) -> list[PtoError]:
     return []
 
 
+def _static_value_errors(op: A.Op, scope: NameScope, machine: Machine) -> list[PtoError]:
+    """What the run would fault on, decided before it runs from the integer constants the op
+    reads: bounds, steps, addresses, valid shapes, and a return or carried value of the wrong type."""
+    check = _STATIC_CHECKS.get(op.name)
+    return check(op, scope, machine) if check is not None else []
+
+
+def _return_errors(op: A.Op, scope: NameScope, machine: Machine) -> list[PtoError]:
+    """``return`` gives exactly the values of the function's result types (none for a kernel)."""
+    want = scope.fn.result_types
+    if len(op.operands) != len(want):
+        return [VerifyError(f"return gives {len(op.operands)} values but @{scope.fn.name} returns {len(want)}",
+                            op.loc)]
+    for x, t in zip(op.operands, want, strict=False):
+        have = scope.types.get(x) if isinstance(x, str) else None
+        if have is not None and _kind_or_scalar(have) != _kind_or_scalar(t):
+            return [VerifyError(f"return: {x} is a {have} but @{scope.fn.name} returns a {t} there", op.loc)]
+    return []
+
+
+def _kind_or_scalar(t) -> object:
+    """A scalar type by its name, any other type by its class (tile shapes may be refined)."""
+    return t.name if isinstance(t, A.ScalarType) else type(t)
+
+
+def _for_errors(op: A.Op, scope: NameScope, machine: Machine) -> list[PtoError]:
+    """A constant step is positive; each carried value starts with the type the loop carries."""
+    step = _constant(op.operands[2], scope) if len(op.operands) > 2 else None
+    if step is not None and step <= 0:
+        return [VerifyError(f"scf.for step must be positive, got {step}", op.loc)]
+    for k, (x, want) in enumerate(zip(op.operands[3:], op.result_types, strict=False)):
+        have = scope.types.get(x) if isinstance(x, str) else None
+        if have is not None and _kind_or_scalar(have) != _kind_or_scalar(want):
+            return [VerifyError(f"scf.for: iter_arg {k} starts as {x}, a {have}, but the loop carries a {want}",
+                                op.loc)]
+    return []
+
+
+def _alloc_errors(op: A.Op, scope: NameScope, machine: Machine) -> list[PtoError]:
+    """Constant valid dims within the shape; a constant address aligned and inside the buffer."""
+    t = op.result_types[0] if op.result_types else None
+    if not isinstance(t, A.TileBufType):
+        return []
+    const = {g: _constant(op.groups[g][0], scope) for g in ("addr", "valid_row", "valid_col") if op.groups.get(g)}
+    vr, vc = const.get("valid_row"), const.get("valid_col")
+    if (vr is not None and not 0 <= vr <= t.rows) or (vc is not None and not 0 <= vc <= t.cols):
+        return [VerifyError(f"pto.alloc_tile: valid region {vr if vr is not None else '?'}x"
+                            f"{vc if vc is not None else '?'} outside the tile shape {t.rows}x{t.cols}", op.loc)]
+    addr, buf = const.get("addr"), machine.buffers.get(t.loc)
+    if addr is None or buf is None or not is_known(t.dtype):
+        return []
+    if addr % buf.align:
+        return [VerifyError(f"pto.alloc_tile: address {addr} in {buf.name} is not a multiple of its "
+                            f"{buf.align}-byte alignment", op.loc)]
+    need = t.rows * t.cols * itemsize(t.dtype)  # at least: a boxed layout may span more
+    if addr < 0 or addr + need > buf.size:
+        return [VerifyError(f"pto.alloc_tile: {need} bytes at address {addr} exceed {buf.name} capacity of "
+                            f"{buf.size} bytes", op.loc)]
+    return []
+
+
+def _partition_errors(op: A.Op, scope: NameScope, machine: Machine) -> list[PtoError]:
+    """Constant sizes are the result type's static dims (the type is the window, §2.4), and a
+    window of constant offsets and sizes lies inside a parent of known shape."""
+    offs = [_constant(x, scope) for x in op.groups.get("offsets", [])]
+    sizes = [_constant(x, scope) for x in op.groups.get("sizes", [])]
+    res = op.result_types[0] if op.result_types else None
+    shape = getattr(res, "shape", None)
+    if shape is not None and len(shape) == len(sizes):
+        for d, (z, n) in enumerate(zip(sizes, shape, strict=False)):
+            if z is not None and n is not None and z != n:
+                return [VerifyError(f"{op.name}: size {z} of dim {d} but the result type {res} says {n}", op.loc)]
+    parent = _static_shape(op.operands[0], scope) if op.operands else None
+    if parent is None or len(parent) != len(offs) or len(parent) != len(sizes):
+        return []
+    for d, (o, z, n) in enumerate(zip(offs, sizes, parent, strict=False)):
+        if None not in (o, z, n) and (o < 0 or z < 0 or o + z > n):
+            return [VerifyError(f"{op.name}: dim {d} window [{o}, {o + z}) is outside the view's size {n}", op.loc)]
+    return []
+
+
+def _constant(x: A.Operand, scope: NameScope) -> int | None:
+    """An operand's integer value when the text fixes it (a literal or an arith.constant)."""
+    if isinstance(x, bool):
+        return None
+    return x if isinstance(x, int) else scope.constants.get(x)
+
+
+def _tensor_view_errors(op: A.Op, scope: NameScope, machine: Machine) -> list[PtoError]:
+    """A constant dimension of a tensor view is not negative."""
+    shape = [_constant(x, scope) for x in op.groups.get("shape", [])]
+    if any(n is not None and n < 0 for n in shape):
+        return [VerifyError(f"{op.name}: negative dimension in shape "
+                            f"[{', '.join('?' if n is None else str(n) for n in shape)}]", op.loc)]
+    return []
+
+
+def _static_shape(name: A.Operand, scope: NameScope) -> list | None:
+    """The shape of a tensor or partition view as far as constants and its type tell (None per
+    unknown dim), or None."""
+    if not isinstance(name, str):
+        return None
+    d = scope.defs.get(name)
+    if d is not None and d.name == "pto.make_tensor_view" and d.groups.get("shape"):
+        return [_constant(x, scope) for x in d.groups["shape"]]
+    t = scope.types.get(name)
+    shape = getattr(t, "shape", None) if isinstance(t, (A.TensorViewType, A.PartitionViewType)) else None
+    return list(shape) if shape else None
+
+
+def _window_errors(op: A.Op, scope: NameScope, machine: Machine) -> list[PtoError]:
+    """textract / tinsert at constant (row, col): the moved window lies inside the bigger tile."""
+    if len(op.ins) < 3 or not op.outs:
+        return []
+    r, c = (_constant(x, scope) for x in op.ins[1:3])
+    src, dst = scope.types.get(op.ins[0]), scope.types.get(op.outs[0])
+    if r is None or c is None or not isinstance(src, A.TileBufType) or not isinstance(dst, A.TileBufType):
+        return []
+    small, big = (dst, src) if op.name == "pto.textract" else (src, dst)
+    vr = small.v_row if small.v_row is not None else small.rows
+    vc = small.v_col if small.v_col is not None else small.cols
+    if r < 0 or c < 0 or r + vr > big.rows or c + vc > big.cols:
+        side = "source" if op.name == "pto.textract" else "destination"
+        return [VerifyError(f"{op.name}: window at ({r}, {c}) of {vr}x{vc} leaves the {big.rows}x{big.cols} {side}",
+                            op.loc)]
+    return []
+
+
+_STATIC_CHECKS = {
+    "func.return": _return_errors, "scf.for": _for_errors, "pto.alloc_tile": _alloc_errors,
+    "pto.partition_view": _partition_errors, "pto.subview": _partition_errors, "pto.textract": _window_errors,
+    "pto.tinsert": _window_errors, "pto.make_tensor_view": _tensor_view_errors,
+}
+
+
 def _located(e: PtoError, op: A.Op) -> PtoError:
     if e.loc is None:
         e.loc = op.loc
     return e
 
 
-def _type_env(fn: A.Function) -> dict:
-    """SSA name -> the type the text gives it (arguments, results, region arguments)."""
-    types: dict = dict(zip(fn.args, fn.arg_types, strict=False))
-    for op in _walk(fn.body):
-        for name, t in zip(op.results, op.result_types, strict=False):
-            types[name] = t
-        if op.name == "scf.for" and op.regions and op.regions[0].args:
-            iv, *carried = op.regions[0].args
-            types[iv] = A.ScalarType("index")
-            types.update(zip(carried, op.result_types, strict=False))
-        elif op.name == "scf.while" and op.regions:
-            # before-region arguments take the inputs' types, after-region ones the results'
-            types.update(zip(op.regions[0].args, op.operand_types or op.result_types, strict=False))
-            for region in op.regions[1:]:
-                types.update(zip(region.args, region.arg_types or op.result_types, strict=False))
-        for region in op.regions:
-            types.update((a, t) for a, t in zip(region.args, region.arg_types, strict=False) if a not in types)
-    return types
+def _static_type(scope: NameScope, name: str) -> Any:
+    """The type ``name`` has where the current op reads it, as the core will hold it: a
+    ``memref.alloc``'d local memref is the tile it allocates."""
+    t = scope.types.get(name)
+    d = scope.defs.get(name)
+    if d is not None and d.name == "memref.alloc":
+        return memref_alloc_tile_type(t) or t
+    return t
 
 
 def _entry_errors(module: A.Module, entry: A.Function) -> list[PtoError]:
@@ -333,7 +500,7 @@ def _entry_errors(module: A.Module, entry: A.Function) -> list[PtoError]:
     calls: dict[str, list[tuple[str, A.Op]]] = {}
     for fn in module.functions:
         calls[fn.name] = []
-        for op in _walk(fn.body):
+        for op in walk(fn.body):
             if op.name != "func.call":
                 continue
             callee_name = str(op.attrs.get("callee", "")).lstrip("@")

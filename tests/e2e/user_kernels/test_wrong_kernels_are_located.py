@@ -118,9 +118,6 @@ def test_mrgsort_format2_corpus_form_with_exec_out_merges():
     np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
 
 
-@pytest.mark.xfail(strict=True, reason="the module verifier (core/verify.py, owned by the ndvalid2 helper) keeps one "
-                   "SSA name -> type map per function, so a name defined in both branches of an scf.if with two "
-                   "types is read with the wrong one and the legal kernel is rejected")
 @pytest.mark.parametrize(("flag", "want"), [(True, 3.0), (False, 2.5)])
 def test_same_name_in_sibling_branches_is_two_values(flag, want):
     r = pyptoemu.run(KERNELS / "k26_sibling_branch_names.pto", inputs={"arg0": np.zeros(1, np.float32)},

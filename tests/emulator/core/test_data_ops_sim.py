@@ -47,21 +47,21 @@ def kernel(gms: list[Gm], tiles: dict[str, str], loads: list[tuple[int, str, int
                      f": {tv} -> {pview(g.rows, g.cols, g.dtype)}")
     lines += [f"    %{name} = pto.alloc_tile : {ty}" for name, ty in tiles.items()]
 
-    def part(i: int, vr: int, vc: int) -> tuple[str, str]:
+    def part(i: int, vr: int, vc: int, stem: str) -> tuple[str, str]:
         g = gms[i]
         tv = f"!pto.tensor_view<?x?x{g.dtype}>"
-        name = f"%w{i}_{vr}_{vc}"
+        name = f"%{stem}{i}_{vr}_{vc}"  # load and store windows named apart: an SSA name is defined once
         return name, (f"    {name} = pto.partition_view %v{i}, offsets = [%i0, %i0], sizes = [%i{vr}, %i{vc}] "
                       f": {tv} -> {pview(vr, vc, g.dtype)}")
 
     for i, t, vr, vc in loads:
-        name, decl = part(i, vr, vc)
+        name, decl = part(i, vr, vc, "w")
         lines += [decl, f"    pto.tload ins({name} : {pview(vr, vc, gms[i].dtype)}) outs(%{t} : {tiles[t]})"]
     lines.append("    pto.barrier <PIPE_ALL>")
     lines += [f"    {b}" for b in body]
     lines.append("    pto.barrier <PIPE_ALL>")
     for t, i, vr, vc in stores:
-        name, decl = part(i, vr, vc)
+        name, decl = part(i, vr, vc, "ws")
         lines += [decl, f"    pto.tstore ins(%{t} : {tiles[t]}) outs({name} : {pview(vr, vc, gms[i].dtype)})"]
     lines += ["    return", "  }", "}"]
     return "\n".join(lines) + "\n"

@@ -87,6 +87,7 @@ PTR2 = "module {\n  func.func @k(%arg0: !pto.ptr<f32, 1>) { //!\n    return\n  }
 
 F16, I8, I32 = tb(dtype="f16"), tb(dtype="i8"), tb(dtype="i32")
 MAT = tb(16, 64, loc="mat", bl="col_major", sl="row_major")
+A5 = ' attributes {pto.target_arch = "a5"}'
 
 # name -> (spec section, kernel text, message pattern naming the rule)
 RULES: dict[str, tuple[str, str, str]] = {
@@ -144,7 +145,15 @@ RULES: dict[str, tuple[str, str, str]] = {
                                    r"tmov.*(vec.*left|left)"),
     "tmov: equal static rows/cols (A3)": (
         "§4.2", kernel(alloc("t", T) + alloc("u", tb(16, 32)) + op1("tmov", "t", T, "u", tb(16, 32))),
-        r"tmov.*(16x64|16x32|rows|cols)"),
+        r"tmov on a2a3.*16x64.*16x32"),
+    "tmov: vec->mat only on A5": ("§4.2", kernel(alloc("t", T) + alloc("m", MAT) + op1("tmov", "t", T, "m", MAT)),
+                                  r"tmov.*vec->mat.*a5"),
+    "tstore: a mat source only on A2/A3": (
+        "§4.2", kernel(alloc("m", MAT) + op1("tstore", "m", MAT, "p1", PV), A5), r"tstore.*mat.*only on a2a3"),
+    "tinsert: vec->vec only on A5": (
+        "§4.2", kernel(alloc("s", tb(16, 32)) + alloc("d", T)
+                       + f"    pto.tinsert ins(%s, %c0, %c0 : {tb(16, 32)}, index, index) outs(%d : {T}) //!\n"),
+        r"tinsert.*vec->vec.*a5"),
     "tfillpad: dst pad != 0": ("§4.2, §5.5", kernel(alloc("t", T) + alloc("u", T) + op1("tfillpad", "t", T, "u", T)),
                                r"tfillpad.*pad"),
     "tfillpad: same rows/cols": (
@@ -162,6 +171,18 @@ RULES: dict[str, tuple[str, str, str]] = {
                              r"tadd.*mat.*vec"),
     "elementwise: the op's dtypes (tadd i8 is A5 only)": (
         "§4.3", kernel(alloc("b", I8) + op2("tadd", "b", I8, "b", I8, "b", I8)), r"tadd.*i8.*not supported"),
+    "texpands: i8 only on A5": ("§4.4", kernel(alloc("b", I8) + "    %s = arith.constant 1 : i8\n"
+                                              + f"    pto.texpands ins(%s : i8) outs(%b : {I8}) //!\n"),
+                                r"texpands.*i8.*not supported"),
+    "tsel: 8-bit data only on A5": (
+        "§4.10", kernel(alloc("m", tb(16, 64, "ui8")) + alloc("b", I8)
+                        + f"    pto.tsel ins(%m, %b, %b : {tb(16, 64, 'ui8')}, {I8}, {I8}) outs(%b : {I8}) //!\n"),
+        r"tsel.*i8.*not supported"),
+    "thistogram: A5 only": (
+        "§4.11", kernel(alloc("s", tb(16, 64, "ui16")) + alloc("i", tb(16, 1, "ui8", bl="col_major"))
+                        + alloc("d", tb(16, 256, "ui32"))
+                        + f"    pto.thistogram ins(%s, %i : {tb(16, 64, 'ui16')}, {tb(16, 1, 'ui8', bl='col_major')}) "
+                          f"outs(%d : {tb(16, 256, 'ui32')}) //!\n"), r"thistogram exists only on a5"),
     "tdivs: exactly one operand is a tile": (
         "§4.4", kernel(alloc("a", T) + f"    pto.tdivs ins(%a, %a : {T}, {T}) outs(%a : {T}) //!\n"),
         r"tdivs.*(scalar|tile)"),
@@ -228,10 +249,7 @@ RULES: dict[str, tuple[str, str, str]] = {
 }
 
 # Rules the emulator does not enforce yet: each with the reason (strict: an enforced rule fails here)
-NOT_ENFORCED: dict[str, str] = {
-    "tmov: equal static rows/cols (A3)": "an A3-only rule and instruction constraints have no per-target form yet: "
-                                         "a tmov whose result does not fit its tile faults at run time (exit 1)",
-}
+NOT_ENFORCED: dict[str, str] = {}
 
 
 def _params() -> list:
