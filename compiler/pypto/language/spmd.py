@@ -72,6 +72,8 @@ def predicate(p: Any, call: ast.Call, what: str = "pl.spmd") -> E.Expr | None:
     if len(items) != len(tensor.type.shape) or any(isinstance(i, ast.Slice) for i in items):
         raise p.error(f"{what}(predicate=...): index one element of the rank-{len(tensor.type.shape)} tensor", index)
     span = p.span(node)
+    # the task reads the element when it becomes ready: its producer must be ordered before it (§4.3)
+    p.__dict__["pending_reads"] = {tasks.access(p, tensor)} if isinstance(tensor, E.Var) else set()
     value = p.temp(T.read(tensor, [p.to_ir(p.expr(i), i) for i in items], span=span), node)
     dtype = tensor.type.dtype
     literal = node.comparators[0].value

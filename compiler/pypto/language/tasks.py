@@ -308,6 +308,7 @@ def record_task(p: Any, node: ast.AST, task: TaskId) -> TaskId:
     every earlier task of the scope; elsewhere the earlier tasks, through tensors made with
     ``manual_dep=True`` only (the runtime infers every other edge)."""
     st = state(p)
+    task.touched[0].update(p.__dict__.pop("pending_reads", set()))  # a predicate's element, read when ready
     if st["modes"] and st["modes"][-1] is ScopeMode.MANUAL:
         _check_races(p, node, task, st["tasks"], None, "inside pl.manual_scope()")
         st["tasks"].append(task)
@@ -408,10 +409,7 @@ def submit(p: Any, node: ast.Call, dispatch_call: Any, predicate: Any, spmd: boo
         call = replace(call, kwargs={**call.kwargs, "blocks": blocks})
     sig = p.program.signatures.get(node.args[0].attr, (None, None))[1] if p.program is not None else None
     directions = list(sig.directions) if sig is not None else None
-    read, written = call_touches(p, call, directions)
-    if cond is not None:  # the predicate's element is read when the task becomes ready
-        pred = next(k.value for k in node.keywords if k.arg == "predicate")
-        read.add(access(p, p.expr(pred.left.value)))
+    read, written = call_touches(p, call, directions)  # (+ the predicate's element: record_task)
     task = record_task(p, node, TaskId(node.args[0].attr, p.span(node).line, deps, (read, written)))
     if cond is None:
         return p.temp(call, node), task

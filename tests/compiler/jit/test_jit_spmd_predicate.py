@@ -1,5 +1,6 @@
 """``pl.spmd(n, predicate=(t[i] > 0))`` (spec pypto-jit §4.3): the launch runs only when the element
-passes the comparison; a false predicate completes the task without running it."""
+passes the comparison; a false predicate completes the task without running it. The element is read
+when the task becomes ready, so in a manual scope its producer must be in deps= (else: a race)."""
 
 from __future__ import annotations
 
@@ -44,3 +45,30 @@ def test_a_predicate_that_is_not_an_element_against_an_int_is_an_error_at_the_li
     line = bad_predicate.__wrapped__.__code__.co_firstlineno + 2
     with pytest.raises(PyptoError, match=rf"test_jit_spmd_predicate.py:{line}:\d+: .*integer literal"):
         bad_predicate(x, np.zeros(2, np.int32), np.zeros((32, 32), np.float32))
+
+
+@pl.jit
+def predicate_on_a_produced_flag(x: pl.Tensor, flags: pl.InOut[pl.Tensor], y: pl.Out[pl.Tensor], ordered: bool):
+    with pl.manual_scope():
+        if ordered:
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="set_flag") as t1:
+                flags[:, :] = pl.adds(flags[:, :], 1)
+            for b in pl.spmd(2, predicate=(flags[0, 0] > 0)):
+                with pl.at(level=pl.Level.CORE_GROUP, name_hint="gated", deps=[t1]):
+                    pl.store(pl.neg(pl.load(x, [b * 16, 0], [16, 32])), [b * 16, 0], y)
+        else:
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="set_flag"):
+                flags[:, :] = pl.adds(flags[:, :], 1)
+            for b in pl.spmd(2, predicate=(flags[0, 0] > 0)):
+                with pl.at(level=pl.Level.CORE_GROUP, name_hint="gated"):
+                    pl.store(pl.neg(pl.load(x, [b * 16, 0], [16, 32])), [b * 16, 0], y)
+
+
+def test_a_predicate_reads_its_element_when_ready_so_its_producer_needs_an_edge():
+    x = np.random.default_rng(72).standard_normal((32, 32)).astype(np.float32)
+    y = np.zeros_like(x)
+    flags = np.zeros((1, 8), np.int32)
+    predicate_on_a_produced_flag(x, flags, y, True)  # the flag becomes 1 before the launch reads it
+    np.testing.assert_array_equal(y, -x)
+    with pytest.raises(PyptoError, match=r"race: task 'gated' and task 'set_flag' .* tensor 'flags'"):
+        predicate_on_a_produced_flag(x, np.zeros((1, 8), np.int32), np.zeros_like(x), False)
