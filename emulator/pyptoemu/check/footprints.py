@@ -71,9 +71,13 @@ def covers(lo: int, hi: int, fp: tuple | None, elo: int, ehi: int, efp: tuple | 
     return bool(np.isin(_elements(efp), _elements(fp), assume_unique=True).all())
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=1024)
 def _grid_box(fp: tuple) -> tuple | None:
-    """(strides, (row0, row1, col0, col1)) of a 2-D GM window in its strides' grid, else None."""
+    """(strides, (row0, row1, col0, col1)) of a 2-D GM window in its strides' grid, else None.
+
+    Asked for when an access is added and when it is looked up, right after each other: a short
+    memo serves it (48 cores x 160 tiles: the same hits with 1024 entries as with 65536, and the
+    run's peak stays flat instead of growing ~1 MiB per 25k windows until 65536 are held)."""
     b = _box(fp)
     if b is None or len(b[0]) != 2:
         return None

@@ -39,9 +39,9 @@ class Memories:
         self.data = data  # False: a timing-only run, which neither generates nor computes data
         specs = [spec for loc, spec in machine.buffers.items() if locs is None or loc in locs]
         self.onchip = {spec.loc: OnChipBuffer(spec) for spec in specs}
-        self.written = {buf.spec.name: buf for buf in self.onchip.values()}  # their "ever written" masks
-        # On-chip byte ranges known to be written in full: the masks only ever gain bytes, so a
-        # range found (or made) fully written stays so; a repeated tile access skips the mask.
+        self.written = {buf.spec.name: buf for buf in self.onchip.values()}  # their "ever written" bytes
+        # On-chip byte ranges known to be written in full: the written bytes only ever grow, so a
+        # range found (or made) fully written stays so; a repeated tile access skips the search.
         self.known_written: set[tuple] = set()
         self.gm: dict[int, GMBuffer] = {} if gm is None else gm  # shared by the cores of a chip
         self.seed = rng_seed
@@ -104,7 +104,7 @@ class Memories:
             buf = written.get(name)
             if buf is None:
                 continue
-            if hi > buf.written.size or not buf.written[lo:hi].all():
+            if not buf.written.covers(lo, hi):
                 self.uninit_hook(instr, name, lo, hi)
             else:
                 known.add(r)
@@ -118,8 +118,9 @@ class Memories:
             buf = written.get(name)
             if buf is not None:
                 buf.cover(hi)
-                buf.written[lo:hi] = True
-                if hi <= buf.written.size:
+                size = buf.data.size  # the capacity, if the range reaches past it
+                buf.written.add(lo, min(hi, size))
+                if hi <= size:
                     known.add(w)
 
 

@@ -16,6 +16,7 @@ from functools import lru_cache
 import numpy as np
 
 from ptoisa.machine import Buffer
+from pyptoemu.core.byteranges import ByteRanges
 from pyptoemu.errors import BoundsError, CapacityError, Loc
 from pyptoemu.isa.arg import Accumulate
 
@@ -59,32 +60,33 @@ def tile_span_elems(rows: int, cols: int, blayout: str, slayout: str, fractal: i
 class OnChipBuffer:
     """One on-chip memory (e.g. UB for ``loc=vec``) as a byte array.
 
-    The arrays cover the bytes tiles have been placed in so far, not the whole capacity: they grow
-    (zero-filled, in ``GROW``-byte steps) when a tile is placed beyond them, so a chip's 72 cores
-    cost memory for what their kernels use, not 72 times every buffer's capacity."""
+    The array covers the bytes tiles have been placed in so far, not the whole capacity: it grows
+    (zero-filled, in whole ``PAGE``-byte pages, by at least a quarter each time so a run of
+    placements moving up costs amortised constant copying) when a tile is placed beyond it, so a
+    chip's 72 cores cost memory for what their kernels use, not 72 times every buffer's capacity.
+    The bytes ever written (uninitialised-read checks) are a few byte ranges, not a mask."""
 
-    GROW = 16384
+    PAGE = 4096
 
     spec: Buffer
     data: np.ndarray = field(init=False)
     next_free: int = 0  # bump allocator for tiles declared without an address
     allocations: dict = field(default_factory=dict)  # alloc op -> (addr, nbytes, name)
-    written: np.ndarray = field(init=False)  # per-byte "ever written" (uninitialised-read checks)
+    written: ByteRanges = field(default_factory=ByteRanges)  # the bytes ever written
 
     def __post_init__(self) -> None:
         self.data = np.zeros(0, dtype=np.uint8)
-        self.written = np.zeros(0, dtype=bool)
 
     def cover(self, hi: int) -> None:
-        """Make the arrays reach byte ``hi`` (exclusive); capacity was checked by the caller."""
-        if hi <= self.data.size:
+        """Make the array reach byte ``hi`` (exclusive); capacity was checked by the caller."""
+        have = self.data.size
+        if hi <= have:
             return
-        n = min(self.spec.size, -(-hi // self.GROW) * self.GROW)
+        page = self.PAGE
+        n = min(self.spec.size, -(-max(hi, have + have // 4) // page) * page)
         data = np.zeros(n, dtype=np.uint8)
-        data[: self.data.size] = self.data
-        written = np.zeros(n, dtype=bool)
-        written[: self.written.size] = self.written
-        self.data, self.written = data, written
+        data[:have] = self.data
+        self.data = data
 
     @property
     def loc(self) -> str:

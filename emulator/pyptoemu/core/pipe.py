@@ -140,6 +140,8 @@ class CommitQueue:
 
     Entries are ``[when, seq, instr, results]`` lists; ``take`` commits one early (an in-order pipe
     forwarding its own earlier results to a later instruction) and blanks it so ``flush`` skips it.
+    An applied entry drops its results too: its pipe may hold the entry until its next instruction
+    starts (on a chip, each core's last results would otherwise stay to the end of the run).
     """
 
     __slots__ = ("heap", "seq")
@@ -158,8 +160,9 @@ class CommitQueue:
     def take(entry: list) -> None:
         instr = entry[2]
         if instr is not None:
-            entry[2] = None
-            instr.bound.commit(instr, entry[3])
+            results = entry[3]
+            entry[2] = entry[3] = None
+            instr.bound.commit(instr, results)
 
     def flush(self, upto: float) -> None:
         heap = self.heap
@@ -167,8 +170,9 @@ class CommitQueue:
             entry = heapq.heappop(heap)
             instr = entry[2]
             if instr is not None:
-                entry[2] = None  # applied: a later take() by its pipe must not apply it again
-                instr.bound.commit(instr, entry[3])
+                results = entry[3]
+                entry[2] = entry[3] = None  # applied: a later take() by its pipe must not apply it again
+                instr.bound.commit(instr, results)
 
 
 class Flags:
@@ -219,8 +223,9 @@ class Pipe:
         self.last_done = 0  # completion cycle of the latest instruction so far
         self.ready_at = 0  # the next instruction starts no earlier (after a wait or barrier)
         # In-order pipes see their own earlier results (hardware forwards them along the pipe):
-        # the still-pending commits of this pipe, applied before the next instruction reads.
-        self.own_pending: deque[list] = deque()
+        # the still-pending commits of this pipe, applied before the next instruction reads (a
+        # list: appended and emptied whole, and an empty deque costs a 64-entry block per pipe).
+        self.own_pending: list[list] = []
         self.busy = 0
         self.count = 0
         self.set_cost = int(costs["set_flag"])

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pyptoemu.core.pipe import BARRIER, OP, WAIT, XWAIT, Instr, QueueRoom
 
 BOUND_SHARE = 0.5  # a pipe whose work covers this share of the makespan bounds the kernel
-LOOKBACK = 256  # release times kept per pipe before those older than the current start are dropped
+MIN_LOOKBACK = 8  # release times a pipe's index holds before the first pass that drops the stale ones
 S_SYNCS = 64  # recent sync points of a scalar unit searched for the one an issue followed
 PIPES = ("S", "MTE1", "MTE2", "MTE3", "V", "M", "FIX")
 WHATS = ("work", "latency", "sync")
@@ -153,24 +153,34 @@ class _Node:
 class _CoreState:
     """Per core: the pipe instructions that may still have released a later one (indexed by the
     cycles they released their pipe: end and completion), the recent scalar sync points, and the
-    pipe instruction that completed last."""
+    pipe instruction that completed last.
 
-    __slots__ = ("by_time", "draining", "latest", "s_syncs")
+    What it keeps is what is still in flight, not a fixed window: a chip holds one of these per
+    core, so its memory follows the instructions in flight on all cores, not the core count times
+    a lookback. A pipe's index drops the times before the current start whenever it has doubled
+    since the last such pass (amortised constant work per instruction); the scalar sync points
+    before the latest one that ended by the current start are never the answer again."""
+
+    __slots__ = ("by_time", "draining", "latest", "limits", "s_syncs")
 
     def __init__(self) -> None:
         self.by_time: dict[str, dict[int, _Node]] = {}
+        self.limits: dict[str, int] = {}  # pipe -> index size that triggers the next pass
         self.s_syncs: deque = deque(maxlen=S_SYNCS)
         self.draining: list[_Node] = []  # full barriers whose drain may still be recorded
         self.latest: _Node | None = None  # the pipe instruction seen so far that completed last
 
     def add(self, node: _Node) -> None:
-        index = self.by_time.get(node.pipe)
+        pipe = node.pipe
+        index = self.by_time.get(pipe)
         if index is None:
-            index = self.by_time[node.pipe] = {}
-        elif len(index) > LOOKBACK:
+            index = self.by_time[pipe] = {}
+            self.limits[pipe] = MIN_LOOKBACK
+        elif len(index) > self.limits[pipe]:
             # instructions come in start order: a time before this start can release nothing later
             start = node.start
-            self.by_time[node.pipe] = index = {t: n for t, n in index.items() if t >= start}
+            self.by_time[pipe] = index = {t: n for t, n in index.items() if t >= start}
+            self.limits[pipe] = max(MIN_LOOKBACK, 2 * len(index))
         index[node.end] = node
         index[node.done] = node  # a later one wins: the search went from the most recent back
         latest = self.latest
@@ -202,10 +212,24 @@ class _CoreState:
             self.draining = [b for b in self.draining if b.end >= now]
 
     def scalar_sync_before(self, t: int) -> _Node | None:
-        for node in reversed(self.s_syncs):
+        """The latest scalar sync point that ended by ``t``; the ones before it go (every later
+        question asks about a later ``t``, which that one answers first)."""
+        syncs = self.s_syncs
+        for k in range(len(syncs) - 1, -1, -1):
+            node = syncs[k]
             if node.end <= t:
+                for _ in range(k):
+                    syncs.popleft()
                 return node
         return None
+
+    def add_sync(self, node: _Node) -> None:
+        """A scalar sync point, started at ``node.start``: no later question asks about an
+        earlier cycle, so the points before the latest that ended by then go now."""
+        syncs = self.s_syncs
+        if syncs:
+            self.scalar_sync_before(node.start)
+        syncs.append(node)
 
 
 class CriticalPath:
@@ -230,7 +254,7 @@ class CriticalPath:
         ins.cp = node
         if ins.pipe == "S":
             if ins.kind in (BARRIER, WAIT, XWAIT):  # the scalar unit waited: later issues follow it
-                state.s_syncs.append(node)
+                state.add_sync(node)
         else:
             state.add(node)
         last = self.last
