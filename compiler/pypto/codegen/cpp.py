@@ -6,6 +6,7 @@ from dataclasses import replace
 from typing import Any
 
 from pypto.codegen.common import core_kind, kernels, tile_dims, valid_dims
+from pypto.codegen.legal_forms import operand_forms
 from pypto.dtype import DataType
 from pypto.enums import ROUND_MODES, AtomicType, CmpType, MemorySpace, PipeType, TileLayout, TilePad
 from pypto.errors import CompileError
@@ -62,6 +63,7 @@ class _CppGen:
         self.ptrs: dict = {}  # DDR memref -> (raw pointer name, tensor-data name, global name)
         self.declared: set = set()
         self.transposed = 0  # transposed-move views declared so far (for unique names)
+        self.reshaped = 0  # legal-form aliases declared so far (for unique names)
         self.globals: dict = {}  # (tensor param, 5-D window) -> GlobalTensor name
 
     def emit(self, text: str) -> None:
@@ -314,7 +316,9 @@ class _CppGen:
         name = c.op.name
         ns, _, short = name.partition(".")
         dst = self.names.get(result, getattr(result, "name", None)) if result is not None else None
-        a = [self.expr(x) for x in c.args if not isinstance(x, E.MakeTuple)]
+        args = {i: self.expr(x) for i, x in enumerate(c.args) if not isinstance(x, E.MakeTuple)}
+        dst = self.legal_forms(c, args, result, dst)
+        a = [args[i] for i in sorted(args)]
         if ns == "system":
             self.sync(short, c.kwargs)
             return
@@ -324,7 +328,7 @@ class _CppGen:
             self.emit(f"TLOAD({dst}, {glob});")
         elif name == "block.store":
             self.store(c, result)
-        elif name in ("block.create_tile", "tensor.dim"):
+        elif name in ("block.create_tile", "block.set_validshape", "tensor.dim"):
             self.dim(c, a, result)
         elif name in _BLOCK_IDS:
             call = _BLOCK_IDS[name].format(axis=c.kwargs.get("axis", 0))
@@ -355,8 +359,36 @@ class _CppGen:
         else:
             raise CompileError(f"op '{name}' has no C++ lowering", c.span)
 
+    def legal_forms(self, c: E.Call, args: dict, result: Any, dst: Any) -> Any:
+        """Read the operands and write the destination in the forms the instruction requires
+        (:mod:`pypto.codegen.legal_forms`, the same decision the ``.pto`` generator makes): ``args``
+        (argument index -> C++ name) is updated in place; returns the destination's name."""
+        low = isa.lowering(c.op.name)
+        if low is None or result is None or not isinstance(result.type, TileType):
+            return dst
+        order = list(low.args) if low.args is not None else list(range(len(c.args)))
+        forms = operand_forms(low.mnemonic, [c.args[i] for i in order], result)
+        for i, form in zip(order, forms.ins, strict=True):
+            if form is not None:
+                args[i] = self.as_form(args[i], form)
+        return dst if forms.out is None else self.as_form(dst, forms.out)
+
+    def as_form(self, name: str, form: TileType) -> str:
+        """A tile declared as ``form`` on the bytes of tile ``name`` (``TRESHAPE`` moves no data: the
+        alias takes the source's address), constructed with the form's valid extents."""
+        self.reshaped += 1
+        alias = f"{name}_as{self.reshaped}"
+        vr, vc = self.valid_args(form) or self.valid_exprs(form)
+        self.emit(f"using {alias}Type = {self.tile_type(form)};")
+        self.emit(f"{alias}Type {alias}({vr}, {vc});")
+        self.emit(f"TRESHAPE({alias}, {name});")
+        return alias
+
     def dim(self, c: E.Call, a: list, result: Any) -> None:
-        """``tensor.dim`` reads a shape entry; ``create_tile`` emits nothing (tiles are declared up front)."""
+        """``tensor.dim`` reads a shape entry; ``create_tile`` and ``set_validshape`` emit nothing: tiles
+        are declared up front at their buffer's address, and a result of ``set_validshape`` is another
+        declaration of the same buffer with its own valid extents (rebuilt where it is defined when
+        they are known only at run time)."""
         if c.op.name == "tensor.dim" and result is not None:
             tensor = a[0]
             axis = static_int(c.args[1]) % len(c.args[0].type.shape)

@@ -19,6 +19,7 @@ from ptoisa.text import ast as A
 from ptoisa.text.parser import parse_module
 from ptoisa.text.printer import PrintStyle, print_module
 from pypto.codegen.common import core_kind, kernels, tile_dims, valid_dims
+from pypto.codegen.legal_forms import operand_forms, valid_pair
 from pypto.dtype import DataType
 from pypto.enums import ROUND_MODES, AtomicType, CmpType, MemorySpace, PipeType, TileLayout
 from pypto.errors import CompileError
@@ -513,84 +514,30 @@ class _FunctionGen:
     def dps(self, op: str, ins: list, out: Any, attrs: dict | None = None) -> None:
         vals = [self.operand(a) for a in ins]
         dst, dty = self.buf(out)
-        constraints = isa.instruction(op).constraints
-        if "nd_tiles" in constraints or "same_valid" in constraints:
-            vals, (dst, dty) = self.elementwise_forms(op, ins, vals, out, (dst, dty))
-        if "rows_match" in constraints or "cols_match" in constraints:
-            dst, dty = self.matched_dst(constraints, ins, out, (dst, dty))
+        forms = operand_forms(op, ins, out)
+        vals = [v if f is None else self.as_form(v, f) for v, f in zip(vals, forms.ins, strict=True)]
+        if forms.out is not None:
+            dst, dty = self.as_form((dst, dty), forms.out)
         self.emit(_op(f"pto.{op}", ins=[v for v, _ in vals], in_types=[t for _, t in vals], outs=[dst],
                       out_types=[dty], attrs=dict(attrs or {}), is_dps=True))
 
-    def elementwise_forms(self, op: str, ins: list, vals: list, out: Any, dst: tuple) -> tuple[list, tuple]:
-        """Operands of an elementwise tile-tile op in the form the ISA requires (spec constraints
-        ``nd_tiles`` and ``same_valid``, pto-text-format §4.3): every tile ND, and every source's
-        valid region the destination's.
-
-        The IR keeps ``[R, 1]`` vectors (row reductions' results) as DN column vectors, the layout
-        the reductions and the ``trowexpand*`` ops read; an elementwise op on them runs on the
-        ``[1, R]`` ND row vectors that are the same bytes (a ``treshape``, no data moves). A source
-        whose valid region differs from the destination's (two tails: the result is valid where
-        both are) is read through an alias with the destination's valid region: the op reads the
-        sources at the destination's ``(i, j)`` anyway, so the numbers are the same.
-        """
-        spec = isa.instruction(op)
-        tiles = [(i, a) for i, a in enumerate(ins) if isinstance(getattr(a, "type", None), TileType)]
-        valid = {i: _valid_pair(a.type) for i, a in tiles}
-        dst_valid = _valid_pair(out.type)
-        vals = list(vals)
-        if "nd_tiles" in spec.constraints and _column_vector(dst[1]):
-            for i, _ in tiles:
-                if _column_vector(vals[i][1]):
-                    vals[i], valid[i] = self.row_vector(vals[i], valid[i])
-            dst, dst_valid = self.row_vector(dst, dst_valid)
-        if "same_valid" in spec.constraints and dst_valid is not None:
-            for i, _ in tiles:
-                scratch = i < len(spec.ins) and spec.ins[i].is_scratch
-                if not scratch and valid[i] is not None and not _same_valid(valid[i], dst_valid):
-                    vals[i] = self.with_valid(vals[i], dst_valid)
-        return vals, dst
-
-    def matched_dst(self, constraints: tuple, ins: list, out: Any, dst: tuple) -> tuple:
-        """The destination of a reduction or expand whose valid rows (``rows_match``) or columns
-        (``cols_match``) must be the source's (pto-text-format §4.6, §4.7): where the IR's differ
-        (a broadcast into a full-size temporary), the op writes through an alias with the source's.
-        It writes the same elements the source defines; the rest were never meaningful."""
-        src = next((a for a in ins if isinstance(getattr(a, "type", None), TileType)), None)
-        have, want = _valid_pair(out.type), _valid_pair(src.type) if src is not None else None
-        if have is None or want is None:
-            return dst
-        target = (want[0] if "rows_match" in constraints else have[0], want[1] if "cols_match" in constraints else have[1])
-        return dst if _same_valid(target, have) else self.with_valid(dst, target)
-
-    def row_vector(self, val: tuple, valid: tuple | None) -> tuple[tuple, tuple | None]:
-        """The ND ``[1, R]`` view of a DN ``[R, 1]`` column vector (the same bytes, §5.2) and its
-        valid region ``1 x VR``."""
+    def as_form(self, val: tuple, form: TileType) -> tuple[str, A.TileBufType]:
+        """An alias of tile ``val`` typed as ``form`` (:mod:`pypto.codegen.legal_forms`): a
+        ``treshape``, and when the valid region is known only at run time a ``?x?`` alias whose
+        region ``set_validshape`` sets."""
         name, ty = val
-        rows_valid = valid[0] if valid is not None else ty.v_row
-        row = replace(ty, rows=1, cols=ty.rows, v_row=1, v_col=rows_valid if isinstance(rows_valid, int) else None,
-                      blayout="row_major")
-        viewed = (1, rows_valid) if rows_valid is not None else None
-        if viewed is None or isinstance(rows_valid, int):
-            return self.retyped(name, ty, row), viewed
-        return self.with_valid((name, ty), viewed, row), viewed
+        new = tile_buf(form)
+        if new.v_row is not None and new.v_col is not None:
+            return self.retyped(name, ty, new)
+        alias, aty = self.retyped(name, ty, replace(new, v_row=None, v_col=None))
+        dims = [self.const(d, "index") if isinstance(d, int) else self.index_value(d) for d in valid_pair(form)]
+        self.emit(_op("pto.set_validshape", operands=[alias, *dims], operand_types=[aty]))
+        return alias, aty
 
     def retyped(self, name: str, ty: A.TileBufType, new: A.TileBufType) -> tuple[str, A.TileBufType]:
         alias = self.new()
         self.emit(_op("pto.treshape", results=[alias], result_types=[new], operands=[name], operand_types=[ty]))
         return alias, new
-
-    def with_valid(self, val: tuple, valid: tuple, shape: A.TileBufType | None = None) -> tuple[str, A.TileBufType]:
-        """An alias of tile ``val`` (retyped as ``shape`` if given) whose valid region is ``valid``:
-        static when both dims are, else set at run time (``set_validshape`` on a ``?x?`` alias)."""
-        name, ty = val
-        base = shape if shape is not None else ty
-        vr, vc = valid
-        if isinstance(vr, int) and isinstance(vc, int):
-            return self.retyped(name, ty, replace(base, v_row=vr, v_col=vc))
-        alias, aty = self.retyped(name, ty, replace(base, v_row=None, v_col=None))
-        dims = [self.const(d, "index") if isinstance(d, int) else self.index_value(d) for d in valid]
-        self.emit(_op("pto.set_validshape", operands=[alias, *dims], operand_types=[aty]))
-        return alias, aty
 
     def op(self, call: E.Call, result: Any, s: Any) -> None:
         name = call.op.name
@@ -816,32 +763,6 @@ class _FunctionGen:
         dst, dty = self.buf(result) if dtype is result.type.dtype else self.alias(result, dtype)
         attrs = {"descending": True} if call.kwargs.get("descending") else {}
         self.emit(_op("pto.tci", ins=[start], in_types=[sty], outs=[dst], out_types=[dty], attrs=attrs, is_dps=True))
-
-
-def _column_vector(ty: A.Type) -> bool:
-    """A DN column vector: ``[R, 1]``, ``col_major``, not boxed (what row reductions write)."""
-    return (isinstance(ty, A.TileBufType) and ty.cols == 1 and ty.rows > 1 and ty.blayout == "col_major"
-            and ty.slayout == "none_box")
-
-
-def _valid_pair(t: TileType) -> tuple | None:
-    """A 2-D tile's valid region as (rows, cols), each an int or the expression giving it at run
-    time; None for a higher-rank tile whose rows are only known at run time."""
-    vs = list(t.valid_shape)
-    if len(vs) == 1:
-        vs = [1, *vs]
-    rows: Any = vs[0]
-    if len(vs) > 2:
-        rows, _ = valid_dims(t)
-        if rows is None:
-            return None
-    cols: Any = vs[-1]
-    return tuple(static_int(d) if static_int(d) is not None else d for d in (rows, cols))
-
-
-def _same_valid(a: tuple, b: tuple) -> bool:
-    """Equal valid regions: equal static dims, or the same run-time expression."""
-    return all(x == y if isinstance(x, int) and isinstance(y, int) else x is y for x, y in zip(a, b, strict=True))
 
 
 def _nothing(gen: _FunctionGen, call: E.Call, result: Any, s: Any) -> None:
