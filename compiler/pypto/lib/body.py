@@ -17,6 +17,7 @@ from typing import Any
 
 from pypto.dtype import DataType
 from pypto.enums import MemorySpace
+from pypto.errors import CompileError
 from pypto.ir import expr as E
 from pypto.ir.expr import static_int
 from pypto.lib.broadcast import lower_binary
@@ -29,9 +30,20 @@ def legal(ops: tuple[str, ...], dtype: DataType) -> bool:
     return all(dtype in (isa.legal_dtypes("block." + o) or ()) for o in ops)
 
 
-def work_dtype(dtype: DataType, ops: tuple[str, ...]) -> DataType:
-    """``dtype`` if every op runs on it on the target, else FP32."""
-    return dtype if legal(ops, dtype) else DataType.FP32
+def work_dtype(dtype: DataType, ops: tuple[str, ...], span: Any = None) -> DataType:
+    """``dtype`` if every op runs on it on the target, else FP32 - where FP32 holds every value of
+    ``dtype`` exactly (floats, integers of at most 24 bits). A wider integer (INT32, INT64, UINT32)
+    computed in FP32 would come back rounded past 2**24: that is a compile error, not a result."""
+    if legal(ops, dtype):
+        return dtype
+    if dtype.is_int() and dtype.bits > FP32_EXACT_BITS:
+        missing = next(o for o in ops if dtype not in (isa.legal_dtypes("block." + o) or ()))
+        raise CompileError(f"{missing} on {dtype.name} tiles is not an instruction of the target, and computing it "
+                           f"in FP32 would round {dtype.name} values past 2**{FP32_EXACT_BITS}", span)
+    return DataType.FP32
+
+
+FP32_EXACT_BITS = 24  # FP32 has a 24-bit significand: every integer of magnitude <= 2**24 is exact
 
 
 class Body:

@@ -21,12 +21,17 @@ import math
 from collections.abc import Callable
 
 from pypto.dtype import DataType
+from pypto.enums import CmpType
+from pypto.errors import CompileError
 from pypto.ir import expr as E
 from pypto.ir.expr import static_int
 from pypto.lib import tiling
-from pypto.lib.body import Body, work_dtype
+from pypto.lib.body import Body, legal, work_dtype
+from pypto.lib.broadcast import as_2d, expand
 from pypto.lib.emit import Emitter, Window, blocks, kind, read, shape2, write
 from pypto.lib.registry import definition
+from pypto.ops import block as B
+from pypto.ops import isa
 
 TileFn = Callable[..., E.Var]
 
@@ -88,21 +93,102 @@ SCALAR = {"add_scalar": "adds", "sub_scalar": "subs", "mul_scalar": "muls", "div
 def unary_tile(b: Body, name: str, t: E.Var, out_dtype: object) -> E.Var:
     """``name`` on tile ``t``, in a dtype the target computes it in, cast to ``out_dtype``."""
     fn, used = UNARY[name]
-    work = work_dtype(t.type.dtype, used)
+    dtype = t.type.dtype
+    if name == "abs" and dtype.is_int() and legal(INT_ABS_OPS, dtype):
+        # |x| = max(x, -x), exact in the integer type (|MIN| wraps to MIN, as NumPy's abs does); the
+        # FP32 route would round every |x| > 2**24 of an INT32 tile
+        return b.cast(b.op("maximum", t, b.op("neg", t)), out_dtype)
+    work = work_dtype(dtype, used, b.em.span)
     return b.cast(fn(b, b.cast(t, work)), out_dtype)
 
 
+INT_ABS_OPS = ("neg", "maximum")
+
+
 def binary_tile(b: Body, name: str, x: E.Var, y: E.Var, kinds: tuple[str, str], out_dtype: object) -> E.Var:
-    work = work_dtype(out_dtype, BINARY[name] + BROADCAST_OPS)
+    if name == "div" and out_dtype.is_int() and not legal(BINARY[name] + BROADCAST_OPS, out_dtype):
+        return int_div_tile(b, x, y, kinds, out_dtype)
+    work = work_dtype(out_dtype, BINARY[name] + BROADCAST_OPS, b.em.span)
     if work is out_dtype:  # the tile op promotes mixed operands itself (u32 + i32 -> i32)
         return b.binary(name, x, y, kinds)
-    result = b.binary(name, b.cast(x, work), b.cast(y, work), kinds)
-    if name == "div" and not out_dtype.is_float():
-        # Integer division truncates toward zero, as the tile-scalar form (divs) and A5's integer tdiv
-        # do; the FP32 quotient is correctly rounded, so for |operands| < 2**24 truncating it is exact.
-        # The default cast rounds to nearest, which made 7 / 2 = 4.
-        return b.op("cast", result, out_dtype, mode="trunc")
-    return b.cast(result, out_dtype)
+    return b.cast(b.binary(name, b.cast(x, work), b.cast(y, work), kinds), out_dtype)
+
+
+# Integer division where the target has no integer tdiv (A2/A3: f16/f32 only): the dtypes it is
+# exact for (through INT32), and the tiles of one block it keeps live at once (its tiling plan).
+INT_DIV_DTYPES = (DataType.INT16, DataType.INT32)
+INT_DIV_LIVE = 10
+
+
+def int_div_tile(b: Body, x: E.Var, y: E.Var, kinds: tuple[str, str], out_dtype: DataType) -> E.Var:
+    """``x / y`` on integer tiles, truncating toward zero, exact for every INT32 (and INT16) value.
+
+    The FP32 quotient alone is exact only below 2**24 (``fl(a) / fl(b)`` is within 3 * 2**-24 of
+    ``a / b`` relatively; past 2**24 it is off by up to ~385 for INT32). So, with integer arithmetic
+    in INT32 (it wraps, as the hardware's does) and FP32 only for estimates:
+
+    1. ``q = trunc(fl(a) / fl(b))`` (the cast saturates at 2**31): ``|a/b - q| < 1 + 385``;
+    2. ``r = a - q*b`` is exact (it fits INT32), and ``q += trunc(fl(r) / fl(b))``: now
+       ``|a/b - q| < 1`` (``|r| < 2**24`` makes that trunc exact; larger ``|b|`` keep ``|a/b| < 2**8``);
+    3. ``r = a - q*b`` again: ``q`` is one step beyond ``a/b`` (away from zero) exactly when ``r`` and
+       ``a`` have opposite signs; it then moves one step toward ``a/b``, i.e. by the sign of ``r*b``.
+       The sign tests compare FP32 products (FP32 keeps signs; A2/A3 compares INT32 for EQ only).
+
+    Defined results where the quotient is not an integer of the type: ``x / 0 = 0`` and ``MIN / -1 =
+    MIN`` (the quotient 2**31 wraps), what the tile-scalar form (``tdivs``) and A5's integer ``tdiv``
+    compute (pto-text-format §4.3: integer division truncates; x/0 is target-defined).
+    """
+    if out_dtype not in INT_DIV_DTYPES:
+        raise CompileError(f"division of {out_dtype.name} tensors: the target has no {out_dtype.name} division; "
+                           f"integer division is computed exactly for "
+                           f"{' and '.join(d.name for d in INT_DIV_DTYPES)} tensors", b.em.span)
+    i32, f32 = DataType.INT32, DataType.FP32
+    a, d = _full_pair(b, _as_int32(b, x), _as_int32(b, y), kinds)
+    fa, fd = b.cast(a, f32), b.cast(d, f32)
+
+    def towards(q: E.Var) -> E.Var:  # q + trunc(fl(a - q*d) / fl(d))
+        r = b.op("sub", a, b.op("mul", q, d))
+        return b.op("add", q, b.op("cast", b.op("div", b.cast(r, f32), fd), i32, mode="trunc"))
+
+    q = towards(b.op("cast", b.op("div", fa, fd), i32, mode="trunc"))
+    fr = b.cast(b.op("sub", a, b.op("mul", q, d)), f32)
+    beyond = _mask(b, b.op("mul", fr, fa), CmpType.LT)
+    down = _mask(b, b.op("mul", fr, fd), CmpType.LT)
+    q = b.op("sel", beyond, b.op("sel", down, b.scalar("adds", q, -1), b.scalar("adds", q, 1)), q)
+    q = b.op("sels", _mask(b, fd, CmpType.NE), q, E.ConstInt(0, i32))  # x / 0 = 0
+    if out_dtype is not i32:  # MIN / -1 of the narrower type wraps to its MIN (the cast would saturate)
+        lo = -(1 << (out_dtype.bits - 1))
+        q = b.op("sels", _mask(b, b.cast(q, f32), CmpType.NE, -lo), q, E.ConstInt(lo, i32))
+    q = b.cast(q, out_dtype)
+    if b.win.rank1 and len(q.type.shape) == 2:
+        q = b.op("reshape", q, [b.win.tc])
+    return q
+
+
+def _as_int32(b: Body, t: E.Var) -> E.Var:
+    """``t`` as INT32, exactly: directly where the target converts, else through FP32 (an INT16 tile
+    has no INT16 -> INT32 conversion on A2/A3; FP32 holds every 16-bit integer)."""
+    dtype = t.type.dtype
+    if dtype is DataType.INT32 or DataType.INT32 in isa.conversions("block.cast", dtype):
+        return b.cast(t, DataType.INT32)
+    return b.op("cast", b.cast(t, DataType.FP32), DataType.INT32, mode="trunc")
+
+
+def _full_pair(b: Body, x: E.Var, y: E.Var, kinds: tuple[str, str]) -> tuple[E.Var, E.Var]:
+    """``x`` and ``y`` as tiles of the block's full 2-D shape (row / column vectors and ``[1, 1]``
+    tiles broadcast as NumPy does; a rank-1 block is its ``[1, tc]`` row)."""
+    w = b.win
+    full = [1, w.tc] if w.rank1 else [w.tr, w.tc]
+    span = b.em.span
+    x, y = as_2d(x, b.bind, span), as_2d(y, b.bind, span)
+    return expand(x, kinds[0], full, b.bind, span), expand(y, kinds[1], full, b.bind, span)
+
+
+def _mask(b: Body, t: E.Var, mode: CmpType, value: float = 0) -> E.Var:
+    """The packed predicate ``t <mode> value`` (valid over ``t``'s valid rows)."""
+    const = E.ConstFloat(float(value), t.type.dtype) if t.type.dtype.is_float() else E.ConstInt(int(value), t.type.dtype)
+    call = B.cmps(t, const, cmp_type=int(mode), span=b.em.span)
+    return b.em.let("mask", call, tuple(call.type.valid_shape))
 
 
 def pow_tile(b: Body, t: E.Var, n: int) -> E.Var:
@@ -131,15 +217,15 @@ def grid_of(out_shape: tuple) -> tuple[int, int, bool, tuple]:
 
 
 def map_blocks(em: Emitter, call: E.Call, out: E.Var, operands: list, body: Callable[[Body, list, list], E.Var],
-               work: DataType) -> E.Var:
+               work: DataType, live: int = tiling.SHARED_LIVE) -> E.Var:
     """``out`` with ``body(b, tiles, kinds)`` computed for every block of the result's tiling (the
     shared plan of :mod:`pypto.lib.tiling`, sized for the operands, the result and the ``work`` dtype
-    the body computes in)."""
+    the body computes in; a body that keeps more than the shared plan's tiles live passes ``live``)."""
     out_shape = shape2(call.type)
     rows, cols, rank1, lead = grid_of(out_shape)
     kinds = [kind(x, out_shape[-2:]) for x in operands]
     dtypes = [x.type.dtype for x in operands] + [call.type.dtype, work]
-    plan = tiling.plan(rows, cols, dtypes, row_vectors=not rank1, span=call.span)
+    plan = tiling.plan(rows, cols, dtypes, live, row_vectors=not rank1, span=call.span)
 
     def block(e: Emitter, win: Window, carried: list) -> list:
         b = Body(e, win)
@@ -152,10 +238,11 @@ def map_blocks(em: Emitter, call: E.Call, out: E.Var, operands: list, body: Call
 def _unary_def(name: str) -> None:
     @definition("tensor." + name)
     def define(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
-        dtype = call.type.dtype
+        dtype, src = call.type.dtype, call.args[0].type.dtype
+        exact_int = name == "abs" and src.is_int() and legal(INT_ABS_OPS, src)
         return map_blocks(em, call, out, [call.args[0]],
                           lambda b, t, k: unary_tile(b, name, t[0], dtype),
-                          work_dtype(call.args[0].type.dtype, UNARY[name][1]))
+                          src if exact_int else work_dtype(src, UNARY[name][1], call.span))
 
 
 for _n in UNARY:
@@ -166,9 +253,10 @@ def _binary_def(name: str) -> None:
     @definition("tensor." + name)
     def define(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
         dtype = call.type.dtype
-        return map_blocks(em, call, out, list(call.args),
-                          lambda b, t, k: binary_tile(b, name, t[0], t[1], (k[0], k[1]), dtype),
-                          work_dtype(dtype, BINARY[name] + BROADCAST_OPS))
+        body = lambda b, t, k: binary_tile(b, name, t[0], t[1], (k[0], k[1]), dtype)
+        if name == "div" and dtype.is_int() and not legal(BINARY[name] + BROADCAST_OPS, dtype):
+            return map_blocks(em, call, out, list(call.args), body, DataType.FP32, INT_DIV_LIVE)
+        return map_blocks(em, call, out, list(call.args), body, work_dtype(dtype, BINARY[name] + BROADCAST_OPS, call.span))
 
 
 for _n in BINARY:
@@ -181,11 +269,12 @@ def _scalar_def(name: str, block_op: str) -> None:
         dtype = call.type.dtype
         s = call.args[1]
 
-        def body(b: Body, t: list, k: list) -> E.Var:
-            x = b.cast(t[0], work_dtype(dtype, (block_op,)))
-            return b.cast(b.scalar(block_op, x, s), dtype)
+        work = work_dtype(dtype, (block_op,), call.span)
 
-        return map_blocks(em, call, out, [call.args[0]], body, work_dtype(dtype, (block_op,)))
+        def body(b: Body, t: list, k: list) -> E.Var:
+            return b.cast(b.scalar(block_op, b.cast(t[0], work), s), dtype)
+
+        return map_blocks(em, call, out, [call.args[0]], body, work)
 
 
 for _n, _op in SCALAR.items():
@@ -197,7 +286,7 @@ def _pow(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
     n = static_int(call.args[1])
     dtype = call.type.dtype
 
-    work = work_dtype(dtype, ("mul", "recip") if n < 0 else ("mul",))
+    work = work_dtype(dtype, ("mul", "recip") if n < 0 else ("mul",), call.span)
 
     def body(b: Body, t: list, k: list) -> E.Var:
         return b.cast(pow_tile(b, b.cast(t[0], work), n), dtype)

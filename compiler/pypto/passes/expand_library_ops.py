@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from pypto.enums import FunctionType, ParamDirection
-from pypto.errors import CompileError
+from pypto.errors import CompileError, PyptoError
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.types import TensorType, shape_str, static_shape
@@ -83,7 +83,12 @@ class _Expander:
             base = "out" if o.var in returned else "ws"
             dest = final.get(o.var) or self.new_param(s.var.type, f"{base}_{len(self.added)}", s.span)
             em = Emitter(self.names, s.span, lambda t, b, sp=s.span: self.new_param(t, f"ws_{len(self.added)}_{b}", sp))
-            result = DEFINITIONS[s.value.op.name](em, s.value, dest)
+            try:
+                result = DEFINITIONS[s.value.op.name](em, s.value, dest)
+            except PyptoError as e:  # a definition's error without a location is at the op's line
+                if e.span is None or not e.span.is_known():
+                    e.span = s.span
+                raise
             body += em.stmts
             mapping[o.var] = result
         params = tuple(self.func.params) + tuple(self.added)

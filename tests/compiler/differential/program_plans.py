@@ -37,6 +37,18 @@ BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divid
 SCALAR = {"adds": np.add, "muls": np.multiply, "maxs": np.maximum, "mins": np.minimum}
 INT_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "maximum": np.maximum,
               "minimum": np.minimum, "and_": np.bitwise_and, "or_": np.bitwise_or}
+
+
+def truncating_division(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """INT32 division as the compiler defines it: toward zero, x / 0 = 0 (MIN / -1 wraps in _round)."""
+    a, b = np.broadcast_arrays(np.asarray(a, np.int64), np.asarray(b, np.int64))
+    safe = np.where(b == 0, 1, b)
+    return np.where(b == 0, 0, np.abs(a) // np.abs(safe) * np.sign(a) * np.sign(safe))
+
+
+# Tensor-level INT32 ops beyond the tile-level ones: division (exact on A2/A3 through the library's
+# FP32 estimate and integer correction; a tile-level INT32 pl.div has no A2/A3 instruction).
+INT_TENSOR_BINARY = {"div": truncating_division}
 BCAST = ("add", "sub", "mul", "div", "maximum")
 # What A2/A3 computes per dtype (i32: no div, no exp/abs). No bf16: A2/A3 has no bf16 tile-tile
 # arithmetic (pto-text-format §4.3, tadd/tsub/tneg add bf16 on A5 only); bf16 is covered by matmul plans.
@@ -100,6 +112,8 @@ def _leaf(draw, dtype: str, kind: str, vectors: set, loop: bool = False) -> Step
     unary, binary, scalar, bcast = OPS[dtype]
     if "exp" in vectors:  # one exp per program: a chain of them amplifies every rounding error
         unary = {k: v for k, v in unary.items() if k != "exp"}
+    if kind == "tensor" and dtype == "INT32":
+        binary, bcast = {**binary, **INT_TENSOR_BINARY}, (*bcast, *INT_TENSOR_BINARY)
     if kind == "tensor":
         unary = {k: v for k, v in unary.items() if k in TENSOR_UNARY}
         binary = {k: v for k, v in binary.items() if k in TENSOR_BINARY}
@@ -185,12 +199,21 @@ def inputs(plan: Plan) -> dict:
     if plan.kind in ("matmul", "tile_matmul"):
         return {"a": rng.standard_normal((r, plan.k)).astype(dt), "b": rng.standard_normal((plan.k, c)).astype(dt)}
 
+    # INT32 tensor kernels that divide draw from the whole range half the time (the quotient of an
+    # FP32 estimate is off past 2**24), with small divisors among full-range ones and zeros
+    wide = plan.kind == "tensor" and plan.dtype == "INT32" and _divides(plan) and rng.random() < 0.5
+
     def data(shape, lo=-1.0, hi=1.0):
+        if wide:
+            return rng.integers(-2**31, 2**31, shape, dtype=np.int64).astype(np.int32)
         if plan.dtype == "INT32":
             return rng.integers(-8, 9, shape).astype(np.int32)
         return rng.uniform(lo, hi, shape).astype(dt)
 
     def divisor(shape):  # |v| in [0.5, 1.5], either sign: every division is well conditioned
+        if wide:
+            return np.where(rng.random(shape) < 0.5, rng.integers(-5, 6, shape),
+                            rng.integers(-2**31, 2**31, shape, dtype=np.int64)).astype(np.int32)
         if plan.dtype == "INT32":
             return rng.integers(1, 4, shape).astype(np.int32)
         return (rng.uniform(0.5, 1.5, shape) * rng.choice([-1.0, 1.0], shape)).astype(dt)
@@ -202,9 +225,16 @@ def inputs(plan: Plan) -> dict:
     return out
 
 
+def _divides(plan: Plan) -> bool:
+    def divides(step: Step) -> bool:
+        return step.op == "div" or any(divides(a) for a in step.arms)
+
+    return any(divides(s) for s in plan.steps)
+
+
 def _round(x: np.ndarray, dtype: str) -> np.ndarray:
-    if dtype == "INT32":
-        return x.astype(np.int64)
+    if dtype == "INT32":  # two's complement: INT32 arithmetic wraps, as the vector unit's does
+        return (np.asarray(x).astype(np.int64) + 2**31) % 2**32 - 2**31
     with np.errstate(over="ignore"):  # FP16 exp chains may overflow to inf, as the hardware does
         return x.astype(NP[dtype]).astype(np.float64)
 
@@ -219,6 +249,8 @@ def _apply(step: Step, x: np.ndarray, env: dict, dtype: str, n: int) -> np.ndarr
             env["_amp"] = env.get("_amp", 1.0) * max(1.0, float(finite.max()) if finite.size else 1.0)
         with np.errstate(over="ignore"):
             return _round(unary[step.op](x), dtype)
+    if dtype == "INT32":
+        binary = {**binary, **INT_TENSOR_BINARY}
     if step.kind == "binary":
         return _round(binary[step.op](x, env["b"]), dtype)
     if step.kind == "scalar":
@@ -226,7 +258,7 @@ def _apply(step: Step, x: np.ndarray, env: dict, dtype: str, n: int) -> np.ndarr
         return _round(scalar[step.op](x, c), dtype)
     if step.kind == "bcast":
         v = env[step.which]
-        f = BINARY[step.op]
+        f = binary[step.op] if dtype == "INT32" else BINARY[step.op]
         return _round(f(v, x) if step.left else f(x, v), dtype)
     if step.kind == "cast":
         mid = x.astype(NP[step.via]).astype(np.float64) if step.via != "INT32" else x
