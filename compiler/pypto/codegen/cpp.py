@@ -24,7 +24,7 @@ BLAYOUT = {TileLayout.row_major: "RowMajor", TileLayout.col_major: "ColMajor", T
 SLAYOUT = {TileLayout.none_box: "NoneBox", TileLayout.row_major: "RowMajor", TileLayout.col_major: "ColMajor"}
 PAD = {TilePad.zero: "PadValue::Zero", TilePad.max: "PadValue::Max", TilePad.min: "PadValue::Min"}
 CPP_OP = {
-    "Add": "+", "Sub": "-", "Mul": "*", "FloatDiv": "/", "FloorDiv": "/", "FloorMod": "%", "Eq": "==",
+    "Add": "+", "Sub": "-", "Mul": "*", "FloatDiv": "/", "Eq": "==",
     "Ne": "!=", "Lt": "<", "Le": "<=", "Gt": ">", "Ge": ">=", "And": "&&", "Or": "||", "BitAnd": "&",
     "BitOr": "|", "BitXor": "^", "BitShiftLeft": "<<", "BitShiftRight": ">>", "Xor": "!=",
 }
@@ -42,6 +42,23 @@ static __aicore__ inline int64_t compute_stride(__gm__ TensorData* t, int dim)
     }}
     return stride;
 }}
+"""
+# Written after HEADER when a kernel uses them.
+FLOOR_HELPERS = """
+// Python's a // b and a % b on integers (they round toward -inf; C++'s / and % toward zero)
+template <typename T>
+static __aicore__ inline T pypto_floor_div(T a, T b)
+{
+    T q = a / b;
+    return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+template <typename T>
+static __aicore__ inline T pypto_floor_mod(T a, T b)
+{
+    T r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
 """
 
 
@@ -64,6 +81,7 @@ class _CppGen:
         self.declared: set = set()
         self.transposed = 0  # transposed-move views declared so far (for unique names)
         self.reshaped = 0  # legal-form aliases declared so far (for unique names)
+        self.floor_helpers = False  # the body uses pypto_floor_div / pypto_floor_mod
         self.globals: dict = {}  # (tensor param, 5-D window) -> GlobalTensor name
 
     def emit(self, text: str) -> None:
@@ -140,9 +158,21 @@ class _CppGen:
         if isinstance(e, (E.Min, E.Max)):
             fn = "min" if isinstance(e, E.Min) else "max"
             return f"{fn}({self.expr(e.left)}, {self.expr(e.right)})"
+        if isinstance(e, (E.FloorDiv, E.FloorMod)):
+            return self.floor_op(e)
         if isinstance(e, E.BinaryExpr):
             return f"({self.expr(e.left)} {CPP_OP[type(e).__name__]} {self.expr(e.right)})"
         raise CompileError(f"cannot print {type(e).__name__} as C++", getattr(e, "span", None))
+
+    def floor_op(self, e: Any) -> str:
+        """``a // b`` / ``a % b`` with Python's rounding (toward -inf), as the compiler folds them and
+        the ``.pto`` computes them (``floordivsi``); C++'s ``/`` and ``%`` truncate (-7 / 2 = -3)."""
+        fn = "pypto_floor_div" if isinstance(e, E.FloorDiv) else "pypto_floor_mod"
+        if e.dtype.is_float():
+            raise CompileError(f"scalar {'//' if isinstance(e, E.FloorDiv) else '%'} on {e.dtype.name} has no C++ "
+                               "lowering (integer operands only)", getattr(e, "span", None))
+        self.floor_helpers = True
+        return f"{fn}<{ctype(e.dtype)}>({self.expr(e.left)}, {self.expr(e.right)})"
 
     # ------------------------------------------------------------------ prologue
     def access_window(self, call: E.Call) -> tuple[int, ...]:
@@ -510,7 +540,7 @@ class _CppGen:
         self.prologue()
         self.emit("// Body")
         self.block(self.func.body)
-        head = HEADER.format(name=self.func.name, core=core)
+        head = HEADER.format(name=self.func.name, core=core) + (FLOOR_HELPERS if self.floor_helpers else "")
         sig = 'extern "C" __aicore__ __attribute__((always_inline)) void kernel_entry(__gm__ int64_t* args)'
         return head + "\n" + sig + "\n{\n" + "\n".join(self.lines) + "\n}\n"
 

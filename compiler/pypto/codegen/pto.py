@@ -36,6 +36,9 @@ ARITH_INT = {
     "Max": "maxsi", "BitAnd": "andi", "BitOr": "ori", "BitXor": "xori", "And": "andi", "Or": "ori",
     "BitShiftLeft": "shli", "BitShiftRight": "shrsi",
 }
+# Unsigned integers: the unsigned division and remainder (their % is already Python's: both >= 0).
+ARITH_UINT = {**ARITH_INT, "FloorDiv": "divui", "FloorMod": "remui", "Min": "minui", "Max": "maxui",
+              "BitShiftRight": "shrui"}
 ARITH_FLOAT = {"Add": "addf", "Sub": "subf", "Mul": "mulf", "FloatDiv": "divf", "FloorMod": "remf",
                "Min": "minimumf", "Max": "maximumf"}
 CMP_INT = {"Eq": "eq", "Ne": "ne", "Lt": "slt", "Le": "sle", "Gt": "sgt", "Ge": "sge"}
@@ -177,12 +180,38 @@ class _FunctionGen:
         return name
 
     def arith(self, kind: str, a: str, b: str, dtype: DataType) -> str:
-        table = ARITH_FLOAT if dtype.is_float() else ARITH_INT
+        table = ARITH_FLOAT if dtype.is_float() else ARITH_UINT if dtype.is_unsigned() else ARITH_INT
+        if kind == "FloorMod" and not dtype.is_unsigned():
+            return self.floor_mod(a, b, dtype)
         if kind not in table:
             raise CompileError(f"scalar operator {kind} on {dtype.name} has no PTO lowering")
+        return self.arith_op(table[kind], a, b, scalar_type(dtype))
+
+    def arith_op(self, op: str, a: str, b: str, ty: A.ScalarType, result: A.ScalarType | None = None,
+                 attrs: dict | None = None) -> str:
         name = self.new()
+        self.emit(_op(f"arith.{op}", results=[name], result_types=[result or ty], operands=[a, b], operand_types=[ty],
+                      attrs=attrs or {}))
+        return name
+
+    def floor_mod(self, a: str, b: str, dtype: DataType) -> str:
+        """Python's ``a % b`` (the sign of ``b``), as the compiler folds it and the host computes it;
+        ``arith.remsi``/``remf`` have the sign of ``a`` (-7 % 3 would be -1, not 2). Integers:
+        ``a - floordiv(a, b) * b``; floats: ``remf`` moved by ``b`` when it is non-zero and its sign is
+        not ``b``'s."""
         ty = scalar_type(dtype)
-        self.emit(_op(f"arith.{table[kind]}", results=[name], result_types=[ty], operands=[a, b], operand_types=[ty]))
+        if not dtype.is_float():
+            return self.arith_op("subi", a, self.arith_op("muli", self.arith_op("floordivsi", a, b, ty), b, ty), ty)
+        r = self.arith_op("remf", a, b, ty)
+        zero = self.const(0.0, ty.name)
+
+        def cmp(pred: str, x: str) -> str:
+            return self.arith_op("cmpf", x, zero, ty, I1, {"predicate": pred})
+
+        moved = self.arith_op("andi", cmp("one", r), self.arith_op("xori", cmp("olt", r), cmp("olt", b), I1), I1)
+        name = self.new()
+        self.emit(_op("arith.select", results=[name], result_types=[ty], operands=[moved, self.arith_op("addf", r, b, ty), r],
+                      operand_types=[ty]))
         return name
 
     def cast(self, e: E.Cast) -> str:
