@@ -16,6 +16,7 @@ from pypto.codegen.tile_ir import generate_tile_ir
 from pypto.enums import CAPACITY
 from pypto.errors import CompileError
 from pypto.ir.stmt import Program
+from pypto.ops import isa
 from pypto.passes.allocate_memory_addr import memory_report
 from pypto.passes.manager import OptimizationStrategy, PassManager, as_strategy
 
@@ -40,10 +41,11 @@ def compile_program(program: Program, strategy: Any = OptimizationStrategy.Defau
     """Run the strategy's passes and generate each kernel's .pto (its ``pto.target_arch`` is
     ``target_arch``: the emulator runs a module on that arch's machine) and C++."""
     strat = as_strategy(strategy)
-    out = PassManager.get_strategy(strat).run_passes(program, dump_ir=dump_dir is not None, output_dir=dump_dir)
-    result = CompiledProgram(out, strat, PTOCodegen(target_arch).generate(out))
-    if with_cpp:
-        result.cpp = CppCodegen().generate(out)
+    with isa.targeting(target_arch):  # the arch's instructions: a5 divides INT32 tiles natively
+        out = PassManager.get_strategy(strat).run_passes(program, dump_ir=dump_dir is not None, output_dir=dump_dir)
+        result = CompiledProgram(out, strat, PTOCodegen(target_arch).generate(out))
+        if with_cpp:
+            result.cpp = CppCodegen().generate(out)
     result.core = {f.name: ("aic" if core_kind(f) == "cube" else "aiv") for f in kernels(out)}
     return result
 

@@ -107,7 +107,7 @@ INT_ABS_OPS = ("neg", "maximum")
 
 def binary_tile(b: Body, name: str, x: E.Var, y: E.Var, kinds: tuple[str, str], out_dtype: object) -> E.Var:
     if name == "div" and out_dtype.is_int() and not legal(BINARY[name] + BROADCAST_OPS, out_dtype):
-        return int_div_tile(b, x, y, kinds, out_dtype)
+        return int_div_tile(b, x, y, kinds, out_dtype)  # (A5, compiled for it, has an integer tdiv)
     work = work_dtype(out_dtype, BINARY[name] + BROADCAST_OPS, b.em.span)
     if work is out_dtype:  # the tile op promotes mixed operands itself (u32 + i32 -> i32)
         return b.binary(name, x, y, kinds)

@@ -14,6 +14,8 @@ the compiler reads no file.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ptoisa.isa.loader import load_isa
@@ -118,17 +120,36 @@ def dtypes_of(names: tuple[str, ...]) -> tuple[DataType, ...]:
     return tuple(_BY_SPELLING[n] for n in names if n in _BY_SPELLING)
 
 
-_LOADED: dict[str, tuple[ISA, Machine]] = {}
+_LOADED: dict[tuple[str, str], tuple[ISA, Machine]] = {}
+_ARCH: list[str] = []  # the target arch of the compilation in progress (innermost last)
 
 
-def _target() -> tuple[ISA, Machine]:
-    """The ISA and the target machine, loaded once per spec directory (``PYPTOEMU_ISA_DIR``)."""
-    key = os.environ.get("PYPTOEMU_ISA_DIR", "")
+@contextmanager
+def targeting(arch: str) -> Iterator[None]:
+    """Within the block, instruction facts (legal dtypes, conversions, compare modes) are those of
+    the ``arch`` machine's ISA (``a5``: integer ``tdiv``, ordered INT32 compares, ...), so that a
+    module written for ``pto.target_arch = arch`` uses what that arch has. The chip facts
+    (:func:`chip_cores`) stay :data:`TARGET_MACHINE`'s."""
+    _ARCH.append(arch)
+    try:
+        yield
+    finally:
+        _ARCH.pop()
+
+
+def _target(arch: str = TARGET_MACHINE) -> tuple[ISA, Machine]:
+    """The ISA and the machine of ``arch``, loaded once per spec directory (``PYPTOEMU_ISA_DIR``)."""
+    key = (os.environ.get("PYPTOEMU_ISA_DIR", ""), arch)
     found = _LOADED.get(key)
     if found is None:
-        machine = load_machine(TARGET_MACHINE)
+        machine = load_machine(arch)
         found = _LOADED[key] = (load_isa(machine=machine), machine)
     return found
+
+
+def _arch_target() -> tuple[ISA, Machine]:
+    """The ISA and machine of the compilation in progress (:func:`targeting`)."""
+    return _target(_ARCH[-1] if _ARCH else TARGET_MACHINE)
 
 
 def chip_cores(kind: str) -> int:
@@ -137,8 +158,9 @@ def chip_cores(kind: str) -> int:
 
 
 def instruction(mnemonic: str) -> InstrSpec:
-    """The ISA spec of ``mnemonic`` (``tadd``, ``pto.tmatmul.acc``); KeyError when there is none."""
-    return _target()[0][mnemonic]
+    """The ISA spec of ``mnemonic`` (``tadd``, ``pto.tmatmul.acc``) on the target arch; KeyError when
+    there is none."""
+    return _arch_target()[0][mnemonic]
 
 
 def lowering(op: str) -> Lowering | None:
@@ -207,7 +229,7 @@ def compares_i32_for_eq_only(op: str) -> bool:
     machine (a2a3) sets ``params.cmp_i32_eq_only``: i32 tiles then compare only for EQ."""
     spec = op_instruction(op)
     return (spec is not None and "i32_compare_eq_only" in spec.constraints
-            and bool(_target()[1].params.get("cmp_i32_eq_only", 0)))
+            and bool(_arch_target()[1].params.get("cmp_i32_eq_only", 0)))
 
 
 def result_space(op: str) -> MemorySpace | None:

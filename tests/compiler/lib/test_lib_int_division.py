@@ -127,3 +127,19 @@ def test_int32_abs_is_exact_past_2_to_the_24():
     r = run(program(lambda t: L.abs(t), [("x", x.shape, I32)]), x)
     assert not r.errors(), r.errors()
     np.testing.assert_array_equal(r.outputs[0], np.abs(x))  # |MIN| wraps to MIN, as NumPy's does
+
+
+def test_a5_divides_int32_with_its_own_tdiv():
+    """A module for A5 (pto.target_arch = "a5") uses A5's INT32 tdiv: one instruction, no estimate
+    and correction; it computes the same defined results (x / 0 = 0, MIN / -1 = MIN)."""
+    from pypto.ir.compiler import compile_program
+
+    e = np.array(edges(32)[::7], np.int32)
+    a, b = np.repeat(e[:, None], len(e), axis=1), np.repeat(e[None, :], len(e), axis=0)
+    prog = program(lambda x, y: T.div(x, y), [("a", a.shape, I32), ("b", b.shape, I32)])
+    text = compile_program(prog, target_arch="a5", with_cpp=False).pto["kern"]
+    divs = [ln for ln in text.splitlines() if "pto.tdiv " in ln]
+    assert len(divs) == 1 and divs[0].count("dtype=i32") == 3 and "pto.tcmps" not in text
+    r = run(prog, a, b, machine="a5")
+    assert not r.errors(), r.errors()
+    np.testing.assert_array_equal(r.outputs[0].astype(np.int64), truncating_division(a, b, 32))
