@@ -117,9 +117,10 @@ def test_dump_passes_writes_every_stage(tmp_path):
     assert names == [
         "00_frontend.py", "01_after_ConvertToSSA.py", "02_after_UnrollLoops.py", "03_after_SplitChunkedLoops.py",
         "04_after_InterchangeChunkLoops.py", "05_after_OutlineIncoreScopes.py",
-        "06_after_OutlineTensorOps.py", "07_after_ExpandLibraryOps.py", "08_after_MaterializeTileViews.py",
-        "09_after_ConvertTensorToBlockOps.py", "10_after_FuseLoops.py", "11_after_ExpandPower2.py",
-        "12_after_InitMemRef.py", "13_after_MemoryReuse.py", "14_after_InsertSync.py", "15_after_AllocateMemoryAddr.py",
+        "06_after_OutlineTensorOps.py", "07_after_SplitCubeVector.py", "08_after_ExpandLibraryOps.py",
+        "09_after_MaterializeTileViews.py", "10_after_ConvertTensorToBlockOps.py", "11_after_FuseLoops.py",
+        "12_after_ExpandPower2.py", "13_after_InitMemRef.py", "14_after_MemoryReuse.py", "15_after_InsertSync.py",
+        "16_after_AllocateMemoryAddr.py",
     ]
     assert (tmp_path / "kernels" / "aiv" / "add_kernel.pto").exists()
     assert (tmp_path / "kernels" / "aiv" / "add_kernel.cpp").exists()

@@ -53,10 +53,10 @@ def run_checked(program, args, strategy, entry=None):
 def test_pipelines_list_the_new_passes():
     for strategy in STRATEGIES:
         names = PassManager.get_strategy(strategy).get_pass_names()
-        assert names[:11] == ["ConvertToSSA", "UnrollLoops", "SplitChunkedLoops", "InterchangeChunkLoops",
-                              "OutlineIncoreScopes", "OutlineTensorOps", "ExpandLibraryOps", "MaterializeTileViews",
-                              "ConvertTensorToBlockOps", "FuseLoops", "ExpandPower2"]
-        assert names[11] == "InitMemRef"
+        assert names[:12] == ["ConvertToSSA", "UnrollLoops", "SplitChunkedLoops", "InterchangeChunkLoops",
+                              "OutlineIncoreScopes", "OutlineTensorOps", "SplitCubeVector", "ExpandLibraryOps",
+                              "MaterializeTileViews", "ConvertTensorToBlockOps", "FuseLoops", "ExpandPower2"]
+        assert names[12] == "InitMemRef"
 
 
 # ----------------------------------------------------------------------------- UnrollLoops

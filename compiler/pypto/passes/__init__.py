@@ -13,6 +13,7 @@ from pypto.passes.manager import OptimizationStrategy, PassManager
 from pypto.passes.materialize_tile_views import MaterializeTileViewsPass
 from pypto.passes.memory_reuse import MemoryReusePass
 from pypto.passes.outline_incore_scopes import OutlineIncoreScopesPass
+from pypto.passes.split_cube_vector import SplitCubeVectorPass
 from pypto.passes.unroll_loops import UnrollLoopsPass
 
 
@@ -36,6 +37,12 @@ def interchange_chunk_loops() -> InterchangeChunkLoopsPass:
 
 def outline_incore_scopes() -> OutlineIncoreScopesPass:
     return OutlineIncoreScopesPass()
+
+
+def split_cube_vector() -> SplitCubeVectorPass:
+    """The SplitCubeVector pass: kernels mixing a tensor-level matmul with vector ops become cube and
+    vector kernels."""
+    return SplitCubeVectorPass()
 
 
 def convert_tensor_to_block_ops() -> ConvertTensorToBlockOpsPass:
@@ -84,6 +91,7 @@ __all__ = [
     "OutlineIncoreScopesPass",
     "PassManager",
     "SplitChunkedLoopsPass",
+    "SplitCubeVectorPass",
     "UnrollLoopsPass",
     "allocate_memory_addr",
     "basic_memory_reuse",
@@ -96,5 +104,6 @@ __all__ = [
     "interchange_chunk_loops",
     "outline_incore_scopes",
     "split_chunked_loops",
+    "split_cube_vector",
     "unroll_loops",
 ]

@@ -150,8 +150,9 @@ class _Converter:
         """A kernel holding a tensor-level matmul is lowered here as a whole, without the library's tile
         loops (ExpandLibraryOps leaves it alone), and its product lands in cube buffers: a vector op
         beside it would be left unlowered (a library op) or mix vector and cube tiles in one kernel,
-        which no core runs. Say so at that op, instead of failing verification on internal names or
-        code generation at the function."""
+        which no core runs. SplitCubeVector splits such kernels first, so this is reached only when
+        this pass runs without it; say so at that op, instead of failing verification on internal
+        names or code generation at the function."""
         mm = next((s for s in ops if s.value.op.name == "tensor.matmul"), None)
         if mm is None:
             return
@@ -161,9 +162,9 @@ class _Converter:
                     and (call.op.name in DEFINITIONS or _tensor_call(call))):
                 short = call.op.name.split(".", 1)[1].removesuffix("_scalar")
                 raise CompileError(
-                    f"pl.{short} cannot share a kernel ('{self.func.name}') with a tensor-level pl.matmul (line "
-                    f"{mm.span.line}): put the matmul in its own pl.at region or kernel, or write both in "
-                    "orchestration code, where each becomes its own kernel", s.span)
+                    f"the kernel '{self.func.name}' mixes a tensor-level pl.matmul (line {mm.span.line}) with "
+                    f"pl.{short}, and no core runs both: run SplitCubeVector (part of every strategy) first, which "
+                    "splits it into cube and vector kernels", s.span)
 
     def tensors(self, ops: list) -> list:
         out: dict = {}

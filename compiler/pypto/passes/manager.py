@@ -24,6 +24,7 @@ from pypto.passes.materialize_tile_views import MaterializeTileViewsPass
 from pypto.passes.memory_reuse import MemoryReusePass
 from pypto.passes.outline_incore_scopes import OutlineIncoreScopesPass
 from pypto.passes.outline_tensor_ops import OutlineTensorOpsPass
+from pypto.passes.split_cube_vector import SplitCubeVectorPass
 from pypto.passes.unroll_loops import UnrollLoopsPass
 
 
@@ -35,13 +36,14 @@ class OptimizationStrategy(enum.Enum):
 # UnrollLoops follows ConvertToSSA (see its module docstring); outlining precedes the tensor-to-block
 # conversion so that tensor ops written inside `with pl.incore():` are converted in the new kernel.
 # OutlineTensorOps follows it: the parents of outlined scopes are Orchestration by then, and their
-# computing tensor ops become kernels the same way.
+# computing tensor ops become kernels the same way. SplitCubeVector then cuts every kernel that mixes
+# a tensor-level matmul with vector ops into cube and vector kernels, before either kind is lowered.
 # FuseLoops needs block-level loops and outlined kernels, and runs before memory is planned;
 # ExpandPower2 follows it so that two fused power-of-two loops are expanded once, chunk by chunk.
 # The library ops of a kernel are expanded into tile loops over views, which become loads and stores
 # once the kernel boundary is known (seed 003 §2); ConvertTensorToBlockOps handles what is left (matmul).
 _FRONT = (ConvertToSSAPass, UnrollLoopsPass, SplitChunkedLoopsPass, InterchangeChunkLoopsPass, OutlineIncoreScopesPass,
-          OutlineTensorOpsPass, ExpandLibraryOpsPass, MaterializeTileViewsPass, ConvertTensorToBlockOpsPass,
+          OutlineTensorOpsPass, SplitCubeVectorPass, ExpandLibraryOpsPass, MaterializeTileViewsPass, ConvertTensorToBlockOpsPass,
           FuseLoopsPass, ExpandPower2Pass)
 STRATEGIES: dict[OptimizationStrategy, tuple[type, ...]] = {
     OptimizationStrategy.Default: (*_FRONT, InitMemRefPass, MemoryReusePass, InsertSyncPass, AllocateMemoryAddrPass),
@@ -58,6 +60,7 @@ PRODUCES = {
     "interchange-chunk-loops": {"TypeChecked", "SSAForm"},
     "outline-incore-scopes": _SPLIT,
     "outline-tensor-ops": _SPLIT,
+    "split-cube-vector": _SPLIT,
     "expand-library-ops": _SPLIT,
     "materialize-tile-views": _SPLIT,
     "convert-tensor-to-block-ops": _SPLIT | _BLOCK,
