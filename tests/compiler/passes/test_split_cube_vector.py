@@ -116,6 +116,14 @@ def biased_fp16_product(x: pl.Tensor, w: pl.Tensor, b: pl.Tensor, y: pl.Out[pl.T
 
 
 @pl.jit
+def independent_vector_op(x: pl.Tensor, w: pl.Tensor, b: pl.Tensor, y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="pre"):
+        b2 = pl.relu(b)  # needs no product: a vector part of the first stage, beside the matmul
+        y = pl.add(pl.matmul(x, w, out_dtype=pl.FP32), b2)
+    return y
+
+
+@pl.jit
 def softmax_region(q: pl.Tensor, k: pl.Tensor, y: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP, name_hint="scores"):
         y = pl.softmax(pl.matmul(q, pl.transpose(k, 0, 1), out_dtype=pl.FP32))
@@ -211,6 +219,15 @@ def test_jit_regions_match_numpy():
     softmax_region(q, k, s)
     np.testing.assert_allclose(s, _softmax(_f64(q) @ _f64(k).T), rtol=1e-5, atol=1e-6)
     assert set(softmax_region.compile(q, k, s).compiled.core) == {"scores_matmul", "scores_vector"}
+
+
+@needs_emulator
+def test_vector_op_independent_of_the_product_runs_beside_the_matmul():
+    x, w, b = _rand((40, 32), np.float16, 16), _rand((32, 24), np.float16, 17), _rand((1, 24), np.float32, 18)
+    y = np.zeros((40, 24), np.float32)
+    independent_vector_op(x, w, b, y)
+    np.testing.assert_allclose(y, _f64(x) @ _f64(w) + np.maximum(b, 0), rtol=1e-5, atol=_mm_atol(32))
+    assert independent_vector_op.last_result.launches == 3  # relu(b) and the matmul, then the add
 
 
 @needs_emulator
