@@ -33,6 +33,7 @@ values that cross GM.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
@@ -244,12 +245,20 @@ class _Splitter:
         extra: dict = {}
         new_kernels = []
         for k in kernels:
-            ret = stmt_list(k.body)[-1]
+            stmts = list(stmt_list(k.body))
+            ret = stmts.pop()
             params, dirs = list(k.params), list(k.param_directions)
-            for r in ret.value:
+            values = list(ret.value)
+            for j, r in enumerate(ret.value):
                 p = final.get(r)
                 if p is None:
                     continue
+                if not re.fullmatch(re.escape(p.name) + r"(_\d+)?", r.name):
+                    # matched through an alias (``y = t``): bind the part's result to p's name again, so
+                    # that the library passes match it to the parameter too
+                    alias = E.Var(NameAllocator(all_names(k)).fresh(f"{p.name}_1"), r.type, r.span)
+                    stmts.append(St.AssignStmt(alias, r, r.span))
+                    values[j] = alias
                 i = next((i for i, q in enumerate(params) if q.name == p.name), None)
                 if i is None:
                     params.append(E.Var(p.name, p.type, p.span))
@@ -257,7 +266,9 @@ class _Splitter:
                     extra.setdefault(k.name, []).append(p)
                 else:
                     dirs[i] = ParamDirection.InOut
-            new_kernels.append(replace(k, params=tuple(params), param_directions=tuple(dirs)))
+            stmts.append(replace(ret, value=tuple(values)))
+            new_kernels.append(replace(k, params=tuple(params), param_directions=tuple(dirs),
+                                       body=St.SeqStmts(tuple(stmts), k.body.span)))
         if not extra:
             return new_kernels, body
 

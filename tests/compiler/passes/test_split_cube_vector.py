@@ -75,6 +75,23 @@ class IntoOut:
 
 
 @pl.program
+class IntoOutThroughAnAlias:
+    """The Out parameter's final value is named through an alias: the part still stores into it."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[37, 64], pl.FP32], w: pl.Tensor[[64, 20], pl.FP32],
+          y: pl.Out[pl.Tensor[[37, 20], pl.FP32]]) -> pl.Tensor[[37, 20], pl.FP32]:
+        t = pl.relu(pl.matmul(x, w))
+        y = t
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[37, 64], pl.FP32], w: pl.Tensor[[64, 20], pl.FP32],
+             y: pl.Out[pl.Tensor[[37, 20], pl.FP32]]):
+        self.k(x, w, y)
+
+
+@pl.program
 class TwoResults:
     @pl.function(type=pl.FunctionType.InCore)
     def k(self, x: pl.Tensor[[37, 64], pl.FP32],
@@ -187,6 +204,15 @@ def test_computed_operand_goes_to_the_cube_through_gm_into_the_out_parameter():
     want = _f64(np.exp(x.astype(np.float32)).astype(np.float16)) @ _f64(w)  # exp on the vector core, in FP16
     # an FP16 product: the FP32 accumulator rounded once on the way out
     np.testing.assert_allclose(_f64(out), want, rtol=2e-3, atol=2e-3 * np.abs(want).max())
+
+
+@needs_emulator
+def test_out_parameter_named_through_an_alias_is_written():
+    x, w = _rand((37, 64), np.float32, 19), _rand((64, 20), np.float32, 20)
+    y = np.zeros((37, 20), np.float32)
+    r = run(IntoOutThroughAnAlias, x, w, y)
+    assert r.status == "ok" and r.launches == 2
+    np.testing.assert_allclose(y, np.maximum(_f64(x) @ _f64(w), 0), rtol=1e-5, atol=_mm_atol(64))
 
 
 @needs_emulator
