@@ -48,6 +48,28 @@ def to_float(value: float, type_name: str) -> float:
     return float(np.asarray(value, dtype=np.float64).astype(np_dtype(type_name)))
 
 
+class UndefinedIntegerResult(ArithmeticError):
+    """An integer op whose result MLIR leaves undefined (signed division overflow, a shift by the bit
+    width or more): reported as a fault rather than answered with one machine's guess."""
+
+
+def _check_signed_quotient(q: int, t: str) -> int:
+    """``q`` unchanged if it fits ``t``; the one overflowing signed quotient is min // -1."""
+    bits = INT_BITS.get(t, 64)
+    if q >= 1 << (bits - 1) and not t.startswith("ui"):
+        raise UndefinedIntegerResult(f"signed division overflow: the quotient {q} does not fit {t} "
+                                     "(the minimum value divided by -1 is undefined)")
+    return q
+
+
+def _shift_amount(b: int, t: str) -> int:
+    """The shift count ``b`` (read unsigned) when it is below the bit width of ``t``."""
+    bits = INT_BITS.get(t, 64)
+    if not 0 <= unsigned(b, t) < bits:
+        raise UndefinedIntegerResult(f"shift amount {b} is outside [0, {bits}) for {t} (the result is undefined)")
+    return unsigned(b, t)
+
+
 def _tdiv(a: int, b: int) -> int:
     """Signed division truncating toward zero."""
     if b == 0:
@@ -77,13 +99,13 @@ INT_BINARY: dict[str, Callable[[int, int, str], int]] = {
     "addi": lambda a, b, t: a + b,
     "subi": lambda a, b, t: a - b,
     "muli": lambda a, b, t: a * b,
-    "divsi": lambda a, b, t: _tdiv(a, b),
+    "divsi": lambda a, b, t: _check_signed_quotient(_tdiv(a, b), t),
     "divui": lambda a, b, t: _floordiv(unsigned(a, t), unsigned(b, t)),
     "remsi": lambda a, b, t: _trem(a, b),
     "remui": lambda a, b, t: unsigned(a, t) % unsigned(b, t) if unsigned(b, t) else _floordiv(1, 0),
-    "ceildivsi": lambda a, b, t: _ceildiv(a, b),
+    "ceildivsi": lambda a, b, t: _check_signed_quotient(_ceildiv(a, b), t),
     "ceildivui": lambda a, b, t: _ceildiv(unsigned(a, t), unsigned(b, t)),
-    "floordivsi": lambda a, b, t: _floordiv(a, b),
+    "floordivsi": lambda a, b, t: _check_signed_quotient(_floordiv(a, b), t),
     "minsi": lambda a, b, t: min(a, b),
     "maxsi": lambda a, b, t: max(a, b),
     "minui": lambda a, b, t: a if unsigned(a, t) <= unsigned(b, t) else b,
@@ -91,9 +113,9 @@ INT_BINARY: dict[str, Callable[[int, int, str], int]] = {
     "andi": lambda a, b, t: a & b,
     "ori": lambda a, b, t: a | b,
     "xori": lambda a, b, t: a ^ b,
-    "shli": lambda a, b, t: a << b if 0 <= b < INT_BITS.get(t, 64) else 0,
-    "shrsi": lambda a, b, t: a >> min(b, 63),
-    "shrui": lambda a, b, t: unsigned(a, t) >> b,
+    "shli": lambda a, b, t: a << _shift_amount(b, t),
+    "shrsi": lambda a, b, t: a >> _shift_amount(b, t),
+    "shrui": lambda a, b, t: unsigned(a, t) >> _shift_amount(b, t),
 }
 
 

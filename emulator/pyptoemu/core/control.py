@@ -125,6 +125,8 @@ def _lower_int_binary(su: ScalarUnit, o: ArithOperands) -> Step:
             r = arith.wrap(fn(int(a), int(b), tname), tname)
         except ZeroDivisionError:
             raise KernelFault(f"arith.{kind}: division by zero", loc) from None
+        except arith.UndefinedIntegerResult as e:
+            raise KernelFault(f"arith.{kind}: {e}", loc) from None
         frame[res] = bool(r) if is_bool else r
         su.charge(cost)
 

@@ -63,3 +63,37 @@ def test_same_kernel_with_a_harmless_argument_runs_clean(name, args):
     assert r.findings == []
     want = x * 2 if name.startswith("bad37") else x
     np.testing.assert_array_equal(r.outputs["arg1"].reshape(48, 64), want)
+
+
+INT_MIN = -2**31
+# op index, a, b, line:col of the op, message fragment (were: INT_MIN silently, 0 / -1 silently, or an
+# internal error "ValueError: negative shift count" for shrsi/shrui by a negative count)
+UNDEFINED = [
+    (0, INT_MIN, -1, "18:7", "arith.divsi: signed division overflow: the quotient 2147483648 does not fit i32"),
+    (1, INT_MIN, -1, "22:7", "arith.floordivsi: signed division overflow"),
+    (2, 1, 32, "26:7", "arith.shli: shift amount 32 is outside [0, 32) for i32"),
+    (3, -8, -1, "30:7", "arith.shrsi: shift amount -1 is outside [0, 32) for i32"),
+    (4, -8, 40, "34:7", "arith.shrui: shift amount 40 is outside [0, 32) for i32"),
+]
+
+
+@pytest.mark.parametrize(("op", "a", "b", "where", "fragment"), UNDEFINED, ids=[str(c[0]) for c in UNDEFINED])
+def test_scalar_integer_op_with_an_undefined_result_is_a_located_fault(op, a, b, where, fragment, tmp_path):
+    name = "bad40_scalar_int_undefined_results.pto"
+    args = {"arg1": a, "arg2": b, "arg3": op}
+    got, text = _cli(name, args, tmp_path)
+    assert got == 1 and "Traceback" not in text and "internal error" not in text, text
+    assert f"{name}:{where}: {fragment}" in text, text
+    with pytest.raises(PtoError) as info:
+        pyptoemu.run(KERNELS / name, inputs={"arg0": np.zeros(5, np.int32)}, args=args)
+    assert f"{name}:{where}: {fragment}" in str(info.value)
+
+
+@pytest.mark.parametrize(("op", "a", "b", "want"), [
+    (0, INT_MIN, 1, INT_MIN), (0, 7, -2, -3), (1, -7, 2, -4), (2, 1, 31, INT_MIN), (3, -8, 31, -1),
+    (4, -8, 1, 2**31 - 4),
+])
+def test_the_same_ops_at_the_edge_of_defined_give_the_exact_value(op, a, b, want):
+    r = pyptoemu.run(KERNELS / "bad40_scalar_int_undefined_results.pto", inputs={"arg0": np.zeros(5, np.int32)},
+                     args={"arg1": a, "arg2": b, "arg3": op})
+    assert r.findings == [] and int(r.outputs["arg0"][op]) == want
