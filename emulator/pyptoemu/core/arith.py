@@ -56,7 +56,7 @@ class UndefinedIntegerResult(ArithmeticError):
 def _check_signed_quotient(q: int, t: str) -> int:
     """``q`` unchanged if it fits ``t``; the one overflowing signed quotient is min // -1."""
     bits = INT_BITS.get(t, 64)
-    if q >= 1 << (bits - 1) and not t.startswith("ui"):
+    if bits > 1 and q >= 1 << (bits - 1) and not t.startswith("ui"):  # i1 is held as 0/1 here
         raise UndefinedIntegerResult(f"signed division overflow: the quotient {q} does not fit {t} "
                                      "(the minimum value divided by -1 is undefined)")
     return q
