@@ -243,19 +243,47 @@ class CriticalPath:
         state = self.cores.get(id(ins.core))
         if state is None:
             state = self.cores[id(ins.core)] = _CoreState()
+        start = ins.start
         draining = state.draining
-        if draining and draining[0].end < ins.start:
-            state.settle(ins.start)
-        if ins.pipe == "S" and ins.kind == BARRIER:  # a full barrier: waited for the pipes to drain
-            node = _Node(ins, None, full_barrier=True)
-            state.begin_drain(node)
-        else:
-            node = _Node(ins, self._path_to_start(ins, state))
-        ins.cp = node
-        if ins.pipe == "S":
-            if ins.kind in (BARRIER, WAIT, XWAIT):  # the scalar unit waited: later issues follow it
+        if draining and draining[0].end < start:
+            state.settle(start)
+        pipe, kind = ins.pipe, ins.kind
+        if pipe == "S":
+            if kind == BARRIER:  # a full barrier: waited for the pipes to drain
+                node = _Node(ins, None, full_barrier=True)
+                state.begin_drain(node)
+            else:
+                node = _Node(ins, self._path_to_start(ins, state))
+            ins.cp = node
+            if kind in (BARRIER, WAIT, XWAIT):  # the scalar unit waited: later issues follow it
                 state.add_sync(node)
         else:
+            path = None
+            if kind != WAIT and kind != XWAIT:  # the usual case, inline: the pipe's previous instruction released it
+                index = state.by_time.get(pipe)
+                pred = index.get(start) if index else None
+                if pred is not None:
+                    p_path, p_start, p_pipe = pred.path, pred.start, pred.pipe
+                    if pred.kind == OP:  # pred.until(start): its work, then its results in flight
+                        work_end = min(pred.end, start)
+                        n = work_end - p_start
+                        m = start - max(work_end, p_start)
+                        if n > 0 or m > 0:
+                            cycles = p_path.cycles[:]
+                            if n > 0:
+                                cycles[WORK[p_pipe]] += n
+                            if m > 0:
+                                cycles[LATENCY[p_pipe]] += m
+                            p_path = _Path(cycles, p_path.waits)
+                    elif start > p_start:
+                        cycles = p_path.cycles[:]
+                        cycles[SYNC[p_pipe]] += start - p_start
+                        p_path = _Path(cycles, p_path.waits)
+                    path = p_path
+            if path is None:
+                path = self._path_to_start(ins, state)
+            node = _Node(ins, path)
+            ins.cp = node
             state.add(node)
         last = self.last
         if last is None or node.done > last.done or node.done == last.done and node.seq > last.seq:
@@ -270,14 +298,14 @@ class CriticalPath:
             node = made.cp if made is not None else None
             if node is not None:
                 t = min(node.start if node.kind == OP else node.end, start)
-                return node.until(t).plus("sync", "S", start - t)
+                return node.until(t).add(SYNC["S"], start - t)
         if ins.kind in (WAIT, XWAIT) and ins.released_by is not None and start > ins.wait_start:
             released = self._releaser(ins)
             if released is not None:
                 setter, ts = released
                 flag = ins.flag[:2] if ins.kind == WAIT else ("x", ins.name)
                 line = ins.loc.line if ins.loc else 0
-                return setter.until(ts).plus("sync", setter.pipe, start - ts).waited(flag, ins.wait_start, start, line)
+                return setter.until(ts).add(SYNC[setter.pipe], start - ts).waited(flag, ins.wait_start, start, line)
         if ins.pipe != "S":
             index = state.by_time.get(ins.pipe)
             pred = index.get(start) if index else None
