@@ -291,6 +291,9 @@ class AICore:
         except RuntimeError as e:
             if "No scheduled events left" not in str(e):
                 raise
+            late = self.scalar.issue_blocked_until()  # as Chip._catch_up_blocked_issue
+            if late > self.env.now:
+                self.env.run(until=late)
             raise self._deadlock() from None
         self.commits.flush(float("inf"))
         self.report_left_flags()

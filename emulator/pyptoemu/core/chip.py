@@ -166,6 +166,7 @@ class Chip:
         except RuntimeError as e:
             if "No scheduled events left" not in str(e):
                 raise
+            self._catch_up_blocked_issue()
             raise self._deadlock() from None
         except (PtoError, InternalError) as e:  # a failed pipe process: SimPy raised a copy
             raise _original(e) from None
@@ -174,6 +175,13 @@ class Chip:
             c.report_left_flags()
         self.crosscore.finish()
         return int(self.env.now)
+
+    def _catch_up_blocked_issue(self) -> None:
+        """A scalar unit stalled on a full issue queue sleeps without first catching SimPy time up
+        with its own clock (ScalarUnit.wait_for_room): a deadlock found there is at that clock."""
+        late = max((c.scalar.issue_blocked_until() for c in self.cores), default=0)
+        if late > self.env.now:
+            self.env.run(until=late)
 
     def _deadlock(self) -> DeadlockError:
         """One core: its own report, unchanged. Several: each blocked core, pipe and line."""

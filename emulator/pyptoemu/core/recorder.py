@@ -137,9 +137,13 @@ class Recorder:
     def _forget_epochs(self) -> None:
         """Drop the scalar epochs no unprocessed or future instruction can name."""
         held: dict[int, int] = {}
-        for _, _, ins in self.heap:
-            k = id(ins.core)
-            held[k] = min(held.get(k, ins.sepoch), ins.sepoch)
+        if len(self.cores) == 1:  # one core: the least epoch held, without a lookup per record
+            if self.heap:
+                held[id(self.cores[0])] = min([entry[2].sepoch for entry in self.heap])
+        else:
+            for _, _, ins in self.heap:
+                k = id(ins.core)
+                held[k] = min(held.get(k, ins.sepoch), ins.sepoch)
         for core in self.cores:
             epochs = core.scalar.epochs
             need = min(len(epochs), held.get(id(core), len(epochs)))
