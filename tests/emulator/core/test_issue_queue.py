@@ -92,6 +92,24 @@ def test_a_wait_whose_set_sits_behind_a_full_queue_deadlocks_and_says_why():
     assert _run(text, "a2a3:unbounded_issue_queues").findings == []
 
 
+def test_a_deadlock_behind_a_full_queue_ends_at_the_scalar_clock():
+    """V blocks on a wait no one will set; the scalar unit issues tadds behind it until the queue is
+    full and the next one cannot go in. It stalls at its own clock (one cycle per issue after the
+    wait: DEPTH + 1 issues), not at the cycle V blocked: the run ends there, though the scalar unit
+    sleeps on the queue without first bringing SimPy time up to its clock."""
+    t = vec(16, 64)
+    adds = "".join(f"    pto.tadds ins(%a, %cst : {t}, f32) outs(%b : {t})\n" for _ in range(N_VEC))
+    body = (f"    %a = pto.alloc_tile : {t}\n    %b = pto.alloc_tile : {t}\n"
+            "    pto.wait_flag[<PIPE_MTE2>, <PIPE_V>, <EVENT_ID0>]\n" + adds
+            + "    pto.set_flag[<PIPE_MTE2>, <PIPE_V>, <EVENT_ID0>]\n")
+    text = binary_kernel(body, nargs=1, extra_consts="    %cst = arith.constant 1.0 : f32")
+    with pytest.raises(KernelFault, match="deadlock") as err:
+        _run(text)
+    blocked_wait = err.value.result.core.pipes["V"].current
+    assert blocked_wait.name == "wait_flag"
+    assert err.value.result.cycles == blocked_wait.wait_start + DEPTH + 1
+
+
 def test_a_fractional_depth_is_refused(tmp_path):
     src = Path(load_machine("a2a3").file)
     text = src.read_text().replace("  issue_queue_depth: 16", "  issue_queue_depth: 2.5")
