@@ -8,9 +8,9 @@ run with data). Predicted time = makespan + launch_kernel + launch_block x waves
 from pto-isa's flash-attention cost model). Goal: each within +-25%, and the copy's tile-size trend
 1 : 1.08 : 2.62 within +-25% per step. Figures (a2a3): add 1 core 1.16, 48 cores 1.06; copy 0.98 /
 0.90 / 0.96 (trend 1 : 1.00 : 2.57); GEMM 1536 / 3072 / 6144 0.90 / 1.03 / 1.16; flash attention
-S0=128, S1=8192, d=128 on one core group (1 AIC + 2 AIV through an l2g2l FIFO) 1.52 (1.90 before
-the cube ran two tiles ahead), bound by the vector cores' V pipes (see
-benchmarks/kernels/flash_attention.py for the per-pipe breakdown). The whole table
+S0=128, S1=8192, d=128 on one core group (1 AIC + 2 AIV through an l2g2l FIFO) 1.05 (1.52 with
+128-key softmax steps and an f32 P path, 1.90 before the cube ran ahead), bound by the vector
+cores' V pipes (see benchmarks/kernels/flash_attention.py for the per-pipe breakdown). The whole table
 takes a few minutes (the 6144^3 GEMM is ~1M instructions).
 
 Per-instruction table: every calibration figure of shared/spec/machine-a2a3.md ("Calibration data
