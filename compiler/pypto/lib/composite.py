@@ -36,7 +36,7 @@ from pypto.ir import expr as E
 from pypto.lib import tiling
 from pypto.lib.body import Body, work_dtype
 from pypto.lib.elementwise import map_blocks, silu_tile
-from pypto.lib.emit import Emitter, Window, blocks, chunks, read, shape2, write
+from pypto.lib.emit import Emitter, Window, blocks, chunks, grid_shape, read, write
 from pypto.lib.reduction import row_stat
 from pypto.lib.registry import definition
 
@@ -60,7 +60,7 @@ def row_program(em: Emitter, call: E.Call, out: E.Var, stats: list[RowStat], pro
     """``out`` = ``produce`` per block, after ``stats`` per row block (see the module docstring)."""
     x = call.args[0]
     weights = list(call.args[1:])
-    shape = shape2(x.type)
+    shape = grid_shape(x.type, call.op.name)
     if len(shape) < 2:
         raise CompileError(f"{call.op.name} is tiled over [..., rows, features] tensors; got rank {len(shape)}",
                            call.span)
@@ -133,7 +133,7 @@ def _rstd(cols: int, eps: float) -> Callable[[Body, E.Var, dict], E.Var]:
 
 @definition("tensor.rms_norm")
 def _rms_norm(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
-    cols = shape2(call.args[0].type)[-1]
+    cols = grid_shape(call.args[0].type, call.op.name)[-1]
     eps = call.kwargs.get("eps", 1e-6)
     stats = [RowStat("rstd", "sum", lambda b, t, v: b.op("mul", t["x"], t["x"]), _rstd(cols, eps))]
 
@@ -149,7 +149,7 @@ def _square(b: Body, t: E.Var) -> E.Var:
 
 @definition("tensor.layer_norm")
 def _layer_norm(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
-    cols = shape2(call.args[0].type)[-1]
+    cols = grid_shape(call.args[0].type, call.op.name)[-1]
     eps = call.kwargs.get("eps", 1e-5)
 
     def centred(b: Body, t: Tiles, v: dict) -> E.Var:

@@ -28,7 +28,7 @@ from pypto.ir.expr import static_int
 from pypto.lib import tiling
 from pypto.lib.body import Body, legal, work_dtype
 from pypto.lib.broadcast import as_2d, expand
-from pypto.lib.emit import Emitter, Window, blocks, kind, read, shape2, write
+from pypto.lib.emit import Emitter, Window, blocks, grid_shape, kind, read, write
 from pypto.lib.registry import definition
 from pypto.ops import block as B
 from pypto.ops import isa
@@ -221,7 +221,7 @@ def map_blocks(em: Emitter, call: E.Call, out: E.Var, operands: list, body: Call
     """``out`` with ``body(b, tiles, kinds)`` computed for every block of the result's tiling (the
     shared plan of :mod:`pypto.lib.tiling`, sized for the operands, the result and the ``work`` dtype
     the body computes in; a body that keeps more than the shared plan's tiles live passes ``live``)."""
-    out_shape = shape2(call.type)
+    out_shape = grid_shape(call.type, call.op.name)
     rows, cols, rank1, lead = grid_of(out_shape)
     kinds = [kind(x, out_shape[-2:]) for x in operands]
     dtypes = [x.type.dtype for x in operands] + [call.type.dtype, work]

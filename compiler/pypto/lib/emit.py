@@ -7,6 +7,13 @@ a :class:`~pypto.lib.tiling.Plan` (a loop over the full blocks, then the tail bl
 own static valid shape). A block reads its operands with :func:`read` (``cast_tensor_to_tile`` of
 the operand's window, broadcasting vectors and scalars NumPy's way) and writes its result with
 :func:`write` (``cast_tile_to_tensor`` + ``tensor.assemble`` into the output).
+
+Dynamic shapes: a dim that is a ``pl.dynamic`` variable (a kernel argument) may be the row count or a
+leading dim of an element-wise op, a last-axis reduction or a row composite. The leading dims are
+then loops with a run-time trip count, and the rows one loop ``range(0, rows, tr)`` whose blocks have
+the run-time valid row count ``min(rows - offset, tr)`` (TLOAD/TSTORE of ``?`` rows). The last axis
+(a tile's width) and every dim of the other ops stay static; :func:`shape2` and :func:`grid_shape`
+refuse the rest by name (:data:`DYNAMIC_SUPPORT`).
 """
 
 from __future__ import annotations
@@ -20,7 +27,8 @@ from pypto.enums import TilePad
 from pypto.errors import CompileError, Span
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
-from pypto.ir.types import ScalarType, TensorType, TileType, static_shape
+from pypto.ir.expr import static_int
+from pypto.ir.types import ScalarType, TensorType, TileType, shape_str, static_shape
 from pypto.lib import ops as L
 from pypto.lib.tiling import Plan
 from pypto.ops import block as B
@@ -65,15 +73,16 @@ class Emitter:
         self.stmts.append(St.AssignStmt(v, call, self.span))
         return v
 
-    def loop(self, count: int, carried: list, body: Callable[[Emitter, E.Expr, list], list],
-             name: str = "i", grid: bool = False) -> list:
-        """``for i in range(count)`` carrying ``carried``; ``body(em, i, iters)`` returns the next values.
+    def loop(self, count: int | E.Expr, carried: list, body: Callable[[Emitter, E.Expr, list], list],
+             name: str = "i", grid: bool = False, step: int = 1) -> list:
+        """``for i in range(0, count, step)`` carrying ``carried``; ``body(em, i, iters)`` returns the
+        next values. ``count`` may be a run-time expression (a dynamic dim).
 
         A single iteration is emitted inline with ``i = 0`` (no loop), except for a ``grid`` loop: a
         loop over the blocks of a plan, marked :data:`GRID_LOOP` and kept even for one block, so that
         every library op over the same plan has the same loop structure for FuseLoops to match (which
         inlines the one-block loops afterwards)."""
-        if count == 1 and not grid:
+        if isinstance(count, int) and count == step and not grid:
             return list(body(self, idx(0), list(carried)))
         lv = E.Var(self.names.fresh(name), ScalarType(DataType.INDEX), self.span)
         iters = [E.IterArg(self.names.fresh(f"{c.name}_it"), c.type, self.span, c) for c in carried]
@@ -81,7 +90,8 @@ class Emitter:
         new = list(body(inner, lv, list(iters)))
         stmts = inner.stmts + ([St.YieldStmt(tuple(new), self.span)] if carried else [])
         rvs = [E.Var(self.names.fresh(f"{c.name}_rv"), c.type, self.span) for c in carried]
-        self.stmts.append(St.ForStmt(lv, idx(0), idx(count), idx(1), tuple(iters), St.SeqStmts(tuple(stmts), self.span),
+        stop = idx(count) if isinstance(count, int) else count
+        self.stmts.append(St.ForStmt(lv, idx(0), stop, idx(step), tuple(iters), St.SeqStmts(tuple(stmts), self.span),
                                      tuple(rvs), self.span, loop_origin=GRID_LOOP if grid else 0))
         return rvs
 
@@ -131,19 +141,23 @@ def blocks(em: Emitter, plan: Plan, carried: list, body: Callable[[Emitter, Wind
     the plan (it walks the columns itself: the two-level loop of the row reductions and composites)."""
     whole_rows = not cols or not plan.chunked
 
-    def grid(e: Emitter, li: tuple, c: list) -> list:
-        for rs, rcount, rvalid in plan.segments(0):
-            def row(e2: Emitter, i: E.Expr, c2: list, rs: int = rs, rv: int = rvalid) -> list:
-                ro = offset_of(rs, i, plan.tr)
-                if whole_rows:
-                    return body(e2, Window(ro, idx(0), rv, plan.cols, plan.tr, plan.tc, rank1, li), c2)
-                for cs, ccount, cvalid in plan.segments(1):
-                    c2 = e2.loop(ccount, c2, lambda e3, j, c3, cs=cs, cv=cvalid: body(
-                        e3, Window(ro, offset_of(cs, j, plan.tc), rv, cv, plan.tr, plan.tc, rank1, li), c3),
-                        "bj", grid=True)
-                return c2
+    def row(e: Emitter, ro: E.Expr, rv: Any, li: tuple, c: list) -> list:
+        if whole_rows:
+            return body(e, Window(ro, idx(0), rv, plan.cols, plan.tr, plan.tc, rank1, li), c)
+        for cs, ccount, cvalid in plan.segments(1):
+            c = e.loop(ccount, c, lambda e3, j, c3, cs=cs, cv=cvalid: body(
+                e3, Window(ro, offset_of(cs, j, plan.tc), rv, cv, plan.tr, plan.tc, rank1, li), c3), "bj", grid=True)
+        return c
 
-            c = e.loop(rcount, c, row, "bi", grid=True)
+    def grid(e: Emitter, li: tuple, c: list) -> list:
+        if plan.dynamic_rows:
+            # one loop over the row offsets up to the run-time row count; a block's valid rows are
+            # min(rows - offset, tr) (the last block is the tail)
+            return e.loop(plan.rows, c, lambda e2, r, c2: row(e2, r, E.min_(plan.rows - r, plan.tr), li, c2),
+                          "bi", grid=True, step=plan.tr)
+        for rs, rcount, rvalid in plan.segments(0):
+            c = e.loop(rcount, c, lambda e2, i, c2, rs=rs, rv=rvalid: row(e2, offset_of(rs, i, plan.tr), rv, li, c2),
+                       "bi", grid=True)
         return c
 
     return _nest(em, lead, (), carried, grid)
@@ -168,17 +182,37 @@ def chunks(em: Emitter, plan: Plan, win: Window, carried: list, body: Callable[[
 # ----------------------------------------------------------------------------- operand windows
 
 
-def shape2(t: TensorType) -> tuple[int, ...]:
+# What is tiled over a dynamic (run-time) dim, said by every refusal.
+DYNAMIC_SUPPORT = ("dynamic dims are tiled for element-wise ops, reductions over the last axis and softmax, "
+                   "log_softmax, rms_norm, layer_norm and swiglu, with a static last axis")
+
+
+def shape2(t: TensorType, what: str = "this library op") -> tuple[int, ...]:
+    """The static shape of ``t``; a dynamic dim is refused with what is supported instead."""
     s = static_shape(t)
     if s is None:
-        raise CompileError("library ops need static shapes to be tiled")
+        raise CompileError(f"{what} needs static shapes (got {shape_str(t.shape)}): {DYNAMIC_SUPPORT}")
     return tuple(s)
+
+
+def dims(t: TensorType) -> tuple:
+    """``t``'s dims: ints where static, the run-time expression (a ``pl.dynamic`` dim) otherwise."""
+    return tuple(static_int(d) if static_int(d) is not None else d for d in t.shape)
+
+
+def grid_shape(t: TensorType, what: str) -> tuple:
+    """``t``'s dims for a row-blocked grid: any dim may be dynamic except the last (a tile's width)."""
+    d = dims(t)
+    if not isinstance(d[-1], int):
+        raise CompileError(f"{what} needs a static last axis (got {shape_str(t.shape)}): a tile's width is "
+                           f"static; {DYNAMIC_SUPPORT}")
+    return d
 
 
 def kind(x: Any, out_shape: tuple) -> str:
     """How operand ``x`` broadcasts against a 2-D (or 1-D) result: 'full', 'row' ([R, 1]),
     'col' ([1, C] or [C]), 'one' ([1, 1] or [1])."""
-    s = shape2(x.type)
+    s = dims(x.type)
     if len(s) == 1:  # a vector is one row: a 1-D window of it, whatever the result's rank
         if s[0] == 1 and out_shape[-1] != 1:
             return "one"
@@ -194,7 +228,7 @@ def kind(x: Any, out_shape: tuple) -> str:
 def _lead_offsets(x: E.Var, win: Window, trailing: int = 2) -> list:
     """The offsets of N-D operand ``x``'s dims before its ``trailing`` ones in block ``win`` (0 where
     ``x`` broadcasts)."""
-    s = shape2(x.type)[:-trailing]
+    s = dims(x.type)[:-trailing]
     lead = win.lead[len(win.lead) - len(s):] if s else ()
     return [idx(0) if d == 1 else i for d, i in zip(s, lead, strict=True)]
 
@@ -202,7 +236,7 @@ def _lead_offsets(x: E.Var, win: Window, trailing: int = 2) -> list:
 def read(em: Emitter, x: E.Var, win: Window, k: str = "full", pad: TilePad = TilePad.null) -> E.Var:
     """The tile of operand ``x`` (of broadcast kind ``k``) that block ``win`` reads; an N-D operand's
     ``[1, .., 1, tr, tc]`` window is re-viewed as the ``[tr, tc]`` tile it is (no data moves)."""
-    rank = len(shape2(x.type))
+    rank = len(x.type.shape)
     if rank == 1:
         offs, sizes, valid = ([idx(0)], [1], [1]) if k == "one" else ([win.co], [win.tc], [win.vc])
     elif k == "row":
@@ -213,8 +247,10 @@ def read(em: Emitter, x: E.Var, win: Window, k: str = "full", pad: TilePad = Til
         offs, sizes, valid = [idx(0), idx(0)], [1, 1], [1, 1]
     else:
         offs, sizes, valid = [win.ro, win.co], [win.tr, win.tc], [win.vr, win.vc]
-    if pad is not TilePad.null and list(valid) == list(sizes):
-        pad = TilePad.null  # a full window has no padding to fill
+    if pad is not TilePad.null and all(not isinstance(v, int) or v == n for v, n in zip(valid, sizes, strict=True)):
+        # a full window has no padding to fill; a run-time valid row count pads no column a row-wise
+        # consumer reads (reductions across a dynamic dim are not tiled)
+        pad = TilePad.null
     if rank <= 2:
         return em.let(f"{x.name}_t", L.cast_tensor_to_tile(x, offs, sizes, valid, pad, span=em.span))
     ones = [1] * (rank - 2)
@@ -225,7 +261,7 @@ def read(em: Emitter, x: E.Var, win: Window, k: str = "full", pad: TilePad = Til
 
 def write(em: Emitter, tile: E.Var, out: E.Var, win: Window, k: str = "full") -> E.Var:
     """``out`` with ``tile`` (the block's valid region) assembled at the block's window."""
-    rank = len(shape2(out.type))
+    rank = len(out.type.shape)
     if rank == 1:
         offs = [win.co]
     elif k == "row":

@@ -109,14 +109,15 @@ def _static(xs: tuple, what: str, span: object) -> list[int]:
 def _slice(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
     x = call.args[0]
     offs = _static(call.args[2].elements, "slice offsets", call.span)
-    shape = shape2(call.type)
+    shape = shape2(call.type, call.op.name)
     return copy_blocks(em, x, shape, out, offs, [0] * len(shape), call.span)
 
 
 @definition("tensor.concat")
 def _concat(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
     a, b = call.args
-    rank = len(shape2(a.type))
+    rank = len(shape2(a.type, call.op.name))
+    shape2(b.type, call.op.name)
     axis = call.kwargs.get("axis", 0) % rank
     zero = [0] * rank
     out = copy_blocks(em, a, shape2(a.type), out, zero, zero, call.span)
@@ -183,7 +184,7 @@ def permute(em: Emitter, x: E.Var, out: E.Var, perm: tuple, span: object) -> E.V
 def _transpose(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
     """A swap of any two axes of any rank (:func:`permute`)."""
     x = call.args[0]
-    rank = len(shape2(x.type))
+    rank = len(shape2(x.type, call.op.name))
     i, j = (static_int(a) % rank for a in call.args[1:3])
     perm = list(range(rank))
     perm[i], perm[j] = j, i
@@ -311,7 +312,7 @@ def _reshape(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
     that keep the last dim move boxes of whole rows (:func:`reshape_by_rows`); any other reshape
     copies runs of elements (:func:`reshape_by_runs`)."""
     x = call.args[0]
-    src, dst = shape2(x.type), shape2(call.type)
+    src, dst = shape2(x.type, call.op.name), shape2(call.type, call.op.name)
     dtype = x.type.dtype
     if len(src) > 2 or len(dst) > 2:
         by_rows = reshape_by_rows(em, x, out, call.span) if src[-1] == dst[-1] else None

@@ -10,8 +10,9 @@ functions by :class:`pypto.passes.expand_library_ops.ExpandLibraryOpsPass`.
 The view casts of seed 003 §2.1 move no data:
 
 * ``block.cast_tensor_to_tile(tensor, offsets, sizes, valid; pad)`` is the tile that *is* the
-  ``sizes`` window of ``tensor`` at ``offsets`` (``valid`` of it is real data; ``pad`` says what a
-  consumer needs in the rest: zero for a sum, min (-inf) for a max, max (+inf) for a min);
+  ``sizes`` window of ``tensor`` at ``offsets`` (``valid`` of it is real data, a run-time expression
+  for a dynamic row count; ``pad`` says what a consumer needs in the rest: zero for a sum, min
+  (-inf) for a max, max (+inf) for a min);
 * ``tensor.cast_tile_to_tensor(tile)`` is the tensor view of a tile's valid region.
 
 They exist while the library's loops are being built and fused; once a kernel's boundary is known,
@@ -53,7 +54,7 @@ def _cast_tensor_to_tile(args: list, kw: dict, span: Span) -> TileType:
     t = tensor("cast_tensor_to_tile", args, 0, ("tensor",), span)
     offs = int_list("cast_tensor_to_tile", args[1], "offsets", span)
     sizes = int_list("cast_tensor_to_tile", args[2], "sizes", span, static=True)
-    valid = int_list("cast_tensor_to_tile", args[3], "valid", span, static=True)
+    valid = int_list("cast_tensor_to_tile", args[3], "valid", span)  # a run-time row count is dynamic
     if not len(offs) == len(t.shape) or len(sizes) != len(valid) or not sizes:
         raise PyptoTypeError(
             f"cast_tensor_to_tile: {len(offs)} offsets, {len(sizes)} sizes and {len(valid)} valid dims for a "
@@ -62,7 +63,7 @@ def _cast_tensor_to_tile(args: list, kw: dict, span: Span) -> TileType:
         )
     for o, v, d in zip(offs[len(offs) - len(valid):], valid, t.shape[len(t.shape) - len(valid):], strict=False):
         so, sv, sd = static_int(o), static_int(v), static_int(d)
-        if None not in (so, sd) and so + sv > sd:
+        if None not in (so, sv, sd) and so + sv > sd:
             raise PyptoTypeError(f"cast_tensor_to_tile: window [{so}, {so + sv}) leaves dim of size {sd}", span)
     pad = TilePad(kw.get("pad", int(TilePad.null)))
     return TileType(sizes, t.dtype, tile_view=vec_view(sizes, valid, pad=pad))

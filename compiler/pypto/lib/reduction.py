@@ -28,7 +28,7 @@ from pypto.ir import expr as E
 from pypto.ir.types import TensorType
 from pypto.lib import tiling
 from pypto.lib.body import Body, work_dtype
-from pypto.lib.emit import Emitter, Window, assemble, blocks, idx, offset_of, read, shape2, write
+from pypto.lib.emit import Emitter, Window, assemble, blocks, grid_shape, idx, offset_of, read, shape2, write
 from pypto.lib.ops import reduce_axes
 from pypto.lib.registry import definition
 from pypto.lib.tiling import Plan
@@ -71,7 +71,7 @@ def squeeze(em: Emitter, t: E.Var, length: int, valid: int) -> E.Var:
 def reduce_rows(em: Emitter, x: E.Var, out: E.Var, reduce: str, scale: float | None, span: object) -> E.Var:
     """``out[..., r] = reduce(x[..., r, :])`` (``out`` is ``[..., R, 1]`` or ``[..., R]``); the dims
     before the last two are looped over."""
-    shape = shape2(x.type)
+    shape = grid_shape(x.type, f"{reduce} over the last axis")
     rows, cols = shape[-2:]
     lead = tuple(shape[:-2])
     dtype = x.type.dtype
@@ -85,7 +85,7 @@ def reduce_rows(em: Emitter, x: E.Var, out: E.Var, reduce: str, scale: float | N
         if scale is not None:
             r = b.scalar("muls", r, scale)
         r = b.cast(r, out.type.dtype)
-        if len(shape2(out.type)) < len(shape):
+        if len(out.type.shape) < len(shape):
             return [assemble(e, squeeze(e, r, win.tr, win.vr), carried[0], [win.ro], win)]
         return [write(e, r, carried[0], win, "row")]
 
@@ -198,17 +198,19 @@ def reduce_nd(em: Emitter, x: E.Var, out: E.Var, reduce: str, axes: tuple, scale
 
 
 def reduce_tensor(em: Emitter, x: E.Var, out: E.Var, reduce: str, axes: tuple, mean: bool, span: object) -> E.Var:
-    shape = shape2(x.type)
-    if len(shape) == 1:
+    rank = len(x.type.shape)
+    if rank == 1:
         raise CompileError(f"{reduce} of a 1-D tensor leaves no dims: reduce a [1, n] view with keepdim=True", span)
+    if axes == (rank - 1,):  # over the last axis: the other dims may be dynamic
+        cols = grid_shape(x.type, f"{reduce} over the last axis")[-1]
+        return reduce_rows(em, x, out, reduce, 1.0 / cols if mean else None, span)
+    shape = shape2(x.type, f"{reduce} over axes {axes}")
     count = 1
     for a in axes:
         count *= shape[a]
     scale = 1.0 / count if mean else None
     if len(shape) > 2 and axes != (len(shape) - 1,):
         return reduce_nd(em, x, out, reduce, axes, scale, span)
-    if axes == (len(shape) - 1,):
-        return reduce_rows(em, x, out, reduce, scale, span)
     if axes == (0,):
         return reduce_cols(em, x, out, reduce, scale, span)
     if len(shape2(out.type)) != 2:

@@ -20,6 +20,9 @@ The rule (every number comes from the Vec buffer (UB) record of the machine file
   ``row_align`` rows (``tr = row_align``): element-wise ops simply iterate over the 2-D grid, row
   reductions and the composites built on them run a **two-level loop** (an outer loop over row
   blocks, inner loops over column chunks carrying the partial reductions as ``[tr, 1]`` tiles).
+* A row count only known at run time (a ``pl.dynamic`` dim) keeps the block of a large tensor (``tr``
+  not capped by the rows) and one loop over the row offsets ``range(0, rows, tr)``, each block's
+  valid rows ``min(rows - offset, tr)`` at run time. The last axis (a tile's width) stays static.
 * The last block along an axis that does not divide evenly is a **tail**: it has the same tile shape
   and a smaller static valid shape (``valid_row`` / ``valid_col``), so loads, ops and stores touch
   only real data; where a consumer reads the padding the tile is padded with the consumer's
@@ -29,6 +32,7 @@ The rule (every number comes from the Vec buffer (UB) record of the machine file
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from pypto.dtype import DataType
 from pypto.enums import CAPACITY, MemorySpace, TilePad
@@ -66,9 +70,10 @@ def row_align(dtype: DataType) -> int:
 
 @dataclass(frozen=True)
 class Plan:
-    """A ``[tr, tc]`` block over ``[rows, cols]``; ``chunked`` when a row needs several blocks."""
+    """A ``[tr, tc]`` block over ``[rows, cols]``; ``chunked`` when a row needs several blocks;
+    ``rows`` is an expression when the row count is only known at run time (``dynamic_rows``)."""
 
-    rows: int
+    rows: Any
     cols: int
     tr: int
     tc: int
@@ -76,6 +81,10 @@ class Plan:
     @property
     def chunked(self) -> bool:
         return self.tc < self.cols
+
+    @property
+    def dynamic_rows(self) -> bool:
+        return not isinstance(self.rows, int)
 
     def segments(self, axis: int) -> list[tuple[int, int, int]]:
         """``(start, count, valid)`` runs along rows (0) or columns (1): ``count`` full blocks from
@@ -93,7 +102,8 @@ def plan(rows: int, cols: int, dtypes: list[DataType], live: int = SHARED_LIVE, 
     """The block for ``live`` tiles over ``[rows, cols]``: sized by the widest of ``dtypes``, aligned
     for the narrowest. The default ``live`` is the shared plan of the vector primitives (see the
     module docstring)."""
-    if rows <= 0 or cols <= 0:
+    dynamic = not isinstance(rows, int)
+    if (not dynamic and rows <= 0) or cols <= 0:
         raise CompileError(f"cannot tile an empty [{rows}, {cols}] tensor", span)
     dtype = max(dtypes, key=lambda d: d.nbytes)
     narrow = min(dtypes, key=lambda d: d.nbytes)
@@ -110,7 +120,8 @@ def plan(rows: int, cols: int, dtypes: list[DataType], live: int = SHARED_LIVE, 
         if tc < ca:
             raise CompileError(f"{live} tiles of {ra} x {ca} {dtype.name} do not fit in the UB", span)
     tr = max(ra, (tile_cap // (tc * nbytes)) // ra * ra)
-    tr = min(tr, ceil_to(rows, ra)) if rows > 1 else 1  # one row: [1, tc] tiles, broadcast like NumPy
+    if not dynamic:  # a run-time row count keeps the full block (its valid rows are set per block)
+        tr = min(tr, ceil_to(rows, ra)) if rows > 1 else 1  # one row: [1, tc] tiles, broadcast like NumPy
     return Plan(rows, cols, tr, tc)
 
 

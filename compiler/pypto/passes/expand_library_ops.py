@@ -21,21 +21,72 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
+from pypto.dtype import DataType
 from pypto.enums import FunctionType, ParamDirection
 from pypto.errors import CompileError, PyptoError
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
-from pypto.ir.types import TensorType, shape_str, static_shape
+from pypto.ir.types import ScalarType, TensorType, shape_str, static_shape
 from pypto.ir.visitor import stmt_list, substitute, walk, walk_stmts
 from pypto.lib import DEFINITIONS
 from pypto.lib.emit import Emitter
+from pypto.ops import tensor as T
 from pypto.passes.base import NameAllocator, Pass
-from pypto.passes.convert_tensor_to_block_ops import (
-    _retarget_calls,
-    _without_tensor_aliases,
-    rebound_output_params,
-)
+from pypto.passes.convert_tensor_to_block_ops import _without_tensor_aliases, rebound_output_params
 from pypto.passes.ir_utils import all_names
+
+
+def dim_source(func: St.Function, d: Any) -> tuple[int, int] | None:
+    """``(parameter index, axis)`` of the first tensor parameter of ``func`` whose shape has the dynamic
+    dim ``d`` (a ``pl.dynamic`` variable), or ``None``."""
+    for i, p in enumerate(func.params):
+        if isinstance(p.type, TensorType):
+            for k, x in enumerate(p.type.shape):
+                if x is d:
+                    return i, k
+    return None
+
+
+def allocate_outputs(func: St.Function, kernels: dict, added: dict) -> St.Function:
+    """At each call of an expanded kernel, allocate its new Out tensors and pass them. A dynamic dim of
+    one is the caller's ``tensor.dim`` of the argument the kernel reads it from."""
+    names = NameAllocator(all_names(func))
+
+    def block(body: Any) -> St.SeqStmts:
+        out: list = []
+        for s in stmt_list(body):
+            out.extend(stmt(s))
+        return St.SeqStmts(tuple(out), getattr(body, "span", E.UNKNOWN_SPAN))
+
+    def stmt(s: Any) -> list:
+        if isinstance(s, (St.ForStmt, St.WhileStmt, St.ScopeStmt)):
+            return [replace(s, body=block(s.body))]
+        if isinstance(s, St.IfStmt):
+            eb = block(s.else_body) if s.else_body is not None else None
+            return [replace(s, then_body=block(s.then_body), else_body=eb)]
+        value = s.value if isinstance(s, St.AssignStmt) else s.expr if isinstance(s, St.EvalStmt) else None
+        if not (isinstance(value, E.Call) and isinstance(value.op, E.GlobalVar) and value.op.name in added):
+            return [s]
+        pre, extra = [], []
+        kernel = kernels[value.op.name]
+        for p in added[value.op.name]:
+            shape = []
+            for d in p.type.shape:
+                if E.static_int(d) is not None:
+                    shape.append(E.static_int(d))
+                    continue
+                i, k = dim_source(kernel, d)
+                dv = E.Var(names.fresh(f"{p.name}_d{len(shape)}"), ScalarType(DataType.INDEX), value.span)
+                pre.append(St.AssignStmt(dv, T.dim(value.args[i], k, span=value.span), value.span))
+                shape.append(dv)
+            create = T.create(shape, p.type.dtype, span=value.span)
+            v = E.Var(names.fresh(p.name), create.type, value.span)
+            pre.append(St.AssignStmt(v, create, value.span))
+            extra.append(v)
+        call = replace(value, args=tuple(value.args) + tuple(extra))
+        return pre + [replace(s, value=call) if isinstance(s, St.AssignStmt) else replace(s, expr=call)]
+
+    return replace(func, body=block(func.body))
 
 
 def library_call(e: Any) -> bool:
@@ -55,8 +106,10 @@ class _Expander:
 
     def new_param(self, t: TensorType, base: str, span: object) -> E.Var:
         if static_shape(t) is None:
-            raise CompileError(f"tensor-level ops need static shapes to be tiled (the result is {shape_str(t.shape)})",
-                               span)
+            for d in t.shape:
+                if E.static_int(d) is None and dim_source(self.func, d) is None:
+                    raise CompileError(f"a tensor-level result of shape {shape_str(t.shape)}: its dim {d} is not a "
+                                       "dim of a tensor parameter, so the caller cannot allocate it", span)
         v = E.Var(self.names.fresh(base), t, self.func.span)
         self.added.append(v)
         return v
@@ -115,5 +168,6 @@ class ExpandLibraryOpsPass(Pass):
                     added[f.name] = ex.added
             funcs.append(f)
         if added:
-            funcs = [f if f.type is FunctionType.InCore else _retarget_calls(f, added) for f in funcs]
+            kernels = {f.name: f for f in funcs}
+            funcs = [f if f.type is FunctionType.InCore else allocate_outputs(f, kernels, added) for f in funcs]
         return program.with_functions(funcs)

@@ -12,6 +12,8 @@ import numpy as np
 
 from pypto import DataType, ir
 from pypto.ir import IRBuilder
+from pypto.ir import expr as E
+from pypto.ir.types import ScalarType
 
 NP = {DataType.FP32: np.float32, DataType.FP16: np.float16, DataType.BF16: ml_dtypes.bfloat16}
 # relative tolerances by dtype (common rules): fp32 ~1e-5, fp16 ~1e-3, bf16 ~1.6e-2
@@ -19,17 +21,26 @@ RTOL = {DataType.FP32: 1e-5, DataType.FP16: 2e-3, DataType.BF16: 1.6e-2}
 
 
 def program(build, params: list[tuple[str, tuple, DataType]]) -> ir.Program:
+    """A shape entry that is a string is a dynamic dim of that name (``pl.dynamic``), shared by every
+    parameter that names it; ``build`` may take the builder first (``build(ib, *params)``, to bind
+    intermediate calls with ``ib.let``) when it is marked ``with_builder``."""
     ib = IRBuilder()
+    dyn: dict = {}
+
+    def ttype(s: tuple, d: DataType) -> ir.TensorType:
+        return ir.TensorType([dyn.setdefault(x, E.Var(x, ScalarType(DataType.INDEX))) if isinstance(x, str) else x
+                              for x in s], d)
+
     with ib.program("Lib") as p:
         gk = p.declare_function("kern")
         with ib.function("kern", type=ir.FunctionType.InCore) as f:
-            xs = [f.param(n, ir.TensorType(list(s), d)) for n, s, d in params]
-            call = build(*xs)
+            xs = [f.param(n, ttype(s, d)) for n, s, d in params]
+            call = build(ib, *xs) if getattr(build, "with_builder", False) else build(*xs)
             f.return_type(call.type)
             ib.return_stmt(ib.let("r", call))
         rtype = call.type
         with ib.function("main", type=ir.FunctionType.Orchestration) as g:
-            ys = [g.param(n, ir.TensorType(list(s), d)) for n, s, d in params]
+            ys = [g.param(n, ttype(s, d)) for n, s, d in params]
             g.return_type(rtype)
             ib.return_stmt(ib.let("y", ir.Call(gk, tuple(ys), {}, rtype)))
     return p.get_result()

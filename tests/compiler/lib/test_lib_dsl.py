@@ -2,7 +2,7 @@
 scope; the kernel's .pto holds only tile instructions (the view casts became TLOAD/TSTORE)."""
 
 import numpy as np
-from lib_dsl_programs import C, InCoreKernel, IncoreScope, R
+from lib_dsl_programs import C, DynamicRows, InCoreKernel, IncoreScope, R
 
 from pypto import ir
 from pypto.runtime import run
@@ -23,6 +23,17 @@ def test_library_calls_in_an_incore_function():
     got = run(InCoreKernel, x, g).outputs[0]
     want = np.maximum(_softmax(x), 0) * g + x.mean(-1, keepdims=True)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_library_calls_on_a_dynamic_row_count():
+    """``pl.dynamic`` rows: one program for every row count (1, R, more than one row block)."""
+    rng = np.random.default_rng(1)
+    g = rng.uniform(0.5, 1.5, C).astype(np.float32)
+    for rows in (1, R, 300):
+        x = rng.standard_normal((rows, C)).astype(np.float32)
+        got = run(DynamicRows, x, g).outputs[0]
+        want = np.maximum(_softmax(x), 0) * g + x.mean(-1, keepdims=True)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
 def test_library_calls_in_an_incore_scope():
