@@ -1,7 +1,8 @@
 """Cross-composite loop fusion (FuseLoops, seed 003 §3.6): GM bytes moved and simulated cycles of
 three composite pairs, each written as two InCore kernels called back to back, and of chains of
 ``pypto.lib`` calls in one kernel (``lib:`` rows: each call lowers to its own tile loops, which
-FuseLoops pairs), with and without the pass.
+FuseLoops pairs; ``lib wide`` rows: rows wider than a tile, where the composite is a two-level loop
+and the following op runs in its output pass), with and without the pass.
 
     python benchmarks/fusion.py [--rows 512] [--cols 128] [--blk 32]
 
@@ -185,8 +186,10 @@ def lib_chains(rows: int, cols: int) -> dict:
     return {"exp_add": ExpAdd, "relu_softmax": ReluSoftmax, "softmax_bias": SoftmaxBias, "rms_norm_mul": RmsNormMul}
 
 
-def build(rows: int, cols: int, blk: int) -> dict:
-    """The three programs for one shape: name -> (program, inputs, NumPy reference)."""
+def build(rows: int, cols: int, blk: int, wide: tuple[int, int] = (37, 6000)) -> dict:
+    """The programs for one shape (and the ``lib wide:`` rows for ``wide``, rows wider than a tile:
+    a two-level composite whose output pass takes the following op): name -> (program, inputs,
+    NumPy reference)."""
     rng = np.random.default_rng(0)
     x, b = (rng.standard_normal((rows, cols)).astype(np.float32) for _ in range(2))
     e = np.exp(x - x.max(axis=1, keepdims=True))
@@ -202,6 +205,22 @@ def build(rows: int, cols: int, blk: int) -> dict:
         "lib: relu(softmax)": (lib["relu_softmax"], (x, b, w), np.maximum(sm, 0)),
         "lib: softmax+bias": (lib["softmax_bias"], (x, b, w), sm + b),
         "lib: rms_norm*w": (lib["rms_norm_mul"], (x, b, w), rms * b),
+        **_wide(*wide),
+    }
+
+
+def _wide(rows: int, cols: int) -> dict:
+    rng = np.random.default_rng(1)
+    x, b = (rng.standard_normal((rows, cols)).astype(np.float32) for _ in range(2))
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    sm = e / e.sum(axis=1, keepdims=True)
+    rms = x / np.sqrt((x * x).mean(axis=1, keepdims=True) + 1e-6)
+    w = np.ones(cols, np.float32)
+    lib = lib_chains(rows, cols)
+    return {
+        f"lib wide {rows}x{cols}: relu(softmax)": (lib["relu_softmax"], (x, b, w), np.maximum(sm, 0)),
+        f"lib wide {rows}x{cols}: softmax+bias": (lib["softmax_bias"], (x, b, w), sm + b),
+        f"lib wide {rows}x{cols}: rms_norm*w": (lib["rms_norm_mul"], (x, b, w), rms * b),
     }
 
 
@@ -254,21 +273,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows", type=int, default=512)
     ap.add_argument("--cols", type=int, default=128)
     ap.add_argument("--blk", type=int, default=32)
+    ap.add_argument("--wide", type=int, nargs=2, default=(37, 6000), metavar=("ROWS", "COLS"),
+                    help="shape of the lib wide rows (rows wider than a tile: two-level composites)")
     a = ap.parse_args(argv)
     t0 = time.perf_counter()
     print(f"x: {a.rows}x{a.cols} fp32, tiles of {a.blk} rows; machine a2a3; outputs checked against NumPy")
-    head = (f"{'case':20} {'variant':8} {'GM bytes':>10} {'cycles':>8} {'launches':>8} {'MTE2 busy':>10} "
+    head = (f"{'case':36} {'variant':8} {'GM bytes':>10} {'cycles':>8} {'launches':>8} {'MTE2 busy':>10} "
             f"{'MTE3 busy':>10}")
     print(head)
     print("-" * len(head))
-    for name, (program, inputs, want) in build(a.rows, a.cols, a.blk).items():
+    for name, (program, inputs, want) in build(a.rows, a.cols, a.blk, tuple(a.wide)).items():
         with without_fusion():
             unfused = measure(program, inputs, want)
         fused = measure(program, inputs, want)
         for variant, m in (("unfused", unfused), ("fused", fused)):
-            print(f"{name:20} {variant:8} {m['gm']:>10} {m['cycles']:>8} {m['launches']:>8} {m['mte2']:>10} "
+            print(f"{name:36} {variant:8} {m['gm']:>10} {m['cycles']:>8} {m['launches']:>8} {m['mte2']:>10} "
                   f"{m['mte3']:>10}")
-        print(f"{'':20} {'ratio':8} {fused['gm'] / unfused['gm']:>10.2f} {fused['cycles'] / unfused['cycles']:>8.2f}")
+        print(f"{'':36} {'ratio':8} {fused['gm'] / unfused['gm']:>10.2f} {fused['cycles'] / unfused['cycles']:>8.2f}")
     print(f"({time.perf_counter() - t0:.1f} s)")
     return 0
 

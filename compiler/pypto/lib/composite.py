@@ -11,7 +11,9 @@ its primitives by hand):
 * when it does not (softmax of 37 x 6000 or 3 x 100000), the loop is two-level: per row block, one
   inner loop over column chunks per statistic (carrying the partial reduction, as
   :func:`pypto.lib.reduction.row_stat` does), then one inner loop producing and storing the output
-  chunk by chunk. The input is read once per statistic and once for the output.
+  chunk by chunk. The input is read once per statistic and once for the output. The output pass is
+  the grid loops an element-wise op over the same plan has, so FuseLoops runs a following
+  element-wise op in it.
 
 Formulas (NumPy references in the tests):
 

@@ -172,10 +172,12 @@ def _nest(em: Emitter, lead: tuple, indices: tuple, carried: list,
 
 
 def chunks(em: Emitter, plan: Plan, win: Window, carried: list, body: Callable[[Emitter, Window, list], list]) -> list:
-    """The inner level of a two-level loop: ``body`` over the column chunks of row block ``win``."""
+    """The output pass of a two-level loop: ``body`` over the column chunks of row block ``win``, as the
+    grid loops an element-wise op over the same plan runs inside its row block (so that FuseLoops can
+    fuse a following element-wise op into this pass, the statistics before it staying in front)."""
     for start, count, valid in plan.segments(1):
         carried = em.loop(count, carried, lambda e, j, c, s=start, v=valid: body(
-            e, replace(win, co=offset_of(s, j, plan.tc), vc=v), c), "bk")
+            e, replace(win, co=offset_of(s, j, plan.tc), vc=v), c), "bj", grid=True)
     return carried
 
 

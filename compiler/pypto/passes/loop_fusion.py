@@ -37,6 +37,10 @@ inside each, the column pieces when a row needs several tiles), kept even for on
 grid loops threading one op's result are that op's *group*; the group of the next op, when it reads
 this one's result, is fused piece by piece (:func:`fuse_groups`): the same number of pieces, each
 pair over the same range with the same nesting, the innermost bodies fused with the rules above.
+A two-level row program (a composite over rows wider than a tile: statistics over the column
+chunks, then its output pass over them) followed by an op over the same column pieces fuses the
+same way, the statistics staying in front of the fused output pass; the reverse order is refused
+(the statistics need whole rows of the intermediate before the first output).
 """
 
 from __future__ import annotations
@@ -322,6 +326,20 @@ def _inner_grid(loop: St.ForStmt) -> list | None:
     return None
 
 
+def _grid_tail(loop: St.ForStmt) -> tuple[list, list] | None:
+    """``(prefix, grid loops)`` of a grid loop whose body is straight-line code or loops that are not
+    grid loops (a two-level row program's statistics) followed by grid loops (its output pass over the
+    column pieces), or None."""
+    body = [s for s in stmt_list(loop.body) if not isinstance(s, St.YieldStmt)]
+    n = len(body)
+    while n and is_grid(body[n - 1]):
+        n -= 1
+    grids = body[n:]
+    if not grids or n == 0 or any(is_grid(s) for s in body[:n]) or grid_group(grids, 0) != len(grids):
+        return None
+    return body[:n], grids
+
+
 def _yielded(loop: St.ForStmt) -> tuple:
     last = stmt_list(loop.body)[-1:]
     return tuple(last[0].value) if last and isinstance(last[0], St.YieldStmt) else ()
@@ -338,6 +356,14 @@ def fuse_nests(a: St.ForStmt, b: St.ForStmt, link: dict) -> tuple[St.ForStmt, se
     if a_in is None and b_in is None:
         plan = _plan(a, b, link)
         return _build(a, b, plan, link), plan.inter
+    prefix: list = []
+    if a_in is None and b_in is not None and _grid_tail(a) is not None:
+        # a two-level row program (statistics, then its output chunk by chunk) followed by an op over
+        # the same column pieces: the consumer runs in the output pass, after the statistics
+        prefix, a_in = _grid_tail(a)
+    elif b_in is None and a_in is not None and _grid_tail(b) is not None:
+        raise FusionRefused("the consumer is a two-level row program: its statistics need whole rows of the "
+                            "intermediate before its first output")
     if a_in is None or b_in is None or len(a_in) != len(b_in):
         raise FusionRefused("different loop nests over the blocks (different tiling)")
     inner, inter = [], set()
@@ -349,7 +375,7 @@ def fuse_nests(a: St.ForStmt, b: St.ForStmt, link: dict) -> tuple[St.ForStmt, se
             if not (isinstance(ia.type, TensorType) and buffer_root(ia.init_value, link) in inter)]
     a_yield = _yielded(a)
     values = tuple(a_yield[k] for k in keep) + _yielded(b)
-    body = inner + ([St.YieldStmt(values, a.span)] if values else [])
+    body = prefix + inner + ([St.YieldStmt(values, a.span)] if values else [])
     fused = replace(a, iter_args=tuple(a.iter_args[k] for k in keep) + tuple(b.iter_args),
                     body=St.SeqStmts(tuple(body), a.span),
                     return_vars=tuple(a.return_vars[k] for k in keep) + tuple(b.return_vars))

@@ -2,7 +2,8 @@
 
 A buffer's live range runs from its first definition to its last use in program order; a range that
 touches a loop from outside is extended to the whole loop. A buffer whose range starts after another
-buffer of the same space has ended (and that fits into it) takes that buffer over.
+buffer of the same space has ended (and that fits into it) takes that buffer over (the smallest
+such), except that a small vector tile does not take over a much larger buffer (:data:`WASTE`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,17 @@ from pypto.ir.types import MemRef
 from pypto.ir.visitor import stmt_list, walk
 from pypto.passes.analysis import memref_of, retype
 from pypto.passes.base import Pass, is_kernel
+
+# A small vector tile (a row statistic, at most SMALL bytes) does not take over a freed UB buffer more
+# than WASTE times its size: an [8, 1] statistic held across a loop would pin a whole 32 KiB block
+# tile's buffer (a two-level softmax fused with the next op overflowed the UB so). Larger tiles and
+# the cube buffers reuse as before (a matmul's tail chunk takes over a full chunk's buffer).
+SMALL = 1024
+WASTE = 8
+
+
+def _wasted(m: MemRef, size: int) -> bool:
+    return m.memory_space is MemorySpace.Vec and m.size <= SMALL and size > m.size * WASTE
 
 
 class _Liveness:
@@ -91,7 +103,8 @@ class MemoryReusePass(Pass):
         assign: dict = {}
         for m in order:
             start, end = ranges[m]
-            fits = [b for b in buffers if b[0].memory_space is m.memory_space and b[2] < start and b[1] >= m.size]
+            fits = [b for b in buffers if b[0].memory_space is m.memory_space and b[2] < start and b[1] >= m.size
+                    and not _wasted(m, b[1])]
             if fits:
                 best = min(fits, key=lambda b: (b[1], b[0].id))
                 best[2] = end
