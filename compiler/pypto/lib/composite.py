@@ -1,5 +1,5 @@
 """Composites built from the primitives' tile functions: softmax, log_softmax, layer_norm, rms_norm
-(normalising over the last axis of a 2-D tensor) and swiglu (element-wise).
+(normalising over the last axis of a tensor of any rank; a vector is one row) and swiglu (element-wise).
 
 A normalising composite is a **row program**: a few row statistics (``[tr, 1]`` tiles, each a
 reduction of a per-block expression that may use the statistics before it), then an output
@@ -33,7 +33,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pypto.dtype import DataType
-from pypto.errors import CompileError
 from pypto.ir import expr as E
 from pypto.lib import tiling
 from pypto.lib.body import Body, work_dtype
@@ -41,6 +40,7 @@ from pypto.lib.elementwise import map_blocks, silu_tile
 from pypto.lib.emit import Emitter, Window, blocks, chunks, grid_shape, read, write
 from pypto.lib.reduction import row_stat
 from pypto.lib.registry import definition
+from pypto.ops import block as B
 
 Tiles = dict
 TermFn = Callable[[Body, Tiles, dict], E.Var]
@@ -63,10 +63,8 @@ def row_program(em: Emitter, call: E.Call, out: E.Var, stats: list[RowStat], pro
     x = call.args[0]
     weights = list(call.args[1:])
     shape = grid_shape(x.type, call.op.name)
-    if len(shape) < 2:
-        raise CompileError(f"{call.op.name} is tiled over [..., rows, features] tensors; got rank {len(shape)}",
-                           call.span)
-    rows, cols = shape[-2:]
+    rank1 = len(shape) == 1  # a vector is one row: its [tc] tiles are viewed as [1, tc] (no data moves)
+    rows, cols = (1, shape[0]) if rank1 else shape[-2:]
     plan = tiling.plan(rows, cols, [x.type.dtype, out.type.dtype, work], span=call.span)
     cache: dict = {}
 
@@ -76,7 +74,10 @@ def row_program(em: Emitter, call: E.Call, out: E.Var, stats: list[RowStat], pro
         co = E.static_int(w.co)
         key = (id(b.em), id(w.co) if co is None else co, w.vc)
         if key not in cache:
-            t = {"x": b.cast(read(b.em, x, w), work)}
+            xt = read(b.em, x, w)
+            if rank1:
+                xt = b.em.let(f"{x.name}_row", B.reshape(xt, [1, w.tc], span=b.em.span), (1, w.vc))
+            t = {"x": b.cast(xt, work)}
             for i, v in enumerate(weights):
                 t[f"w{i}"] = b.cast(read(b.em, v, w, "col"), work)
             cache[key] = t
@@ -90,7 +91,10 @@ def row_program(em: Emitter, call: E.Call, out: E.Var, stats: list[RowStat], pro
 
         def emit_out(ce: Emitter, w: Window, c: list) -> list:
             b = Body(ce, w)
-            return [write(ce, b.cast(produce(b, tiles(b, w), values), out.type.dtype), c[0], w)]
+            r = b.cast(produce(b, tiles(b, w), values), out.type.dtype)
+            if rank1:
+                r = ce.let(f"{r.name}_1d", B.reshape(r, [w.tc], span=ce.span), (w.vc,))
+            return [write(ce, r, c[0], w)]
 
         if not plan.chunked:
             return emit_out(e, win, carried)

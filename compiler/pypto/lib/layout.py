@@ -11,9 +11,9 @@ Each is a copy through tiles, block by block, with the windows moved:
   axis is a strided copy (a block's rows read along whichever axis of ``x`` they come from); one that
   makes ``x``'s last axis the result's rows transposes each square block on chip (TTRANS); one that
   moves the last axis elsewhere is both, through a GM workspace;
-* ``reshape``: by whole rows (one row length divides the other), each block re-viewed on chip; with
-  the last dim kept, boxes of several whole rows; any other order-preserving reshape (any ranks)
-  copies runs of ``gcd`` of the two last dims.
+* ``reshape``: by whole rows (one row length divides the other), each block re-viewed on chip; N-D,
+  boxes of several whole rows of both shapes; any other order-preserving reshape (any ranks) copies
+  runs of ``gcd`` of the two last dims.
 
 Slice, concat and the copies loop over the result's leading dims (the dims before the last two),
 as the element-wise ops do.
@@ -274,63 +274,70 @@ def _lstrip_ones(sizes: list) -> list:
 
 
 def reshape_by_rows(em: Emitter, x: E.Var, out: E.Var, span: object) -> E.Var | None:
-    """A reshape that keeps the last dim ``c`` (any ranks): runs of ``h`` whole rows, ``h`` the most
-    rows that fit a tile and form one box of both shapes' row dims (``(3, 4, 64) -> (12, 64)`` moves
-    ``[3, 4, 64]`` at once where a run of ``gcd`` would move one row); each run is one TLOAD, a
-    re-view on chip and one TSTORE. ``None`` when no run of more than one row exists."""
+    """A reshape in runs of whole rows of both shapes (any ranks): a run of ``n`` elements is ``n / c1``
+    source rows and ``n / c2`` result rows (``c1``, ``c2`` the last dims), each one box of its shape's
+    row dims, ``n`` the largest such that fits a tile (``(3, 4, 64) -> (12, 64)`` moves ``[3, 4, 64]``
+    at once, ``(2, 3, 64) -> (3, 128)`` moves six source rows, where a run of ``gcd`` would move one
+    row); each run is one TLOAD, a re-view on chip and one TSTORE. Rows of different lengths must be
+    whole 32-byte units (the re-view keeps the bytes). ``None`` when no run longer than ``gcd`` exists."""
     src, dst = shape2(x.type), shape2(out.type)
-    c = src[-1]
+    dtype = x.type.dtype
+    c1, c2 = src[-1], dst[-1]
     rows_s, rows_d = tuple(src[:-1]), tuple(dst[:-1])
-    total = math.prod(rows_s)
-    plan = tiling.plan(total, c, [x.type.dtype], 2, row_vectors=False, span=span)
-    if plan.chunked or not rows_s or not rows_d:
+    unit = tiling.col_align(dtype)
+    if not rows_s or not rows_d or (c1 != c2 and (c1 % unit or c2 % unit)):
         return None
-    h = next((h for h in range(min(plan.tr, total), 1, -1)
-              if total % h == 0 and _box(rows_s, h) and _box(rows_d, h)), None)
-    if h is None:
+    total = math.prod(src)
+    step = math.lcm(c1, c2)
+    cap = min(tiling.budget_bytes() // 2, tiling.max_tile_bytes()) // dtype.nbytes
+    n = next((n for n in range(cap // step * step, step - 1, -step)
+              if total % n == 0 and _box(rows_s, n // c1) and _box(rows_d, n // c2)), None)
+    if n is None or n <= math.gcd(c1, c2):
         return None
-    s_sizes, d_sizes = _box(rows_s, h) + [c], _box(rows_d, h) + [c]
+    s_sizes, d_sizes = _box(rows_s, n // c1) + [c1], _box(rows_d, n // c2) + [c2]
 
     def one_run(e: Emitter, r: E.Expr, carried: list) -> list:
-        flat = _linear(r, h)
-        t = e.let(f"{x.name}_t", cast_tensor_to_tile(x, _unflatten(flat, rows_s) + [idx(0)], s_sizes, s_sizes,
-                                                    span=span))
+        t = e.let(f"{x.name}_t", cast_tensor_to_tile(x, _unflatten(_linear(r, n // c1), rows_s) + [idx(0)], s_sizes,
+                                                    s_sizes, span=span))
         t = e.let(f"{x.name}_r", B.reshape(t, _lstrip_ones(d_sizes), span=span))
         v = e.let(f"{t.name}_v", cast_tile_to_tensor(t, rank=len(dst), span=span))
-        return [e.let(out.name.split("_it")[0], T.assemble(carried[0], v, _unflatten(flat, rows_d) + [idx(0)],
-                                                          span=span))]
+        return [e.let(out.name.split("_it")[0], T.assemble(carried[0], v, _unflatten(_linear(r, n // c2), rows_d)
+                                                          + [idx(0)], span=span))]
 
-    return em.loop(total // h, [out], one_run, "rr")[0]
+    return em.loop(total // n, [out], one_run, "rr")[0]
 
 
 @definition("tensor.reshape")
 def _reshape(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
-    """Row-major reshape. Between 1-D/2-D tensors by whole rows (one row length divides the other and
-    both fill whole 32-byte units): a block of ``g`` source rows of ``c1`` elements is the block of
+    return reshape_into(em, call.args[0], out, call.span)
+
+
+def reshape_into(em: Emitter, x: E.Var, out: E.Var, span: object) -> E.Var:
+    """``out`` = ``x`` reshaped, row-major (also how a reduction drops its kept unit dims). Between
+    1-D/2-D tensors by whole rows (one row length divides the other and both fill whole 32-byte units): a block of ``g`` source rows of ``c1`` elements is the block of
     ``g * c1 / c2`` result rows of ``c2`` (or the reverse), re-viewed on chip with ``block.reshape``;
     when such a row is wider than a tile, runs of the narrower row in tile-wide pieces. N-D reshapes
-    that keep the last dim move boxes of whole rows (:func:`reshape_by_rows`); any other reshape
-    copies runs of elements (:func:`reshape_by_runs`)."""
-    x = call.args[0]
-    src, dst = shape2(x.type, call.op.name), shape2(call.type, call.op.name)
+    move boxes of whole rows of both shapes where they exist (:func:`reshape_by_rows`); any other
+    reshape copies runs of elements (:func:`reshape_by_runs`)."""
+    src, dst = shape2(x.type, "tensor.reshape"), shape2(out.type, "tensor.reshape")
     dtype = x.type.dtype
     if len(src) > 2 or len(dst) > 2:
-        by_rows = reshape_by_rows(em, x, out, call.span) if src[-1] == dst[-1] else None
-        return by_rows if by_rows is not None else reshape_by_runs(em, x, out, call.span)
+        by_rows = reshape_by_rows(em, x, out, span)
+        return by_rows if by_rows is not None else reshape_by_runs(em, x, out, span)
     r1, c1 = _rows_cols(src)
     r2, c2 = _rows_cols(dst)
     unit = tiling.col_align(dtype)
     if c1 == c2 and len(src) == len(dst):
-        return copy_blocks(em, x, dst, out, [0] * len(dst), [0] * len(dst), call.span)
+        return copy_blocks(em, x, dst, out, [0] * len(dst), [0] * len(dst), span)
     big, small = max(c1, c2), min(c1, c2)
     if big % small or c1 % unit or c2 % unit:
-        return reshape_by_runs(em, x, out, call.span)
+        return reshape_by_runs(em, x, out, span)
     k = big // small
     # blocks over the rows of the wider side; each is k rows of the narrower side
     wide_rows = r1 if c1 == big else r2
-    plan = tiling.plan(wide_rows, big, [dtype], 2, row_vectors=False, span=call.span)
+    plan = tiling.plan(wide_rows, big, [dtype], 2, row_vectors=False, span=span)
     if plan.chunked:  # a row wider than a tile: runs of the narrower row, each in tile-wide pieces
-        return reshape_by_runs(em, x, out, call.span)
+        return reshape_by_runs(em, x, out, span)
 
     def window(shape: tuple, rows_of: int, ro: E.Expr, vr: int, c: int) -> tuple[list, list, list]:
         if len(shape) == 1:
@@ -344,10 +351,10 @@ def _reshape(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
 
     def block(e: Emitter, win: Window, carried: list) -> list:
         so, ss, sv = window(src, src_rows_per, win.ro, win.vr, c1)
-        t = e.let(f"{x.name}_t", cast_tensor_to_tile(x, so, ss, sv, span=call.span))
+        t = e.let(f"{x.name}_t", cast_tensor_to_tile(x, so, ss, sv, span=span))
         do, ds, dv = window(dst, dst_rows_per, win.ro, win.vr, c2)
-        r = e.let("reshaped", B.reshape(t, ds, span=call.span), tuple(dv))
-        v = e.let(f"{r.name}_v", cast_tile_to_tensor(r, span=call.span))
-        return [e.let(out.name.split("_it")[0], T.assemble(carried[0], v, do, span=call.span))]
+        r = e.let("reshaped", B.reshape(t, ds, span=span), tuple(dv))
+        v = e.let(f"{r.name}_v", cast_tile_to_tensor(r, span=span))
+        return [e.let(out.name.split("_it")[0], T.assemble(carried[0], v, do, span=span))]
 
     return blocks(em, plan, [out], block)[0]

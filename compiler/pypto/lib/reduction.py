@@ -8,9 +8,10 @@
   and the same two-level loop over row chunks when the column is taller than a tile.
 * Over both axes: the column reduction into a ``[1, C]`` workspace, then the row reduction of it.
 * N-D tensors (rank 3 and more) over the last axis: the row reduction, the leading dims looped
-  over. Over other axes (``keepdim=True``): one axis at a time, the last first, through GM
+  over. Over other axes: one axis at a time, the last first, through GM
   workspaces: the second-to-last axis is the column reduction per leading index, an earlier axis
-  is combined element-wise block by block over its indices (:func:`reduce_outer`).
+  is combined element-wise block by block over its indices (:func:`reduce_outer`); without
+  ``keepdim`` the kept result is then reshaped into the output.
 * ``mean`` is the sum scaled by ``1 / count`` once the reduction is complete.
 
 The tail chunk of a reduction is padded with the reduction's identity (:func:`pypto.lib.tiling.pad_for`).
@@ -29,6 +30,7 @@ from pypto.ir.types import TensorType
 from pypto.lib import tiling
 from pypto.lib.body import Body, work_dtype
 from pypto.lib.emit import Emitter, Window, assemble, blocks, grid_shape, idx, offset_of, read, shape2, write
+from pypto.lib.layout import reshape_into
 from pypto.lib.ops import reduce_axes
 from pypto.lib.registry import definition
 from pypto.lib.tiling import Plan
@@ -172,14 +174,16 @@ def reduce_outer(em: Emitter, x: E.Var, out: E.Var, reduce: str, axis: int, scal
 
 def reduce_nd(em: Emitter, x: E.Var, out: E.Var, reduce: str, axes: tuple, scale: float | None,
               span: object) -> E.Var:
-    """An N-D ``x`` reduced over ``axes`` (not only the last) with ``keepdim``: one axis at a time, the
-    last first, each partial result (``keepdim``, in the compute dtype) in a GM workspace; ``scale``
-    (a mean's ``1 / count``) applies to the last step."""
+    """An N-D ``x`` reduced over ``axes`` (not only the last): one axis at a time, the last first, each
+    partial result (``keepdim``, in the compute dtype) in a GM workspace; ``scale`` (a mean's
+    ``1 / count``) applies to the last step. Without ``keepdim`` the result is then copied into
+    ``out`` with the reduced unit dims dropped (a reshape: one more pass through GM)."""
     shape = shape2(x.type)
     rank = len(shape)
-    if len(shape2(out.type)) != rank:
-        raise CompileError(f"{reduce} over axes {axes} of a rank-{rank} tensor: pass keepdim=True (an N-D "
-                           "reduction over other axes than the last keeps its rank here)", span)
+    final = out
+    if len(shape2(out.type)) != rank:  # keepdim=False: into the kept shape, then its unit dims dropped
+        kept = tuple(idx(1 if a in axes else d) for a, d in enumerate(shape))
+        out = em.workspace(TensorType(kept, out.type.dtype), "kept")
     work = work_dtype(x.type.dtype, ("row_" + reduce, reduce, COMBINE[reduce], "muls"))
     cur, cur_shape = x, list(shape)
     order = sorted(axes, reverse=True)
@@ -194,13 +198,15 @@ def reduce_nd(em: Emitter, x: E.Var, out: E.Var, reduce: str, axes: tuple, scale
             cur = reduce_cols(em, cur, dest, reduce, s, span)
         else:
             cur = reduce_outer(em, cur, dest, reduce, a, s, span)
-    return cur
+    return cur if final is out else reshape_into(em, cur, final, span)
 
 
 def reduce_tensor(em: Emitter, x: E.Var, out: E.Var, reduce: str, axes: tuple, mean: bool, span: object) -> E.Var:
     rank = len(x.type.shape)
     if rank == 1:
         raise CompileError(f"{reduce} of a 1-D tensor leaves no dims: reduce a [1, n] view with keepdim=True", span)
+    if not out.type.shape:
+        raise CompileError(f"{reduce} over every axis leaves no dims: pass keepdim=True (kernels write tensors)", span)
     if axes == (rank - 1,):  # over the last axis: the other dims may be dynamic
         cols = grid_shape(x.type, f"{reduce} over the last axis")[-1]
         return reduce_rows(em, x, out, reduce, 1.0 / cols if mean else None, span)

@@ -38,7 +38,7 @@ def swiglu(g, u):
 
 
 def _check(name, shape, dtype, seed=0):
-    cols = shape[1]
+    cols = shape[-1]
     x = data(shape, dtype, seed)
     args = [x]
     if name in ("rms_norm", "layer_norm"):
@@ -77,3 +77,12 @@ def test_softmax_of_a_3d_tensor_over_its_last_axis():
     x = data((2, 5, 300), F32, 9)
     got = run(program(lambda a: L.softmax(a), [("x", x.shape, F32)]), x).outputs[0]
     close(got, softmax(x.astype(np.float64)), F32)
+
+
+@settings(max_examples=8, deadline=None)
+@given(name=st.sampled_from(["softmax", "log_softmax", "rms_norm", "layer_norm", "swiglu"]),
+       cols=st.sampled_from([1, 7, 64, 130, 6000]), dtype=st.sampled_from([F32, F16, BF16]))
+def test_composite_of_a_vector_matches_numpy(name, cols, dtype):
+    """A 1-D tensor is one row (torch.softmax(x, -1) of a vector); was refused ('tiled over [..., rows,
+    features] tensors'). 6000 columns: the two-level loop over one row."""
+    _check(name, (cols,), dtype, cols)

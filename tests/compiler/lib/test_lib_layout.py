@@ -153,3 +153,11 @@ def test_reshape_keeping_the_last_dim_moves_boxes_of_rows(rows, parts, last):
     dst = (*_factor(int(np.prod(rows)), parts), last)
     x = data(src, F32, 17)
     np.testing.assert_array_equal(_run(lambda a: T.reshape(a, list(dst)), [x]), x.reshape(dst))
+
+
+@pytest.mark.parametrize("src,dst", [((2, 3, 64), (3, 128)), ((3, 128), (2, 3, 64)), ((2, 3, 64), (6, 2, 32)),
+                                     ((4, 3, 16), (2, 96)), ((5, 2, 8), (2, 5, 8)), ((3, 1, 40), (2, 60))])
+def test_reshape_moves_boxes_of_rows_of_different_lengths(src, dst):
+    """Rows of whole 32-byte units whose lengths differ: runs of several rows of both shapes."""
+    x = data(src, F32, 18)
+    np.testing.assert_array_equal(_run(lambda a: T.reshape(a, list(dst)), [x]), x.reshape(dst))
