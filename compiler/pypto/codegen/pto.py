@@ -89,15 +89,6 @@ def tensor_view_type(t: TensorType) -> A.TensorViewType:
     return A.TensorViewType(tuple(None for _ in t.shape), t.dtype.mlir)
 
 
-def _valid_region(t: TileType) -> tuple:
-    """``(rows, cols)`` of a tile's valid shape as ints or expressions (leading dims multiplied into rows)."""
-    vs = [static_int(d) if static_int(d) is not None else d for d in t.valid_shape]
-    rows: Any = 1
-    for d in vs[:-1]:
-        rows = rows * d if isinstance(rows, int) and isinstance(d, int) else E.mul(rows, d)
-    return rows, vs[-1]
-
-
 class _FunctionGen:
     def __init__(self, func: St.Function, target_arch: str):
         self.func = func
@@ -645,7 +636,7 @@ class _FunctionGen:
             self.var_bufs[result] = (src, sty)
             return
         if None in valid_dims(result.type):  # a run-time valid region: a ?x? alias and set_validshape
-            self.var_bufs[result] = self.with_valid((src, sty), _valid_region(result.type), dty)
+            self.var_bufs[result] = self.as_form((src, sty), result.type)
             return
         name = self.new()
         self.emit(_op("pto.treshape", results=[name], result_types=[dty], operands=[src], operand_types=[sty]))
