@@ -170,3 +170,20 @@ def test_the_split_optimization_of_a_region_changes_no_result():
     product_plain(a, b, plain)
     np.testing.assert_array_equal(split, plain)
     np.testing.assert_allclose(split, a @ b, rtol=1e-4, atol=1e-4)
+
+
+@pl.jit
+def relu_product_split(a: pl.Tensor, b: pl.Tensor, y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="mixed_split", optimizations=[pl.split(pl.SplitMode.UP_DOWN)]):
+        y[:, :] = pl.relu(pl.matmul(a, b))
+
+
+def test_the_split_optimization_of_a_mixed_cube_vector_region_changes_no_result():
+    # spec §4.1: pl.split marks a mixed region (matmul and vector ops) and is performance-only; the
+    # region is split into a cube kernel and a vector kernel (SplitCubeVector) and must equal relu(a @ b)
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((64, 32)).astype(np.float32)
+    b = rng.standard_normal((32, 48)).astype(np.float32)
+    y = np.zeros((64, 48), np.float32)
+    relu_product_split(a, b, y)
+    np.testing.assert_allclose(y, np.maximum(a @ b, 0), rtol=1e-5, atol=1e-5)
