@@ -278,7 +278,8 @@ class FunctionParser:
         if ann is not None:
             self._check_annotation(name, ann, value, node)
         if not isinstance(value, E.Expr):
-            if isinstance(value, (bool, int, float)) and self.fold_metadata and not isinstance(value_node, ast.Constant):
+            folds = not isinstance(value_node, ast.Constant) and not isinstance(self.env.get(name), E.Var)
+            if isinstance(value, (bool, int, float)) and self.fold_metadata and folds:
                 self.env[name] = value  # jit: `cols = x.shape[1]` stays a compile-time int (static shapes)
                 return
             if isinstance(value, (bool, int, float)):
@@ -287,6 +288,24 @@ class FunctionParser:
                 self.env[name] = value
                 return
         self.bind(name, value, node)
+
+    def materialize_rebound_constants(self, stmts: list, node: ast.AST) -> None:
+        """Names folded to compile-time numbers (``best = -1.0``, ``scale = 1.0 / D``) that ``stmts`` (a
+        loop or branch body) assign again become scalar variables before the loop or branch: the value
+        they hold after it depends on the run (a running maximum, a branch taken), so the folded number
+        must not stand in for them inside the body or after it."""
+        assigned: list[str] = []
+        for s in stmts:
+            for n in ast.walk(s):
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AnnAssign) else []
+                for t in targets:
+                    for leaf in ast.walk(t):
+                        if isinstance(leaf, ast.Name) and isinstance(leaf.ctx, ast.Store):
+                            assigned.append(leaf.id)
+        for name in dict.fromkeys(assigned):
+            value = self.env.get(name)
+            if isinstance(value, (bool, int, float)) and not isinstance(value, E.Expr):
+                self.bind(name, E.as_expr(value, self.span(node)), node)
 
     def _check_annotation(self, name: str, ann: ast.AST, value: Any, node: ast.AST) -> None:
         ev = _eval_annotation(ann, self.ns.as_dict(), self.src)
@@ -488,6 +507,7 @@ class FunctionParser:
         cond = self.to_ir(cond, node.test)
         if not isinstance(cond.type, ScalarType):
             raise self.error(f"an if condition must be a scalar, got {type_str(cond.type)}", node.test, PyptoTypeError)
+        self.materialize_rebound_constants([*node.body, *node.orelse], node)
         # Each branch starts from the names as they were before the if: a name the then-branch assigns
         # must not be what the else-branch reads (``x = f(x)`` in both reads the x from before).
         before = dict(self.env)
@@ -540,6 +560,7 @@ class FunctionParser:
         if helper not in LOOP_HELPERS:
             raise self.error("a for loop must iterate over pl.range, pl.parallel, pl.pipeline, pl.unroll, "
                              "pl.parallel_for_power2, pl.spmd, pl.split_aiv or pl.while_", it)
+        self.materialize_rebound_constants(node.body, node)
         kind = LOOP_HELPERS[helper]
         kw = {k.arg: k.value for k in it.keywords}
         power2 = None
@@ -728,6 +749,7 @@ class FunctionParser:
         """
         if node.orelse:
             raise self.error("while ... else is not supported", node)
+        self.materialize_rebound_constants(node.body, node)
         self.blocks.append([])
         cond = self.to_ir(self.expr(node.test), node.test)
         pre = self.blocks.pop()
