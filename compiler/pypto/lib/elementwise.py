@@ -294,10 +294,44 @@ def _pow(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
     return map_blocks(em, call, out, [call.args[0]], body, work)
 
 
+def conversion_path(src: DataType, target: DataType) -> list[DataType] | None:
+    """The dtypes a cast from ``src`` to ``target`` passes through, ``target`` last: one step where the
+    target's vector unit converts directly, else the shortest chain of legal conversions (FP32 -> INT8
+    on A2/A3 goes through FP16, as its hardware does); None if no chain exists."""
+    paths: dict[DataType, list[DataType]] = {src: []}
+    frontier = [src]
+    while frontier and target not in paths:
+        nxt = []
+        for d in frontier:
+            for to in isa.conversions("block.cast", d):
+                if to not in paths:
+                    paths[to] = [*paths[d], to]
+                    nxt.append(to)
+        frontier = nxt
+    return paths.get(target)
+
+
+NEAREST_MODES = (1, 2)  # rint, round (pypto.enums.ROUND_MODES)
+ROUND_TO_ODD = 6
+
+
+def cast_tile(b: Body, t: E.Var, target: DataType, mode: int) -> E.Var:
+    """``t`` converted to ``target`` with rounding ``mode``, through intermediate dtypes where the
+    target has no direct conversion. Intermediate narrowing steps round to odd when the last step
+    rounds to nearest (then the chain rounds as one direct conversion would, the intermediate having
+    at least two more bits than the result) and use ``mode`` itself when it is directed (floor, ceil
+    and trunc commute with the exact-integer grid of the intermediate)."""
+    path = conversion_path(t.type.dtype, target) or [target]  # no chain: block.cast names the problem
+    for i, step in enumerate(path):
+        last = i == len(path) - 1
+        t = b.op("cast", t, step, mode if last or mode not in NEAREST_MODES else ROUND_TO_ODD)
+    return t
+
+
 @definition("tensor.cast")
 def _cast(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
     mode = call.kwargs.get("mode", 2)
     target = call.type.dtype
     return map_blocks(em, call, out, [call.args[0]],
-                      lambda b, t, k: t[0] if t[0].type.dtype is target else b.op("cast", t[0], target, mode),
+                      lambda b, t, k: t[0] if t[0].type.dtype is target else cast_tile(b, t[0], target, mode),
                       target)
