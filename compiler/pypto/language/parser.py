@@ -876,6 +876,8 @@ class FunctionParser:
         if slicing.is_tensor(base):
             return self._tensor_window_load(base, node)
         idx = self.expr(node.slice)
+        if isinstance(base, tasks.TaskArray):
+            return tasks.task_array_item(self, base, idx, node)
         if isinstance(getattr(base, "type", None), TupleType):
             if not isinstance(idx, int):
                 raise self.error("tuple results are indexed with a constant integer", node.slice)

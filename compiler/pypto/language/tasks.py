@@ -374,6 +374,20 @@ def bind_task_array_slot(p: Any, target: ast.Subscript, value_node: ast.AST, nod
     return True
 
 
+def task_array_item(p: Any, base: TaskArray, idx: Any, node: ast.Subscript) -> TaskArray:
+    """``tids[i]`` read as a dependency (``deps=[tids[i - 1]]``, a chain of tasks in a loop): the
+    handles stored into ``tids`` so far. TaskIds are compile-time values and a task written in a loop
+    is one handle for all its iterations, so the slot a run-time index picks is not known; waiting for
+    every task stored so far is a superset of the edge declared, which program order satisfies. A
+    constant index is checked against the array's size."""
+    k = idx if isinstance(idx, int) and not isinstance(idx, bool) else static_int(idx) if isinstance(idx, E.Expr) else None
+    if k is not None and not 0 <= k < base.size:
+        raise p.error(f"index {k} is outside the pl.array of {base.size} TaskIds", node.slice)
+    if not base.slots:
+        raise p.error("this pl.array of pl.TASK_ID is read before any TaskId was stored into it", node)
+    return TaskArray(base.size, list(base.slots))
+
+
 _SUBMIT_KEYWORDS = ("deps", "dumps", "allow_early_resolve", "predicate")
 _SPMD_SUBMIT_KEYWORDS = (*_SUBMIT_KEYWORDS, "core_num", "sync_start")
 
