@@ -155,23 +155,55 @@ class Interpreter:
             return int(args[0].shape[int(args[1])])
         if name == "tensor.view":
             t, shape, off = args
-            return t[tuple(slice(int(o), int(o) + int(n)) for o, n in zip(off, shape, strict=False))]
+            return t[_window(c, t, off, shape)]
         if name == "tensor.assemble":
             # the result is the updated target: written in place, like a kernel's Out tensor
             t, src, off = args
-            t[tuple(slice(int(o), int(o) + n) for o, n in zip(off, src.shape, strict=False))] = src
+            t[_window(c, t, off, src.shape)] = src
             return t
         if name == "tensor.reshape":
             return args[0].reshape([int(d) for d in args[1]])
         if name == "tensor.transpose":
             return np.swapaxes(args[0], int(args[1]), int(args[2]))
         if name == "tensor.read":
-            return args[0][tuple(int(i) for i in args[1])].item()
+            return args[0][_element(c, args[0], args[1])].item()
         if name == "tensor.write":
-            args[0][tuple(int(i) for i in args[1])] = args[2]
+            args[0][_element(c, args[0], args[1])] = args[2]
             return args[0]
         raise RuntimeFault(
             f"op '{name}' cannot run on the host: the host only orchestrates (calls, scalar control, tensor "
             "allocation and views); computing ops run as kernels (OutlineTensorOps)",
             c.span,
         )
+
+
+def _window(c: E.Call, t: np.ndarray, offsets: Any, shape: Any) -> tuple:
+    """The NumPy index of the window ``offsets`` + ``shape`` of ``t``, checked first: NumPy would cut a
+    window running past the end (and wrap a negative offset) without a word, and the kernel given the
+    view would then read or write other elements than the program names."""
+    index = []
+    for axis, (o, n) in enumerate(zip(offsets, shape, strict=False)):
+        lo, hi = int(o), int(o) + int(n)
+        if lo < 0 or hi > t.shape[axis]:
+            raise RuntimeFault(f"{c.op.name.split('.')[1]}: window [{lo}, {hi}) on axis {axis} is outside the tensor's "
+                               f"0..{t.shape[axis]} (shape {list(t.shape)})", c.span)
+        index.append(slice(lo, hi))
+    return tuple(index)
+
+
+def _element(c: E.Call, t: np.ndarray, offset: Any) -> tuple:
+    """The NumPy index of one element, checked: an index past the end is a located fault, and a
+    negative one is not Python's count from the end (spec pypto-jit §6.1: no negative index)."""
+    idx = [int(i) for i in offset] if isinstance(offset, (list, tuple)) else [int(offset)]
+    if len(idx) == 1 and t.ndim > 1:  # one integer on an N-D tensor: a flat row-major index
+        if not 0 <= idx[0] < t.size:
+            raise RuntimeFault(f"{c.op.name.split('.')[1]}: flat index {idx[0]} is outside the tensor's {t.size} "
+                               f"elements (shape {list(t.shape)})", c.span)
+        return np.unravel_index(idx[0], t.shape)
+    if len(idx) != t.ndim:
+        raise RuntimeFault(f"{c.op.name.split('.')[1]}: {len(idx)} indices for a tensor of rank {t.ndim}", c.span)
+    for axis, i in enumerate(idx):
+        if not 0 <= i < t.shape[axis]:
+            raise RuntimeFault(f"{c.op.name.split('.')[1]}: index {i} on axis {axis} is outside the tensor's "
+                               f"0..{t.shape[axis]} (shape {list(t.shape)})", c.span)
+    return tuple(idx)

@@ -19,6 +19,7 @@ from pypto.ir.types import ScalarType, TensorType
 from pypto.ir.visitor import walk_stmts
 from pypto.passes.analysis import memref_of
 from pypto.runtime.timeline import Timeline
+from pyptoemu.errors import FindingsError
 
 
 @dataclass
@@ -140,6 +141,9 @@ class Launcher:
                 self._account(fault.result, func, arrays)
             _locate_in_source(fault, func, self.pto[func.name])
             raise
+        except pyptoemu.InputError as fault:  # the data does not fit what the kernel does with it
+            _locate_in_source(fault, func, self.pto[func.name])
+            raise
         self._account(r, func, arrays)
         for key, out in r.outputs.items():
             i = int(key[3:])
@@ -151,14 +155,30 @@ class Launcher:
 _TARGET_ARCH = re.compile(r'pto\.target_arch\s*=\s*"(\w+)"')
 
 
-def _locate_in_source(fault: pyptoemu.KernelFault, func: St.Function, text: str) -> None:
+_PTO_LOC = re.compile(r"<string>:(\d+):(\d+)")
+
+
+def _locate_in_source(fault: pyptoemu.PtoError, func: St.Function, text: str) -> None:
     """Point a fault the emulator located at a line of the generated .pto at the user's source line
-    that produced that op, keeping the .pto line in the message; left as is when no line maps."""
+    that produced that op, keeping the .pto line in the message; left as is when no line maps. A run
+    that ended with error findings (a race between blocks) has no location of its own: it takes its
+    first finding's, and each .pto location in the findings' text is replaced by the user's line."""
+    arch = _TARGET_ARCH.search(text)
+    lines = PTOCodegen(arch.group(1) if arch else "a2a3").source_lines(func, text)
     loc = fault.loc
+    if loc is None and isinstance(fault, FindingsError):
+        first = _PTO_LOC.search(fault.message)
+        loc = Loc("<string>", int(first.group(1)), int(first.group(2))) if first else None
+        if loc is not None and lines.get(loc.line) is not None:
+
+            def user(m: re.Match) -> str:
+                span = lines.get(int(m.group(1)))
+                return f"{span.filename}:{span.line}:{span.col}" if span is not None else m.group(0)
+
+            fault.message = _PTO_LOC.sub(user, fault.message)
     if loc is None or loc.file != "<string>":
         return
-    arch = _TARGET_ARCH.search(text)
-    span = PTOCodegen(arch.group(1) if arch else "a2a3").source_lines(func, text).get(loc.line)
+    span = lines.get(loc.line)
     if span is None:
         return
     fault.loc = Loc(span.filename, span.line, span.col)
