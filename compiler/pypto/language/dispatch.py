@@ -8,7 +8,7 @@ import inspect
 from typing import Any
 
 from pypto.dtype import DataType
-from pypto.enums import FunctionType
+from pypto.enums import AtomicType, FunctionType
 from pypto.errors import PyptoTypeError
 from pypto.ir import expr as E
 from pypto.ir.stmt import Function
@@ -162,6 +162,8 @@ def pl_call(p: Any, node: ast.Call, name: str, pl: Any, args: list | None = None
         return invoke(p, node, f"pl.{name}", LIB.BUILDERS[name], args, kwargs)
     if first == "tensor" and name in TILE_SCALAR_OPS:  # pl.muls(tensor, 0.5) is pl.mul(tensor, 0.5)
         return namespace_call(p, node, "tensor", TILE_SCALAR_OPS[name], args, kwargs)
+    if name == "assemble" and first == "tensor":
+        return assemble(p, node, args, kwargs)
     if name in TENSOR_ONLY or (name not in BLOCK_ONLY and first == "tensor"):
         return namespace_call(p, node, "tensor", "create" if name == "create_tensor" else name, args, kwargs)
     if name in BLOCK_ONLY or first == "tile":
@@ -172,6 +174,17 @@ def pl_call(p: Any, node: ast.Call, name: str, pl: Any, args: list | None = None
         raise p.error(f"unknown op 'pl.{name}'", node.func)
     got = type_str(args[0].type) if args and hasattr(args[0], "type") else (type(args[0]).__name__ if args else "none")
     raise p.error(f"pl.{name}: cannot dispatch on a first argument of type {got}", node, PyptoTypeError)
+
+
+def assemble(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
+    """``pl.assemble`` into a tensor: in InCore code a write into its window (atomic if asked); in
+    orchestration the host's in-place assemble, which takes no ``atomic=`` (spec pypto-jit §6.4)."""
+    if p.in_incore:
+        return p.incore_assemble(node, args, kwargs)
+    if kwargs.get("atomic") not in (None, AtomicType.None_):
+        raise p.error("pl.assemble(..., atomic=...) adds into a tensor from InCore code (a pl.at region or an InCore "
+                      "function); orchestration code writes a window with a plain assemble", node, PyptoTypeError)
+    return namespace_call(p, node, "tensor", "assemble", args, kwargs)
 
 
 def namespace_call(p: Any, node: ast.Call, ns: str, name: str, args: list | None = None, kwargs: dict | None = None) -> Any:

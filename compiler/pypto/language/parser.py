@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pypto.dtype import DataType
-from pypto.enums import ForKind, FunctionType, ParamDirection, ScopeKind
+from pypto.enums import AtomicType, ForKind, FunctionType, ParamDirection, ScopeKind
 from pypto.errors import CompileError, ParseError, PyptoError, PyptoTypeError, Span
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
@@ -916,14 +916,55 @@ class FunctionParser:
         call = dispatch.namespace_call(self, target, "block", "store", [value, offsets, dst], {})
         self.emit(St.EvalStmt(call, self.span(node)))
 
+    def incore_assemble(self, node: ast.Call, args: list, kwargs: dict) -> E.Expr:
+        """``pl.assemble(target, source, offset, atomic=...)`` on a tensor target in InCore code (spec
+        pypto-jit §6.4): a tile source is stored into the window (``pl.store``); a tensor-level source is
+        written as ``target[window] = source`` is. ``atomic=pl.AtomicType.Add`` adds it into the window
+        instead. The result is the target (the same buffer)."""
+        names = ("target", "source", "offset")
+        if len(args) > 3:
+            raise self.error(f"pl.assemble takes 3 positional arguments, {len(args)} given", node, PyptoTypeError)
+        bound = dict(zip(names, args, strict=False))
+        for k, v in kwargs.items():
+            if k not in (*names, "atomic"):
+                raise self.error(f"pl.assemble: unexpected keyword argument '{k}'", node, PyptoTypeError)
+            if k in bound:
+                raise self.error(f"pl.assemble: '{k}' given twice", node, PyptoTypeError)
+            bound[k] = v
+        missing = [n for n in names if n not in bound]
+        if missing:
+            raise self.error(f"pl.assemble: missing {', '.join(missing)}", node, PyptoTypeError)
+        dst, value, offset = bound["target"], bound["source"], bound["offset"]
+        atomic = bound.get("atomic")
+        if atomic is not None and not isinstance(atomic, AtomicType):
+            raise self.error(f"pl.assemble: atomic= takes a pl.AtomicType, got {atomic!r}", node, PyptoTypeError)
+        offsets = list(offset) if isinstance(offset, (list, tuple)) else [offset]
+        if slicing.is_tile(value):
+            kw = {"atomic": atomic} if atomic is AtomicType.Add else {}
+            self.emit(St.EvalStmt(dispatch.namespace_call(self, node, "block", "store", [value, offsets, dst], kw),
+                                  self.span(node)))
+            return dst
+        if not slicing.is_tensor(value):
+            raise self.error("pl.assemble: the source must be a tile or a tensor", node, PyptoTypeError)
+        shapes = [static_int(d) for d in value.type.shape]
+        if None in shapes or len(offsets) != len(shapes):
+            raise self.error(f"pl.assemble: a source of static shape and one offset per axis of the target "
+                             f"(rank {len(dst.type.shape)}) are needed here", node, PyptoTypeError)
+        self._region_window_write(node, node, dst, value, offsets, shapes, atomic)
+        return dst
+
     def _region_window_write(self, node: ast.AST, value_node: ast.AST, dst: E.Expr, value: E.Expr,
-                             offsets: list, shapes: list) -> None:
+                             offsets: list, shapes: list, atomic: Any = None) -> None:
         """``dst[window] = v`` in a ``pl.at`` region, ``v`` a tensor-level result: the region binds ``v``
         to a name of its own (a task output held in DDR, spec §4.1 (b)) and the window is assembled from
         it as the region's last act (emitted right after the region, charged to the region's task). In an
         InCore function, ``out[:, :] = v`` on a whole ``Out``/``InOut`` parameter is ``out = v`` (the
         kernel stores its final value into the caller's tensor)."""
         after = self.__dict__.get("region_after")
+        if after is None and atomic is AtomicType.Add:
+            raise self.error("an atomic add of a tensor-level value into a tensor is written at the top level of a "
+                             "pl.at region; in an InCore function store a tile with pl.store(..., "
+                             "atomic=pl.AtomicType.Add)", value_node, PyptoTypeError)
         if after is None and self._whole_output_window(dst, offsets, shapes):
             slicing.assemble(self, node, dst, value, offsets, shapes)  # checks shape and dtype
             last = self.blocks[-1][-1] if self.blocks[-1] else None
@@ -937,7 +978,7 @@ class FunctionParser:
                              "pl.at region; here store a tile (pl.load the operands) or use pl.store", value_node,
                              PyptoTypeError)
         var = E.Var(f"{dst.name}_window_{self.span(node).line}", value.type, self.span(node))
-        call = slicing.assemble(self, node, dst, var, offsets, shapes)  # checks shape and dtype
+        call = slicing.assemble(self, node, dst, var, offsets, shapes, atomic)  # checks shape and dtype
         self.emit(St.AssignStmt(var, value, self.span(node)))
         after[1].append(St.EvalStmt(call, self.span(node)))
         after[2].append((dst, var))

@@ -126,7 +126,7 @@ def view(p: Any, node: ast.AST, base: E.Expr, index: ast.AST, offsets: list, sha
     return T.reshape(v, kept, span=span)
 
 
-def assemble(p: Any, node: ast.AST, dst: E.Expr, value: Any, offsets: list, shapes: list) -> E.Call:
+def assemble(p: Any, node: ast.AST, dst: E.Expr, value: Any, offsets: list, shapes: list, atomic: Any = None) -> E.Call:
     """``dst[window] = value`` in orchestration: ``value`` (a tensor of the window's shape, scalar-indexed
     axes left out or kept as 1) written into ``dst`` in place."""
     if not is_tensor(value):
@@ -141,4 +141,4 @@ def assemble(p: Any, node: ast.AST, dst: E.Expr, value: Any, offsets: list, shap
                       "with pl.cast", node, PyptoTypeError)
     if got != shapes:
         value = p.temp(T.reshape(value, shapes, span=p.span(node)), node)
-    return T.assemble(dst, value, offsets, span=p.span(node))
+    return T.assemble(dst, value, offsets, atomic=atomic, span=p.span(node))

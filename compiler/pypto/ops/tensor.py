@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from pypto.dtype import DataType, promote
+from pypto.enums import AtomicType
 from pypto.errors import PyptoTypeError, Span
 from pypto.ir.expr import Call, ConstInt, Expr, as_expr, static_int
 from pypto.ir.registry import create_op_call, register_op
 from pypto.ir.type_rules import broadcast_shapes, int_list, scalar, tensor
 from pypto.ir.types import ScalarType, TensorType, shape_str
-from pypto.ops.block import check_round_mode, round_mode_code
+from pypto.ops.block import ATOMIC_ADD_DTYPES, check_round_mode, round_mode_code
 from pypto.ops.common import scalar_arg, to_tuple
 
 TENSOR = "TensorOp"
@@ -67,11 +68,16 @@ def _view(args: list, kw: dict, span: Span) -> TensorType:
     return TensorType(shape, t.dtype)
 
 
-@register_op("tensor.assemble", TENSOR, ("target", "source", "offset"))
+@register_op("tensor.assemble", TENSOR, ("target", "source", "offset"), attrs={"atomic": AtomicType})
 def _assemble(args: list, kw: dict, span: Span) -> TensorType:
-    """Write ``source`` into ``target`` at ``offset``; the result is the updated target (spec §4.2)."""
+    """Write ``source`` into ``target`` at ``offset``; the result is the updated target (spec §4.2).
+    ``atomic=AtomicType.Add`` adds it into the window instead (pypto-jit §6.4)."""
     names = ("target", "source", "offset")
     t, src = tensor("tensor.assemble", args, 0, names, span), tensor("tensor.assemble", args, 1, names, span)
+    if kw.get("atomic", AtomicType.None_) is AtomicType.Add and t.dtype not in ATOMIC_ADD_DTYPES:
+        allowed = ", ".join(d.name for d in ATOMIC_ADD_DTYPES)
+        raise PyptoTypeError(f"tensor.assemble: an atomic add into {t.dtype.name} is not supported (atomic adds "
+                             f"take {allowed})", span)
     offs = int_list("tensor.assemble", args[2], "offset", span)
     if len(src.shape) != len(t.shape) or len(offs) != len(t.shape):
         raise PyptoTypeError(
@@ -296,8 +302,11 @@ def row_sum(input: Expr, axis: int = -1, keep_dim: bool = True, span: Span | Non
     return create_op_call("tensor.row_sum", [input], _reduce_kwargs(axis, keep_dim), span)
 
 
-def assemble(target: Expr, source: Expr, offset: Any, span: Span | None = None) -> Call:
-    return create_op_call("tensor.assemble", [target, source, to_tuple(offset, span, "offset")], {}, span)
+def assemble(target: Expr, source: Expr, offset: Any, atomic: Any = None, span: Span | None = None) -> Call:
+    if atomic is not None and not isinstance(atomic, AtomicType):
+        raise PyptoTypeError(f"tensor.assemble: atomic= takes a pl.AtomicType, got {atomic!r}", span)
+    kw = {"atomic": AtomicType.Add} if atomic is AtomicType.Add else {}
+    return create_op_call("tensor.assemble", [target, source, to_tuple(offset, span, "offset")], kw, span)
 
 
 def reshape(tensor: Expr, shape: Any, span: Span | None = None) -> Call:

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from pypto.enums import FunctionType
+from pypto.enums import AtomicType, FunctionType
 from pypto.errors import RuntimeFault
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
@@ -159,7 +159,11 @@ class Interpreter:
         if name == "tensor.assemble":
             # the result is the updated target: written in place, like a kernel's Out tensor
             t, src, off = args
-            t[_window(c, t, off, src.shape)] = src
+            window = _window(c, t, off, src.shape)
+            if kw.get("atomic") is AtomicType.Add:  # pl.assemble(..., atomic=pl.AtomicType.Add): adds into it
+                t[window] += src
+            else:
+                t[window] = src
             return t
         if name == "tensor.reshape":
             return args[0].reshape([int(d) for d in args[1]])
