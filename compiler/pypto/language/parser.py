@@ -583,7 +583,8 @@ class FunctionParser:
         for ia in iter_args:
             self.env[ia.name] = ia
         self.yields.append([])
-        body = self.block(node.body)
+        with tasks.LoopTasks(self, _static_trips(start, stop, step)):
+            body = self.block(node.body)
         ys = self.yields.pop()
         if node.orelse:
             raise self.error("for ... else is not supported", node)
@@ -1019,6 +1020,14 @@ class FunctionParser:
         if not isinstance(t, ScalarType) or not (t.dtype.is_int() or t.dtype is DataType.INDEX):
             raise self.error(f"expected an integer, got {type_str(t)}", node, PyptoTypeError)
         return e
+
+
+def _static_trips(start: E.Expr, stop: E.Expr, step: E.Expr) -> int | None:
+    """How many times a loop runs when its bounds are compile-time integers, else None."""
+    a, b, c = static_int(start), static_int(stop), static_int(step)
+    if None in (a, b, c) or c == 0:
+        return None
+    return max(0, -(-(b - a) // c)) if c > 0 else max(0, -(-(a - b) // -c))
 
 
 # Tensor ops whose result is (a view of) an existing buffer, not a newly computed tensor.

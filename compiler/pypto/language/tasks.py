@@ -61,10 +61,12 @@ class TaskId:
 
 @dataclass(eq=False)
 class TaskArray:
-    """``pl.array.create(n, pl.TASK_ID)``: slots of task handles; as a dependency it means all of them."""
+    """``pl.array.create(n, pl.TASK_ID)``: slots of task handles; as a dependency it means all of them.
+    ``source`` is the array an element read (``tids[i]``) was taken from."""
 
     size: int
     slots: list = field(default_factory=list)
+    source: TaskArray | None = None
 
 
 class _ArrayNamespace:
@@ -134,24 +136,71 @@ def open_scope(p: Any, node: ast.With, mode: ScopeMode) -> None:
     """Parse a scope's body in place: scopes order tasks, they are not regions of their own."""
     st = state(p)
     st["modes"].append(mode)
-    saved = st["tasks"]
+    saved = st["tasks"], st.get("manual_loops", 0)
     if mode is ScopeMode.MANUAL:
         st["tasks"] = []
+        st["manual_loops"] = len(st.get("loops", []))  # loops opened after this count repeat its tasks
     try:
         for s in node.body:
             p.guarded(s, p.stmt, s)
     finally:
         st["modes"].pop()
-        st["tasks"] = saved
+        st["tasks"], st["manual_loops"] = saved
+
+
+class LoopTasks:
+    """``with LoopTasks(p, trips):`` around an orchestration loop body: a task of a manual scope written
+    in it runs once per trip, and two trips of it that write the same elements (a window known at
+    compile time) race unless the task waits on its previous trip (spec pypto-jit §9: every pair of
+    conflicting tasks with no path between them). ``trips`` is the static trip count, or None. The
+    tasks of a loop that runs at most once are checked by the enclosing loop, if any."""
+
+    def __init__(self, p: Any, trips: int | None) -> None:
+        self.p, self.trips = p, trips
+
+    def __enter__(self) -> None:
+        state(self.p).setdefault("loops", []).append({"tasks": []})
+
+    def __exit__(self, exc_type: type[BaseException] | None, *rest: object) -> None:
+        loops = state(self.p)["loops"]
+        mine = loops.pop()["tasks"]
+        if exc_type is not None or not mine:
+            return
+        if self.trips is not None and self.trips < 2:
+            if loops:
+                loops[-1]["tasks"].extend(mine)
+            return
+        for task, node in mine:
+            clash = _static_write(task)
+            if clash and task not in task.ancestors and not any(isinstance(a, TaskArray) and task in a.slots
+                                                                   for a in task.ancestors):
+                raise ParseError(
+                    f"race: task '{task.name}' runs once per trip of this loop and every trip writes the same "
+                    f"elements of tensor '{clash}', inside pl.manual_scope() with no deps= path between the trips; "
+                    "chain them (store each `as tid` into a pl.array of pl.TASK_ID and add deps=[tids[i - 1]]) or "
+                    "write a window that moves with the loop", self.p.span(node))
+
+
+def _static_write(task: TaskId) -> str | None:
+    """A buffer ``task`` writes at a window fully known at compile time (the same elements each time)."""
+    for w in sorted(task.touched[1], key=lambda a: a.label):
+        if w.box is not None and all(b is not None for b in w.box):
+            return w.label
+    return None
 
 
 def dependencies(p: Any, value: Any, node: ast.AST) -> set:
-    """The tasks a ``deps=[...]`` list names (with their own ancestors): TaskIds, TaskArrays or None."""
+    """The tasks a ``deps=[...]`` list names (with their own ancestors): TaskIds, TaskArrays or None.
+    A TaskArray named (whole or by an element) is in the set too: a task in a loop that stores its own
+    handle into an array it waits on chains its iterations (``deps=[tids[i - 1]]``, then ``tids[i] =
+    tid``)."""
     items = value if isinstance(value, (list, tuple)) else [value]
     out: set = set()
     for item in items:
         if item is None:
             continue
+        if isinstance(item, TaskArray):
+            out.add(item.source or item)
         handles = item.slots if isinstance(item, TaskArray) else [item]
         for h in handles:
             if not isinstance(h, TaskId):
@@ -312,6 +361,9 @@ def record_task(p: Any, node: ast.AST, task: TaskId) -> TaskId:
     if st["modes"] and st["modes"][-1] is ScopeMode.MANUAL:
         _check_races(p, node, task, st["tasks"], None, "inside pl.manual_scope()")
         st["tasks"].append(task)
+        loops = st.get("loops", [])
+        if len(loops) > st.get("manual_loops", 0):  # in a loop inside the scope: it runs once per trip
+            loops[-1]["tasks"].append((task, node))
         return task
     manual = p.__dict__.get("manual_dep_tensors", set())
     if manual:
@@ -385,7 +437,7 @@ def task_array_item(p: Any, base: TaskArray, idx: Any, node: ast.Subscript) -> T
         raise p.error(f"index {k} is outside the pl.array of {base.size} TaskIds", node.slice)
     if not base.slots:
         raise p.error("this pl.array of pl.TASK_ID is read before any TaskId was stored into it", node)
-    return TaskArray(base.size, list(base.slots))
+    return TaskArray(base.size, list(base.slots), base.source or base)
 
 
 _SUBMIT_KEYWORDS = ("deps", "dumps", "allow_early_resolve", "predicate")
