@@ -118,6 +118,9 @@ class ForKind(enum.IntEnum):
 class ScopeKind(enum.IntEnum):
     InCore = 0
     AutoInCore = 1
+    # the two sections of a group kernel (passes.split_sections): the code of the cube core, of each AIV
+    CubeSection = 2
+    VectorSection = 3
 
 
 class TensorLayout(enum.IntEnum):

@@ -12,7 +12,7 @@ def test_compile_example(tmp_path, capsys):
     assert cli_compile([os.path.join(EXAMPLES, "row_softmax.py"), "-o", str(out)]) == 0
     assert (out / "kernels" / "aiv" / "softmax_rows.pto").exists()
     assert (out / "kernels" / "aiv" / "softmax_rows.cpp").exists()
-    assert (out / "passes_dump" / "16_after_AllocateMemoryAddr.py").exists()
+    assert (out / "passes_dump" / "17_after_AllocateMemoryAddr.py").exists()
     assert str(out) in capsys.readouterr().out
 
 

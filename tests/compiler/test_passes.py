@@ -119,8 +119,8 @@ def test_dump_passes_writes_every_stage(tmp_path):
         "04_after_InterchangeChunkLoops.py", "05_after_OutlineIncoreScopes.py",
         "06_after_OutlineTensorOps.py", "07_after_SplitCubeVector.py", "08_after_ExpandLibraryOps.py",
         "09_after_MaterializeTileViews.py", "10_after_ConvertTensorToBlockOps.py", "11_after_FuseLoops.py",
-        "12_after_ExpandPower2.py", "13_after_InitMemRef.py", "14_after_MemoryReuse.py", "15_after_InsertSync.py",
-        "16_after_AllocateMemoryAddr.py",
+        "12_after_ExpandPower2.py", "13_after_InitMemRef.py", "14_after_SplitSections.py", "15_after_MemoryReuse.py",
+        "16_after_InsertSync.py", "17_after_AllocateMemoryAddr.py",
     ]
     assert (tmp_path / "kernels" / "aiv" / "add_kernel.pto").exists()
     assert (tmp_path / "kernels" / "aiv" / "add_kernel.cpp").exists()

@@ -56,7 +56,7 @@ def test_pipelines_list_the_new_passes():
         assert names[:12] == ["ConvertToSSA", "UnrollLoops", "SplitChunkedLoops", "InterchangeChunkLoops",
                               "OutlineIncoreScopes", "OutlineTensorOps", "SplitCubeVector", "ExpandLibraryOps",
                               "MaterializeTileViews", "ConvertTensorToBlockOps", "FuseLoops", "ExpandPower2"]
-        assert names[12] == "InitMemRef"
+        assert names[12:14] == ["InitMemRef", "SplitSections"]
 
 
 # ----------------------------------------------------------------------------- UnrollLoops

@@ -10,6 +10,7 @@ from pypto.errors import CompileError
 from pypto.ir import stmt as St
 from pypto.ir.expr import static_int
 from pypto.ir.types import TensorType, TileType
+from pypto.ops.fifo import is_group_kernel
 from pypto.passes.analysis import defined_vars, memref_of
 
 
@@ -18,7 +19,10 @@ def kernels(program: St.Program) -> list[St.Function]:
 
 
 def core_kind(func: St.Function) -> str:
-    """'cube' if the kernel uses Mat/Left/Right/Acc tiles, else 'vector'; a mix is an error."""
+    """'cube' if the kernel uses Mat/Left/Right/Acc tiles, else 'vector'; a mix is an error, except in
+    a group kernel ('group': a cube section and a vector section handing tiles over through FIFOs)."""
+    if is_group_kernel(func):
+        return "group"
     spaces = {m.memory_space for v in defined_vars(func) if (m := memref_of(v)) is not None}
     cube = spaces & CUBE_SPACES
     if cube and MemorySpace.Vec in spaces:

@@ -21,15 +21,17 @@ from ptoisa.text.printer import PrintStyle, print_module
 from pypto.codegen.common import core_kind, kernels, tile_dims, valid_dims
 from pypto.codegen.legal_forms import operand_forms, valid_pair
 from pypto.dtype import DataType
-from pypto.enums import ROUND_MODES, AtomicType, CmpType, MemorySpace, PipeType, TileLayout
+from pypto.enums import ROUND_MODES, AtomicType, CmpType, MemorySpace, PipeType, ScopeKind, TileLayout
 from pypto.errors import CompileError
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.expr import static_int
 from pypto.ir.types import ScalarType, TensorType, TileType
 from pypto.ir.visitor import stmt_list, walk, walk_stmts
-from pypto.ops import isa
-from pypto.passes.analysis import defined_vars, memref_of
+from pypto.ops import fifo, isa
+from pypto.passes.allocate_memory_addr import fifo_layout
+from pypto.passes.analysis import defined_vars, memref_of, popped_memrefs
+from pypto.passes.split_sections import CUBE, VECTOR, side_of_space
 
 ARITH_INT = {
     "Add": "addi", "Sub": "subi", "Mul": "muli", "FloorDiv": "floordivsi", "FloorMod": "remsi", "Min": "minsi",
@@ -49,6 +51,7 @@ STYLE = PrintStyle(short_enum_kinds=frozenset({"pipe", "event"}), function_attrs
                    bare_return=True, float_format=".6e")
 GENERATED = Loc("<pypto>", 1, 1)
 INDEX = A.ScalarType("index")
+I32 = A.ScalarType("i32")
 I1 = A.ScalarType("i1")
 
 
@@ -322,14 +325,18 @@ class _FunctionGen:
 
     def module(self) -> A.Module:
         func = self.func
-        kind = core_kind(func)
+        self.fifo, self.fifo_bases = fifo_layout(func)
+        kind = "group" if self.fifo is not None else core_kind(func)
         names, types = self.signature()
         self.make_views()
         self.make_allocs()
         self.block(func.body)
         ops = self.const_ops + self.view_ops + self.alloc_ops + self.ops
         attrs = {"pto.kernel_kind": A.EnumAttr("kernel_kind", kind)}
-        if _has_aiv_lanes(func):
+        if self.fifo is not None:
+            # a group kernel: its body is the cube section and the vector section (SplitSections)
+            attrs = {}
+        elif _has_aiv_lanes(func):
             # pl.split_aiv: the kernel runs on both AIVs of a core group, each in its lane
             # (get_subblock_idx 0 and 1): its code is the vector section of a group kernel whose
             # cube section is empty (pto-text-format §4.13; placement: one core group per block)
@@ -384,10 +391,18 @@ class _FunctionGen:
                 if None in valid_dims(v.type):
                     continue  # declared where it is defined (dyn_buf)
                 seen.setdefault((m, tile_buf(v.type)), v)
+        popped = popped_memrefs(self.func)
+        self.side_allocs: dict = {CUBE: [], VECTOR: []}
         for m, ty in sorted(seen, key=lambda k: (k[0].memory_space, k[0].id, str(k[1]))):
+            if m in popped:
+                continue  # the tile a pop returns is its FIFO slot (pop)
             name = self.new()
             groups = {"addr": [self.const(m.addr, "i64")]} if m.addr >= 0 else {}
-            self.alloc_ops.append(_op("pto.alloc_tile", results=[name], result_types=[ty], groups=groups))
+            alloc = _op("pto.alloc_tile", results=[name], result_types=[ty], groups=groups)
+            if self.fifo is not None:  # a group kernel: each section allocates its own core's tiles
+                self.side_allocs[side_of_space(m.memory_space)].append(alloc)
+            else:
+                self.alloc_ops.append(alloc)
             self.buffers[(m, ty)] = name
 
     def block(self, body: Any) -> None:
@@ -417,8 +432,64 @@ class _FunctionGen:
             return
         elif isinstance(s, (St.SeqStmts, St.OpStmts)):
             self.block(s)
+        elif isinstance(s, St.ScopeStmt) and s.scope_kind in (ScopeKind.CubeSection, ScopeKind.VectorSection):
+            side = CUBE if s.scope_kind is ScopeKind.CubeSection else VECTOR
+            saved, self.ops = self.ops, []
+            self.fifo_pipes(side)
+            setup = self.ops
+            self.ops = saved
+            self.emit(_section(side, setup + self.side_allocs[side] + self.region(s.body)))
         else:
             raise CompileError(f"{type(s).__name__} is not supported by the PTO backend", getattr(s, "span", None))
+
+    # ------------------------------------------------------------------ cube <-> vector FIFOs
+    def fifo_pipes(self, side: str) -> None:
+        """A section's FIFO set-up (pto-text-format §4.13): the consumer of a direction reserves its
+        slots right after its tiles (AllocateMemoryAddr checked they fit), the producer imports that
+        buffer from the same function (the peer section), and each side declares the pipes."""
+        setup = self.fifo
+        zero = self.const(0, "i32")
+        bufs = {}
+        for direction, space in ((fifo.C2V, "vec"), (fifo.V2C, "mat")):
+            if direction not in self.fifo_bases:
+                continue
+            name = self.new()
+            label = f"{direction}_fifo"
+            consumer = VECTOR if direction == fifo.C2V else CUBE
+            if side == consumer:
+                base = self.fifo_bases[direction][1]
+                attrs = {"name": label, "size": setup.reserve(direction),
+                         "location": A.EnumAttr("address_space", space), "auto": False, "base": base}
+                self.emit(_op("pto.reserve_buffer", results=[name], result_types=[I32], attrs=attrs))
+            else:
+                attrs = {"name": label, "peer_func": A.SymbolRef(self.func.name)}
+                self.emit(_op("pto.import_reserved_buffer", results=[name], result_types=[I32], attrs=attrs))
+            bufs[direction] = name
+        groups = {"c2v_consumer_buf": [bufs.get(fifo.C2V, zero)], "v2c_consumer_buf": [bufs.get(fifo.V2C, zero)]}
+        self.emit(_op(f"pto.{'aic' if side == CUBE else 'aiv'}_initialize_pipe", groups=groups,
+                      group_types={k: [I32] for k in groups},
+                      attrs={"dir_mask": setup.dir_mask, "slot_size": setup.slot_size}))
+
+    def push(self, call: E.Call, result: Any, s: Any) -> None:
+        src, ty = self.buf(call.args[0])
+        self.emit(_op(f"pto.{isa.pto_name(call.op.name)}", operands=[src], operand_types=[ty],
+                      attrs={"split": call.kwargs["split"]}))
+
+    def pop(self, call: E.Call, result: Any, s: Any) -> None:
+        """The popped tile is the slot: a new name for it, no buffer of its own; a valid region known
+        only at run time is given to the pop."""
+        ty = tile_buf(result.type)
+        operands = []
+        if ty.v_row is None or ty.v_col is None:
+            operands = [self.const(d, "index") if isinstance(d, int) else self.index_value(d)
+                        for d in valid_pair(result.type)]
+        name = self.new()
+        self.emit(_op(f"pto.{isa.pto_name(call.op.name)}", results=[name], result_types=[ty], operands=operands,
+                      attrs={"split": call.kwargs["split"]}))
+        self.var_bufs[result] = (name, ty)
+
+    def free(self, call: E.Call, result: Any, s: Any) -> None:
+        self.emit(_op(f"pto.{isa.pto_name(call.op.name)}", attrs={"split": call.kwargs["split"]}))
 
     def assign(self, s: St.AssignStmt) -> None:
         v, value = s.var, s.value
@@ -430,6 +501,8 @@ class _FunctionGen:
             self.values[v] = self.value(value)
         elif isinstance(value, E.Var) and value in self.values:
             self.values[v] = self.values[value]
+        elif isinstance(value, E.Var) and value in self.var_bufs:  # another name of a popped FIFO tile
+            self.var_bufs[v] = self.var_bufs[value]
 
     def _carried_scalars(self, s: Any) -> list[int]:
         return [i for i, ia in enumerate(s.iter_args) if isinstance(ia.type, ScalarType)]
@@ -838,6 +911,12 @@ _SPECIAL = {
     "block.gather_cmp": _FunctionGen.gather_compare,
     "block.arange": _FunctionGen.arange,
     "block.mrgsort_lists": _FunctionGen.merge_lists,
+    "block.tpush_to_aiv": _FunctionGen.push,
+    "block.tpush_to_aic": _FunctionGen.push,
+    "block.tpop_from_aic": _FunctionGen.pop,
+    "block.tpop_from_aiv": _FunctionGen.pop,
+    "block.tfree_from_aic": _FunctionGen.free,
+    "block.tfree_from_aiv": _FunctionGen.free,
 }
 
 

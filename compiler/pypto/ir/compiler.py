@@ -46,7 +46,7 @@ def compile_program(program: Program, strategy: Any = OptimizationStrategy.Defau
         result = CompiledProgram(out, strat, PTOCodegen(target_arch).generate(out))
         if with_cpp:
             result.cpp = CppCodegen().generate(out)
-    result.core = {f.name: ("aic" if core_kind(f) == "cube" else "aiv") for f in kernels(out)}
+    result.core = {f.name: {"cube": "aic", "group": "group"}.get(core_kind(f), "aiv") for f in kernels(out)}
     return result
 
 

@@ -6,7 +6,15 @@ from dataclasses import replace
 from typing import Any
 
 from pypto.dtype import DataType
-from pypto.enums import ROUND_MODES, AtomicType, FunctionType, MemorySpace, ParamDirection, PipeType
+from pypto.enums import (
+    ROUND_MODES,
+    AtomicType,
+    FunctionType,
+    MemorySpace,
+    ParamDirection,
+    PipeType,
+    ScopeKind,
+)
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.types import MemRef, ScalarType, TensorType, TileType, TupleType, UnknownType
@@ -217,6 +225,11 @@ class Printer:
 
     def scope_stmt(self, s: St.ScopeStmt, indent: int) -> None:
         """``with pl.incore():``; a named region as ``pl.at(..., name_hint=)``, SPMD blocks inside ``pl.spmd``."""
+        if s.scope_kind in (ScopeKind.CubeSection, ScopeKind.VectorSection):
+            side = "cube" if s.scope_kind is ScopeKind.CubeSection else "vector"
+            self.emit(indent, f"with {self.p}.section({side!r}):  # the {side} section of a group kernel")
+            self.body(s.body, indent + 1)
+            return
         if s.blocks is not None:
             self.emit(indent, f"with {self.p}.spmd({s.blocks}):")
             indent += 1

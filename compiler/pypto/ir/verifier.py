@@ -101,6 +101,12 @@ class _Checker:
                 self.define(rv, s.span)
         elif isinstance(s, St.IfStmt):
             self.if_stmt(s)
+        elif isinstance(s, St.ScopeStmt) and s.scope_kind in (ScopeKind.CubeSection, ScopeKind.VectorSection):
+            # the sections of a group kernel run on different cores: each defines its own values
+            # (scalars such as loop indices are repeated in both) and none is visible after it
+            saved = set(self.defined), dict(self.def_names)
+            self.block(s.body, None)
+            self.defined, self.def_names = saved
         elif isinstance(s, St.ScopeStmt):
             self.block(s.body, None)
         elif isinstance(s, (St.SeqStmts, St.OpStmts)):

@@ -19,9 +19,9 @@ then rewritten here for one lane, ``lane`` being the AIV running it (0 or 1):
 
 ``pl.aiv_shard(x)`` reads a value defined outside the region as the lane's half of it (in NONE mode
 it is ``x``). ``pl.aic_gather(x)`` joins the lanes' halves of a region value back for the cube (in
-NONE mode it is ``x``); the halves live in the two AIVs, so joining them needs the cube section of a
-mixed group kernel, which this compiler does not generate yet: it is a located error in the split
-modes. Functionally this is the spec's "run the body once per lane, with the lane's half of each
+NONE mode it is ``x``); the halves live in the two AIVs, so they are pushed through the V2C FIFO and
+the cube pops them joined: the kernel becomes a group kernel (cube section and vector section,
+:mod:`pypto.ops.fifo`). Functionally this is the spec's "run the body once per lane, with the lane's half of each
 halved tile"; the kernel runs on both AIVs of the group (the vector section of a group kernel).
 """
 
@@ -40,6 +40,7 @@ from pypto.ir.registry import create_op_call
 from pypto.ir.types import TileType, static_int
 from pypto.ir.visitor import substitute
 from pypto.language.optimizations import SplitMode
+from pypto.ops import fifo
 from pypto.ops import tile_data as D
 
 _AXIS = {SplitMode.UP_DOWN: 0, SplitMode.LEFT_RIGHT: 1}
@@ -83,13 +84,28 @@ def aiv_shard(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
 
 
 def aic_gather(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
-    """``pl.aic_gather(x)``: the lanes' halves of ``x`` joined back for the cube."""
+    """``pl.aic_gather(x)``: the lanes' halves of ``x`` joined back for the cube.
+
+    In a split mode each AIV pushes its half to the cube through the V2C FIFO (``split`` 1 = rows,
+    2 = columns) and the cube pops the joined tile into L1 (a Mat tile): the kernel becomes a group
+    kernel with a cube section and a vector section (:mod:`pypto.ops.fifo`)."""
     x = _one_tile(p, node, "pl.aic_gather", args, kwargs)
-    if p.__dict__.get("lane_modes", {}).get(x, SplitMode.NONE) is SplitMode.NONE:
+    mode = p.__dict__.get("lane_modes", {}).get(x, SplitMode.NONE)
+    if mode is SplitMode.NONE:
         return x
-    raise p.error("pl.aic_gather joins the two AIVs' halves of a split lane region for the cube: that needs the cube "
-                  "section of a mixed group kernel, which is not supported by the emulator's compiler yet (store "
-                  "the halves to a tensor from the region instead)", node)
+    axis = _AXIS[mode]
+    shape = _static_2d(p, node, x.type, "pl.aic_gather")
+    valid = list(x.type.valid_shape)
+    if static_int(valid[axis]) != shape[axis]:
+        raise p.error(f"pl.aic_gather joins whole halves: the lane's tile has {valid[axis]} valid of {shape[axis]} "
+                      "along the split axis", node)
+    whole, whole_valid = list(shape), list(valid)
+    whole[axis] *= 2
+    whole_valid[axis] = whole[axis]
+    span = p.span(node)
+    split = axis + 1  # 1: up/down (rows), 2: left/right (columns)
+    p.emit(St.EvalStmt(fifo.push(fifo.V2C, x, split, span), span))
+    return p.temp(fifo.pop(fifo.V2C, whole, whole_valid, x.type.dtype, split, span), node)
 
 
 def _one_tile(p: Any, node: ast.Call, what: str, args: list, kwargs: dict) -> E.Expr:

@@ -87,6 +87,13 @@ LOWERINGS: dict[str, Lowering] = {
     "block.fillpad_expand": Lowering("tfillpad_expand", (0,)),
     "block.fillpad_inplace": Lowering("tfillpad_inplace"),
     "block.arange": Lowering("tci", (0,)),
+    # cube <-> vector FIFOs of a group kernel (pypto.ops.fifo; printed by the code generator)
+    "block.tpush_to_aiv": Lowering("tpush_to_aiv"),
+    "block.tpush_to_aic": Lowering("tpush_to_aic"),
+    "block.tpop_from_aic": Lowering("tpop_from_aic"),
+    "block.tpop_from_aiv": Lowering("tpop_from_aiv"),
+    "block.tfree_from_aic": Lowering("tfree_from_aic"),
+    "block.tfree_from_aiv": Lowering("tfree_from_aiv"),
 }
 
 TARGET_MACHINE = "a2a3"  # the machine the compiler targets (pto.target_arch of the modules it writes)

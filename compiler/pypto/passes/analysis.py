@@ -67,6 +67,13 @@ def retype(func: St.Function, new_type: Callable[[E.Var], Any]) -> St.Function:
     return replace(new, params=tuple(mapping.get(p, p) for p in func.params))
 
 
+def popped_memrefs(func: St.Function) -> set:
+    """The buffers of tiles popped from a cube <-> vector FIFO (they alias the FIFO's slots)."""
+    return {memref_of(s.var) for s in walk_stmts(func.body)
+            if isinstance(s, St.AssignStmt) and isinstance(s.value, E.Call) and not isinstance(s.value.op, E.GlobalVar)
+            and s.value.op.name.startswith("block.tpop_")} - {None}
+
+
 def memref_of(e: Any) -> MemRef | None:
     return getattr(getattr(e, "type", None), "memref", None)
 

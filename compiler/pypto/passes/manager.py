@@ -25,6 +25,7 @@ from pypto.passes.memory_reuse import MemoryReusePass
 from pypto.passes.outline_incore_scopes import OutlineIncoreScopesPass
 from pypto.passes.outline_tensor_ops import OutlineTensorOpsPass
 from pypto.passes.split_cube_vector import SplitCubeVectorPass
+from pypto.passes.split_sections import SplitSectionsPass
 from pypto.passes.unroll_loops import UnrollLoopsPass
 
 
@@ -40,14 +41,17 @@ class OptimizationStrategy(enum.Enum):
 # a tensor-level matmul with vector ops into cube and vector kernels, before either kind is lowered.
 # FuseLoops needs block-level loops and outlined kernels, and runs before memory is planned;
 # ExpandPower2 follows it so that two fused power-of-two loops are expanded once, chunk by chunk.
+# SplitSections needs every tile's memory (InitMemRef) to cut a group kernel into its cube and vector
+# sections, and precedes the memory and sync planning, which treat each section as one core's code.
 # The library ops of a kernel are expanded into tile loops over views, which become loads and stores
 # once the kernel boundary is known (seed 003 §2); ConvertTensorToBlockOps handles what is left (matmul).
 _FRONT = (ConvertToSSAPass, UnrollLoopsPass, SplitChunkedLoopsPass, InterchangeChunkLoopsPass, OutlineIncoreScopesPass,
           OutlineTensorOpsPass, SplitCubeVectorPass, ExpandLibraryOpsPass, MaterializeTileViewsPass, ConvertTensorToBlockOpsPass,
           FuseLoopsPass, ExpandPower2Pass)
 STRATEGIES: dict[OptimizationStrategy, tuple[type, ...]] = {
-    OptimizationStrategy.Default: (*_FRONT, InitMemRefPass, MemoryReusePass, InsertSyncPass, AllocateMemoryAddrPass),
-    OptimizationStrategy.PTOAS: (*_FRONT, InitMemRefPass, MemoryReusePass, AllocateMemoryAddrPass),
+    OptimizationStrategy.Default: (*_FRONT, InitMemRefPass, SplitSectionsPass, MemoryReusePass, InsertSyncPass,
+                                   AllocateMemoryAddrPass),
+    OptimizationStrategy.PTOAS: (*_FRONT, InitMemRefPass, SplitSectionsPass, MemoryReusePass, AllocateMemoryAddrPass),
 }
 
 # Properties that hold after each pass (checked by the verifier when verify_each is on).
@@ -67,6 +71,7 @@ PRODUCES = {
     "fuse-loops": _SPLIT | _BLOCK,
     "expand-power2": _SPLIT | _BLOCK,
     "init-memref": _BLOCK | {"SSAForm", "HasMemRefs"},
+    "split-sections": _BLOCK | {"SSAForm", "HasMemRefs"},
     "memory-reuse": _BLOCK | {"SSAForm", "HasMemRefs"},
     "insert-sync": _BLOCK | {"SSAForm", "HasMemRefs"},
     "allocate-memory-addr": _BLOCK | {"SSAForm", "HasMemRefs", "AllocatedMemoryAddr"},

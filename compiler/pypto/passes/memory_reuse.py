@@ -16,7 +16,7 @@ from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.types import MemRef
 from pypto.ir.visitor import stmt_list, walk
-from pypto.passes.analysis import memref_of, retype
+from pypto.passes.analysis import memref_of, popped_memrefs, retype
 from pypto.passes.base import Pass, is_kernel
 
 # A small vector tile (a row statistic, at most SMALL bytes) does not take over a freed UB buffer more
@@ -98,7 +98,9 @@ class MemoryReusePass(Pass):
         if not is_kernel(func):
             return func
         ranges = _Liveness(func).ranges()
-        order = sorted(ranges, key=lambda m: (ranges[m][0], m.id))
+        # a popped FIFO tile is the FIFO's slot (AllocateMemoryAddr places it there): no buffer to share
+        popped = popped_memrefs(func)
+        order = sorted((m for m in ranges if m not in popped), key=lambda m: (ranges[m][0], m.id))
         buffers: list[list] = []  # [representative, size, end]
         assign: dict = {}
         for m in order:

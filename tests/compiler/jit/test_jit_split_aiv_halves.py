@@ -104,14 +104,6 @@ def odd_rows(x: pl.Tensor, y: pl.Out[pl.Tensor]):
 
 
 @pl.jit
-def gather_for_the_cube(x: pl.Tensor, y: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        for _lane in pl.split_aiv(2, mode=UP_DOWN):
-            h = pl.neg(pl.load(x, [0, 0], [16, 64]))
-        pl.store(pl.aic_gather(h), [0, 0], y)
-
-
-@pl.jit
 def identity_gather(x: pl.Tensor, y: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
         for _lane in pl.split_aiv(2, mode=pl.SplitMode.NONE):
@@ -132,7 +124,6 @@ def outer_tile_read_whole(x: pl.Tensor, y: pl.Out[pl.Tensor]):
     (outer_tile_read_whole, ((16, 64), (16, 64)), r"the tile 't' from outside the region, unless read as pl.aiv_shard"),
     (row_sum_by_columns, ((16, 64), (16, 1)), r"LEFT_RIGHT.*block.row_sum, which reduces along the split axis"),
     (odd_rows, ((16, 64), (16, 64)), r"UP_DOWN.*extent 15 along the split axis \(odd\)"),
-    (gather_for_the_cube, ((16, 64), (16, 64)), r"pl.aic_gather joins .* not supported"),
 ])
 def test_what_cannot_be_halved_is_an_error_at_the_line(kernel, shapes, message):
     args = [np.zeros(s, np.float32) for s in shapes]
