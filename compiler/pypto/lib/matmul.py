@@ -103,14 +103,17 @@ class MatmulTiling:
     why: str = ""
 
 
-def plan_matmul(m: int, n: int, k: int, dtype: DataType, acc_dtype: DataType, batch: int = 1) -> MatmulTiling:
+def plan_matmul(m: int, n: int, k: int, dtype: DataType, acc_dtype: DataType, batch: int = 1,
+                acc_bytes: int | None = None) -> MatmulTiling:
     """The block sizes of an ``[M, K] @ [K, N]`` product (``batch`` of them) by the rule in the
-    module docstring."""
+    module docstring; ``acc_bytes`` caps an accumulator below rule 3's half of L0C (a product pushed
+    through a FIFO: its slots hold whole accumulators)."""
     g = cube_granule(dtype)
     mp, np_, kp = _ceil_to(m, g), _ceil_to(n, g), _ceil_to(k, g)
     size, acc_size = dtype.nbytes, acc_dtype.nbytes
     bm, bn = mp, np_
-    while bm * bn * acc_size > CAPACITY[MemorySpace.Acc] // SHARE:
+    cap = CAPACITY[MemorySpace.Acc] // SHARE if acc_bytes is None else min(acc_bytes, CAPACITY[MemorySpace.Acc] // SHARE)
+    while bm * bn * acc_size > cap and (bm > g or bn > g):
         if bm >= bn:
             bm = max(g, _ceil_to(bm // 2, g))
         else:
@@ -193,7 +196,7 @@ class MatmulEmitter:
     """
 
     def __init__(self, call: E.Call, fresh: Callable[[str], str], span: Span | None = None,
-                 log: list | None = None, where: str = ""):
+                 log: list | None = None, where: str = "", acc_bytes: int | None = None):
         self.call = call
         self.fresh = fresh
         self.span = span or call.span
@@ -220,7 +223,8 @@ class MatmulEmitter:
                 f"need a cast the store cannot do (use out_dtype=pl.{acc_dtype.name})",
                 self.span,
             )
-        self.tiling = t = plan_matmul(self.m, self.n, self.k, a.type.dtype, acc_dtype, math.prod(self.batch))
+        self.tiling = t = plan_matmul(self.m, self.n, self.k, a.type.dtype, acc_dtype, math.prod(self.batch),
+                                      acc_bytes)
         if log is not None:
             buffering = "double-buffered (ping-pong)" if t.depth == 2 else f"single-buffered: {t.why}"
             log.append(f"{where}: matmul {self.m}x{self.k} @ {self.k}x{self.n}: blocks {t.bm}x{t.bn}x{t.bk}"
@@ -415,9 +419,12 @@ class MatmulEmitter:
             rest = chunks[d + groups * d:]
             if rest:
                 acc = self.group(rest, a_offs, b_offs, mrow, ncol, acc, stmts)
-        offs = list(idx) + [mrow[0], ncol[0]]
-        stored = self.let(f"{out_tensor.name}_st", B.store(acc, offs, out_tensor, span=self.span), stmts)
-        return stmts, [stored]
+        return stmts, [self.finish(acc, list(idx) + [mrow[0], ncol[0]], out_tensor, stmts)]
+
+    def finish(self, acc: E.Var, offs: list, out_tensor: Any, stmts: list) -> E.Var:
+        """The end of one output block: ``acc`` stored into ``out_tensor`` at ``offs``; returns the
+        tensor after the store (what the block loops carry)."""
+        return self.let(f"{out_tensor.name}_st", B.store(acc, offs, out_tensor, span=self.span), stmts)
 
 
 def _plus(off: Any, v: int, span: Span) -> Any:

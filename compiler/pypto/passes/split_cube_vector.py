@@ -25,6 +25,12 @@ w) + b)``, ``pl.softmax(pl.matmul(q, k))``, ``pl.matmul(pl.exp(x), w)``, in one 
   (``a_trans`` / ``b_trans``): the cube moves the operand transposed from L1 to L0 at no cost, so
   the transposed copy neither runs on a vector core nor crosses GM.
 
+Where the vector ops are an element-wise epilogue of one matmul (``relu(x @ w + b)``), the kernel is
+not split: it stays one *group kernel* whose cube section pushes each block of the product to the two
+AIVs through the C2V FIFO and whose vector section finishes it (:mod:`pypto.passes.fifo_epilogue`,
+lowered here to tile code); the product never goes to GM. Otherwise the GM form above is
+used, and the log says why the FIFO form does not apply.
+
 The split covers kernels of tensor-level ops (and scalars): one that also holds tile code, loops
 or branches is a located error saying what keeps it whole. Each split is one line of the pass log
 (the first lines of ``passes_dump/NN_after_SplitCubeVector.py``): the parts, their ops, and the
@@ -45,10 +51,12 @@ from pypto.ir.types import ScalarType, TupleType, shape_str
 from pypto.ir.visitor import stmt_list, walk
 from pypto.lib import DEFINITIONS
 from pypto.ops import tensor as T
+from pypto.passes import fifo_epilogue
 from pypto.passes.base import NameAllocator, Pass
 from pypto.passes.block_rewriter import BlockRewriter
 from pypto.passes.convert_tensor_to_block_ops import (
     CONVERTIBLE,
+    _retarget_calls,
     _without_tensor_aliases,
     rebound_output_params,
 )
@@ -183,6 +191,7 @@ class _Splitter:
         self.func = func
         self.taken = taken
         self.log = log
+        self.added: list = []  # Out parameters a group kernel gained (its callers allocate them)
 
     def split(self) -> tuple[St.Function, list]:
         """(the kernel as an Orchestration function calling its parts, the parts); a kernel that cannot
@@ -202,6 +211,18 @@ class _Splitter:
                 f"the kernel '{f.name}' mixes a tensor-level pl.matmul (line {mm.span.line}) with "
                 f"pl.{_short(_op_name(vec))}, and no core runs both; it is not split into cube and vector kernels "
                 f"automatically because {why}: put the tile code in a kernel or pl.at region of its own", vec.span)
+        whole = replace(f, body=St.SeqStmts(tuple(stmts), f.body.span))
+        self.not_fifo = fifo_epilogue.why_not(whole)
+        if self.not_fifo is None:
+            mm = next(s for s in stmts if _op_name(s) == CUBE_OP)
+            ops = ", ".join(dict.fromkeys(_short(_op_name(s)) for s in stmts if _is_vector_op(_op_name(s))))
+            line = (f"kept '{f.name}' whole as a group kernel: the matmul at line {mm.span.line} on the cube, {ops} on "
+                    "the two AIVs, each block of the product pushed to them through the C2V FIFO (nothing through GM)")
+            if folded:
+                line += f"; transposes folded into the matmul: {', '.join(folded)}"
+            self.log.append(line)
+            lowered, self.added = fifo_epilogue.lower(whole, self.log, written=f)
+            return lowered, []
         parts = plan_parts(stmts)
         if len(parts) < 2:  # the folds left matmuls only
             self.log.append(f"'{f.name}': transposes {', '.join(folded)} folded into its matmul; nothing to split")
@@ -298,6 +319,7 @@ class _Splitter:
                 f"both) into {' -> '.join(desc)}")
         if crossing:
             line += f"; through GM: {', '.join(crossing)}"
+        line += f"; not one group kernel with a C2V FIFO because {self.not_fifo}"
         if folded:
             line += f"; transposes folded into the matmul: {', '.join(folded)}"
         self.log.append(line)
@@ -361,6 +383,7 @@ class SplitCubeVectorPass(Pass):
         self.log.clear()
         taken = NameAllocator({f.name for f in program.functions_list})
         split: dict = {}
+        added: dict = {}
         funcs: list = []
         for f in program.functions_list:
             if not is_mixed_kernel(f):
@@ -373,9 +396,12 @@ class SplitCubeVectorPass(Pass):
                     f"it is not split into cube and vector kernels automatically because the kernel "
                     f"'{kernel_callers[0]}' calls it (only calls from orchestration code can become several "
                     "launches)", f.span)
-            orch, kernels = _Splitter(f, taken, self.log).split()
-            if not kernels:  # only transposes folded: still one kernel
+            splitter = _Splitter(f, taken, self.log)
+            orch, kernels = splitter.split()
+            if not kernels:  # a group kernel, or only transposes folded: still one kernel
                 funcs.append(orch)
+                if splitter.added:
+                    added[f.name] = splitter.added
                 continue
             if _callers(program, f.name):
                 split[f.name] = orch
@@ -385,4 +411,6 @@ class SplitCubeVectorPass(Pass):
         if split:
             funcs = [replace(g, body=_Inliner(g, split).block(g.body)) if g.type is FunctionType.Orchestration else g
                      for g in funcs]
+        if added:
+            funcs = [_retarget_calls(g, added) if g.type is FunctionType.Orchestration else g for g in funcs]
         return program.with_functions(funcs)

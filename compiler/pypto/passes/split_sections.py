@@ -118,6 +118,20 @@ class _Projector:
                 self.mapping[s.var] = call.args[2]  # the other side's store: the tensor as it was
         return [], False
 
+    def iters(self, iter_args: tuple, keep: list[int]) -> tuple:
+        """The kept iteration arguments, their initial values as this side has them (a new argument,
+        which the body then reads, when the initial value differs)."""
+        out = []
+        for i in keep:
+            ia = iter_args[i]
+            init = substitute(ia.init_value, self.mapping) if self.mapping else ia.init_value
+            if init is not ia.init_value:
+                new = E.IterArg(ia.name, ia.type, ia.span, init)
+                self.mapping[ia] = new
+                ia = new
+            out.append(ia)
+        return tuple(out)
+
     def carried(self, iter_args: tuple, return_vars: tuple) -> list[int]:
         return [i for i, ia in enumerate(iter_args) if self.keeps(ia)]
 
@@ -130,8 +144,7 @@ class _Projector:
 
     def loop(self, s: St.ForStmt) -> tuple[list, bool]:
         keep = self.carried(s.iter_args, s.return_vars)
-        iters = tuple(replace(s.iter_args[i], init_value=substitute(s.iter_args[i].init_value, self.mapping))
-                      for i in keep)
+        iters = self.iters(s.iter_args, keep)
         body, busy = self.block(s.body)
         y = self.yielded(s.body, keep)
         if y is not None and keep:
@@ -144,8 +157,7 @@ class _Projector:
 
     def while_loop(self, s: St.WhileStmt) -> tuple[list, bool]:
         keep = self.carried(s.iter_args, s.return_vars)
-        iters = tuple(replace(s.iter_args[i], init_value=substitute(s.iter_args[i].init_value, self.mapping))
-                      for i in keep)
+        iters = self.iters(s.iter_args, keep)
         body, busy = self.block(s.body)
         y = self.yielded(s.body, keep)
         if y is not None and keep:
@@ -171,6 +183,12 @@ class _Projector:
                 other = St.SeqStmts(tuple(other.stmts) + (y,), other.span)
         rvs = tuple(s.return_vars[i] for i in keep)
         if not busy and not any(isinstance(v.type, ScalarType) for v in rvs):
+            # nothing of this side in the branch: its GM tensor results are what the branch yields here
+            stmts = stmt_list(s.then_body)
+            y = stmts[-1] if stmts and isinstance(stmts[-1], St.YieldStmt) else None
+            for i, rv in enumerate(s.return_vars):
+                if isinstance(rv.type, TensorType) and y is not None:
+                    self.mapping[rv] = substitute(y.value[i], self.mapping)
             return [], False
         return [replace(s, condition=substitute(s.condition, self.mapping), then_body=then, else_body=other,
                         return_vars=rvs)], busy
