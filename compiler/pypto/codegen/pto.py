@@ -52,6 +52,7 @@ STYLE = PrintStyle(short_enum_kinds=frozenset({"pipe", "event"}), function_attrs
 GENERATED = Loc("<pypto>", 1, 1)
 INDEX = A.ScalarType("index")
 I32 = A.ScalarType("i32")
+PIPE = A.OpaqueType("!pto.pipe")
 I1 = A.ScalarType("i1")
 
 
@@ -336,6 +337,7 @@ class _FunctionGen:
         if self.fifo is not None:
             # a group kernel: its body is the cube section and the vector section (SplitSections)
             attrs = {}
+            self.pipes = {}
         elif _has_aiv_lanes(func):
             # pl.split_aiv: the kernel runs on both AIVs of a core group, each in its lane
             # (get_subblock_idx 0 and 1): its code is the vector section of a group kernel whose
@@ -444,12 +446,13 @@ class _FunctionGen:
 
     # ------------------------------------------------------------------ cube <-> vector FIFOs
     def fifo_pipes(self, side: str) -> None:
-        """A section's FIFO set-up (pto-text-format §4.13): the consumer of a direction reserves its
-        slots right after its tiles (AllocateMemoryAddr checked they fit), the producer imports that
-        buffer from the same function (the peer section), and each side declares the pipes."""
+        """A section's FIFO set-up (pto-text-format §4.13). The consumer of a direction reserves its
+        slots right after its tiles (AllocateMemoryAddr checked they fit); the producer imports that
+        buffer from the same function (the peer section). C2V is an explicit local-to-local pipe of
+        ``C2V_SLOTS`` slots (``initialize_l2l_pipe``: each AIV keeps its half of a split tile); V2C is
+        the group's pipe (``aic/aiv_initialize_pipe {dir_mask = 2}``)."""
         setup = self.fifo
-        zero = self.const(0, "i32")
-        bufs = {}
+        self.pipes: dict = {}
         for direction, space in ((fifo.C2V, "vec"), (fifo.V2C, "mat")):
             if direction not in self.fifo_bases:
                 continue
@@ -457,39 +460,61 @@ class _FunctionGen:
             label = f"{direction}_fifo"
             consumer = VECTOR if direction == fifo.C2V else CUBE
             if side == consumer:
-                base = self.fifo_bases[direction][1]
                 attrs = {"name": label, "size": setup.reserve(direction),
-                         "location": A.EnumAttr("address_space", space), "auto": False, "base": base}
+                         "location": A.EnumAttr("address_space", space), "auto": False,
+                         "base": self.fifo_bases[direction][1]}
                 self.emit(_op("pto.reserve_buffer", results=[name], result_types=[I32], attrs=attrs))
             else:
                 attrs = {"name": label, "peer_func": A.SymbolRef(self.func.name)}
                 self.emit(_op("pto.import_reserved_buffer", results=[name], result_types=[I32], attrs=attrs))
-            bufs[direction] = name
-        groups = {"c2v_consumer_buf": [bufs.get(fifo.C2V, zero)], "v2c_consumer_buf": [bufs.get(fifo.V2C, zero)]}
-        self.emit(_op(f"pto.{'aic' if side == CUBE else 'aiv'}_initialize_pipe", groups=groups,
-                      group_types={k: [I32] for k in groups},
-                      attrs={"dir_mask": setup.dir_mask, "slot_size": setup.slot_size}))
+            if direction == fifo.C2V:
+                pipe = self.new()
+                self.emit(_op("pto.initialize_l2l_pipe", results=[pipe], result_types=[PIPE], operands=[name],
+                              operand_types=[I32], attrs={"dir_mask": 1, "slot_size": setup.slot_size[direction],
+                                                          "slot_num": setup.slots(direction)}))
+                self.pipes[direction] = pipe
+            else:
+                zero = self.const(0, "i32")
+                groups = {"c2v_consumer_buf": [zero], "v2c_consumer_buf": [name]}
+                self.emit(_op(f"pto.{'aic' if side == CUBE else 'aiv'}_initialize_pipe", groups=groups,
+                              group_types={k: [I32] for k in groups},
+                              attrs={"dir_mask": 2, "slot_size": setup.slot_size[direction]}))
 
     def push(self, call: E.Call, result: Any, s: Any) -> None:
         src, ty = self.buf(call.args[0])
-        self.emit(_op(f"pto.{isa.pto_name(call.op.name)}", operands=[src], operand_types=[ty],
-                      attrs={"split": call.kwargs["split"]}))
+        split = {"split": call.kwargs["split"]}
+        if fifo.PUSHES[call.op.name] == fifo.C2V:
+            self.emit(_op("pto.tpush", operands=[src, self.pipes[fifo.C2V]], operand_types=[ty, PIPE], attrs=split))
+        else:
+            self.emit(_op(f"pto.{isa.pto_name(call.op.name)}", operands=[src], operand_types=[ty], attrs=split))
 
     def pop(self, call: E.Call, result: Any, s: Any) -> None:
-        """The popped tile is the slot: a new name for it, no buffer of its own; a valid region known
-        only at run time is given to the pop."""
+        """The popped tile is the slot: a new name for it, no buffer of its own. On the C2V pipe a
+        ``declare_tile`` handle is bound by ``tpop``, and a valid region known only at run time is
+        then set on it; the V2C pop returns the tile."""
         ty = tile_buf(result.type)
-        operands = []
-        if ty.v_row is None or ty.v_col is None:
-            operands = [self.const(d, "index") if isinstance(d, int) else self.index_value(d)
-                        for d in valid_pair(result.type)]
         name = self.new()
-        self.emit(_op(f"pto.{isa.pto_name(call.op.name)}", results=[name], result_types=[ty], operands=operands,
-                      attrs={"split": call.kwargs["split"]}))
+        split = {"split": call.kwargs["split"]}
+        dims = [self.const(d, "index") if isinstance(d, int) else self.index_value(d) for d in valid_pair(result.type)]
+        if fifo.POPS[call.op.name] == fifo.C2V:
+            if ty.v_row is None or ty.v_col is None:  # set_validshape takes a ?x? tile
+                ty = replace(ty, v_row=None, v_col=None)
+            self.emit(_op("pto.declare_tile", results=[name], result_types=[ty]))
+            self.emit(_op("pto.tpop", operands=[name, self.pipes[fifo.C2V]], operand_types=[ty, PIPE], attrs=split))
+            if ty.v_row is None or ty.v_col is None:
+                self.emit(_op("pto.set_validshape", operands=[name, *dims], operand_types=[ty]))
+        else:
+            operands = dims if ty.v_row is None or ty.v_col is None else []
+            self.emit(_op(f"pto.{isa.pto_name(call.op.name)}", results=[name], result_types=[ty], operands=operands,
+                          attrs=split))
         self.var_bufs[result] = (name, ty)
 
     def free(self, call: E.Call, result: Any, s: Any) -> None:
-        self.emit(_op(f"pto.{isa.pto_name(call.op.name)}", attrs={"split": call.kwargs["split"]}))
+        split = {"split": call.kwargs["split"]}
+        if call.op.name == fifo.FREES[fifo.C2V]:
+            self.emit(_op("pto.tfree", operands=[self.pipes[fifo.C2V]], operand_types=[PIPE], attrs=split))
+        else:
+            self.emit(_op(f"pto.{isa.pto_name(call.op.name)}", attrs=split))
 
     def assign(self, s: St.AssignStmt) -> None:
         v, value = s.var, s.value

@@ -119,6 +119,13 @@ def is_group_kernel(func: St.Function) -> bool:
                for n in walk(func.body))
 
 
+# Slots of the C2V ring: the default ring depth of ``pl.cross_core_slot`` (pypto-jit §4.1, 2 per
+# direction). The C2V direction is an explicit pipe (``initialize_l2l_pipe``) of this many slots, each
+# AIV keeping its half of a slot; the V2C direction uses the group's pipe (``aic/aiv_initialize_pipe``),
+# whose depth is the machine's ``fifo_slots_one_way``.
+C2V_SLOTS = 2
+
+
 @functools.cache
 def fifo_slots(two_way: bool, machine: str = "a2a3") -> int:
     """Slots of one FIFO direction: the machine's ``fifo_slots_one_way`` / ``fifo_slots_two_way``."""
@@ -128,31 +135,42 @@ def fifo_slots(two_way: bool, machine: str = "a2a3") -> int:
 
 @dataclass(frozen=True)
 class FifoSetup:
-    """The pipes of a group kernel: ``dir_mask`` (1 C2V, 2 V2C, 3 both), the bytes of one unsplit
-    tile (``slot_size``, the largest pushed), and the slots per direction."""
+    """The pipes of a group kernel: per direction used, the bytes of one unsplit tile (the largest
+    pushed: ``slot_size``), whether the AIVs share it (``split``) and the slots."""
 
-    dir_mask: int
-    slot_size: int
-    slots: int
+    slot_size: dict  # direction -> bytes
+    split: dict  # direction -> the split of its pushes (0, 1 or 2)
+
+    def slots(self, direction: str) -> int:
+        return C2V_SLOTS if direction == C2V else fifo_slots(False)
+
+    def local_slot(self, direction: str) -> int:
+        """Bytes of one slot in a consumer's buffer: on the C2V pipe each AIV keeps its half of a split tile."""
+        size = self.slot_size[direction]
+        return size // 2 if direction == C2V and self.split[direction] else size
 
     def reserve(self, direction: str) -> int:
         """Bytes the consumer of ``direction`` reserves for its slots (0 if the direction is unused)."""
-        bit = 1 if direction == C2V else 2
-        return self.slot_size * self.slots if self.dir_mask & bit else 0
+        if direction not in self.slot_size:
+            return 0
+        return self.local_slot(direction) * self.slots(direction)
 
 
 def fifo_setup(func: St.Function) -> FifoSetup | None:
     """The FIFO set-up a kernel's pushes need (None when it pushes nothing)."""
-    mask, size = 0, 0
+    sizes: dict = {}
+    splits: dict = {}
     for n in walk(func.body):
         if isinstance(n, E.Call) and not isinstance(n.op, E.GlobalVar) and n.op.name in PUSHES:
             direction = PUSHES[n.op.name]
-            mask |= 1 if direction == C2V else 2
-            t = n.args[0].type
-            whole = nbytes(t) or 0
-            if direction == V2C and n.kwargs.get("split", 0):
+            split = n.kwargs.get("split", 0)
+            whole = nbytes(n.args[0].type) or 0
+            if direction == V2C and split:
                 whole *= 2  # each AIV pushes its half of the tile the cube pops
-            size = max(size, whole)
-    if not mask:
+            sizes[direction] = max(sizes.get(direction, 0), whole)
+            if splits.setdefault(direction, split) != split:
+                raise PyptoTypeError(f"a group kernel pushes {direction.upper()} tiles with splits {splits[direction]} "
+                                     f"and {split}: one pipe has one split", n.span)
+    if not sizes:
         return None
-    return FifoSetup(mask, size, fifo_slots(mask == 3))
+    return FifoSetup(sizes, splits)

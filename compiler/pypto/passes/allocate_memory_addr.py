@@ -1,7 +1,7 @@
 """AllocateMemoryAddr: per memory space, addresses from 0 in MemRef id order, aligned per space.
 
-A group kernel's FIFO consumer buffers (:func:`pypto.ops.fifo.fifo_setup`: slots x slot size, C2V in
-the AIVs' Vec, V2C in the cube's Mat) follow the tiles of their space (:func:`fifo_bases`), and a
+A group kernel's FIFO consumer buffers (:func:`pypto.ops.fifo.fifo_setup`: slots x local slot size,
+C2V in the AIVs' Vec, V2C in the cube's Mat) follow the tiles of their space (:func:`fifo_bases`), and a
 popped tile is placed at its FIFO's base: it aliases the slot the pop binds, it has no buffer of its
 own. Both count against the space's capacity."""
 
@@ -64,7 +64,8 @@ class AllocateMemoryAddrPass(Pass):
                 if base + size > CAPACITY[sp]:
                     raise CompileError(
                         f"memory space {sp.name} overflows: the {direction.upper()} FIFO of the group kernel "
-                        f"'{func.name}' needs {setup.slots} slots of {setup.slot_size} bytes at offset {base} beside "
+                        f"'{func.name}' needs {setup.slots(direction)} slots of {setup.local_slot(direction)} bytes at "
+                        f"offset {base} beside "
                         f"the tiles, {base + size} bytes in total, but {sp.name} holds {CAPACITY[sp]} bytes",
                         func.span, hint="push smaller tiles")
             for m in popped:

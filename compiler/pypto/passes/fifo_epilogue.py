@@ -13,9 +13,11 @@ kernel* instead, as a pto-isa author writes it (``examples/matmul_c2v_epilogue.p
   functions (:mod:`pypto.lib.elementwise`: the same dtypes and broadcasting as the tensor ops) and
   stores its rows of the result; the slot is freed after its last read (SplitSections).
 
-The product never goes to GM. An accumulator is capped so that the consumer's ring of FIFO slots
-(the machine's ``fifo_slots_one_way`` whole accumulators) takes at most half of the UB
-(:data:`FIFO_SHARE`), leaving the other half to the epilogue's tiles. A ragged block splits its
+The product never goes to GM. The C2V direction is an explicit pipe of ``C2V_SLOTS`` slots (the
+default ring depth of ``pl.cross_core_slot``), each AIV keeping its half of a block; an accumulator
+is capped so that an AIV's half is at most one tile of the library's shared plan
+(:func:`pypto.lib.tiling.max_tile_bytes`) and the ring at most half of the UB (:data:`FIFO_SHARE`),
+leaving the other half to the epilogue's tiles (on a2a3 the cap is rule 3's half of L0C anyway). A ragged block splits its
 valid rows between the AIVs: the first takes up to half the block, the second the rest, and when
 the rest is empty the second AIV pops and frees the slot without computing.
 
@@ -38,6 +40,7 @@ from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.types import ScalarType, TensorType, static_shape
 from pypto.ir.visitor import stmt_list, walk
+from pypto.lib import tiling
 from pypto.lib.body import Body, work_dtype
 from pypto.lib.elementwise import BINARY, SCALAR, UNARY, binary_tile, pow_tile, unary_tile
 from pypto.lib.emit import Emitter, Window, kind
@@ -135,9 +138,11 @@ class _FifoMatmul(MatmulEmitter):
 
     def __init__(self, mm: St.AssignStmt, epilogue: list, result: E.Var, lane: E.Var, names: NameAllocator,
                  log: list | None, where: str):
-        slots = fifo.fifo_slots(False)
+        # an AIV's half of a block is at most one tile of the library's shared plan, and the C2V ring
+        # (slots x half an accumulator per AIV) at most 1 / FIFO_SHARE of the UB
+        ring = CAPACITY[MemorySpace.Vec] // FIFO_SHARE // fifo.C2V_SLOTS * 2
         super().__init__(mm.value, names.fresh, mm.value.span, log, where,
-                         acc_bytes=CAPACITY[MemorySpace.Vec] // FIFO_SHARE // slots)
+                         acc_bytes=min(2 * tiling.max_tile_bytes(), ring))
         self.product = mm.var
         self.epilogue = epilogue
         self.result = result

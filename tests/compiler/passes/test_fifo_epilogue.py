@@ -99,10 +99,12 @@ def test_the_pto_pushes_the_product_through_the_c2v_fifo():
     (text,) = compiled.pto.values()
     cube, vector = text.split("pto.section.vector")
     assert "pto.section.cube" in cube
-    assert "pto.aic_initialize_pipe {dir_mask = 1" in cube and "pto.import_reserved_buffer" in cube
+    # an explicit C2V pipe of 2 slots (pl.cross_core_slot's default depth): the cube imports the AIVs' ring
+    assert re.search(r"pto\.import_reserved_buffer \{name = \"c2v_fifo\"", cube)
+    assert re.search(r"pto\.initialize_l2l_pipe \{dir_mask = 1, slot_size = \d+, slot_num = 2\}", cube)
     assert re.search(r"pto\.reserve_buffer \{name = \"c2v_fifo\".*location = #pto\.address_space<vec>", vector)
-    assert re.search(r"pto\.tpush_to_aiv\(%\d+ : !pto\.tile_buf<loc=acc.*\{split = 1\}", cube)
-    assert "pto.tpop_from_aic" in vector and "pto.tfree_from_aic {split = 1}" in vector
+    assert re.search(r"pto\.tpush\(%\d+, %\d+ : !pto\.tile_buf<loc=acc.*, !pto\.pipe\) \{split = 1\}", cube)
+    assert "pto.declare_tile" in vector and "pto.tpop(" in vector and re.search(r"pto\.tfree\(%\d+ : !pto\.pipe\)", vector)
     assert "tstore" not in cube  # the cube stores nothing: the product leaves it only through the FIFO
     assert "tmatmul" in cube and "tmatmul" not in vector and "tadd" in vector and "trelu" in vector
     # the kernel's GM arguments are x, w, b, y: no workspace for the product
