@@ -91,5 +91,10 @@ def test_the_pto_is_one_group_kernel_with_a_v2c_fifo(kernel, split):
     assert f"pto.tpop_from_aiv {{split = {split}}}" in cube and f"pto.tfree_from_aiv {{split = {split}}}" in cube
     assert re.search(rf"pto\.tpush_to_aic\(%\d+ : .*\) \{{split = {split}\}}", vector)
     assert "tmatmul" in cube and "tmatmul" not in vector and "texp" not in cube
+    # the cube frees the slot right after the popped tile's last read (its move to L0A)
+    lines = cube.splitlines()
+    popped = re.search(r"(%\d+) = pto\.tpop_from_aiv", cube).group(1)
+    last_read = max(i for i, line in enumerate(lines) if re.search(re.escape(popped) + r"\b", line))
+    assert "pto.tmov" in lines[last_read] and "pto.tfree_from_aiv" in lines[last_read + 1]
     # the kernel's GM arguments are the program's x, w, y: no workspace carries the halves
     assert re.search(r"func\.func @\w+\(%arg0: !pto\.ptr<f16>, %arg1: !pto\.ptr<f16>, %arg2: !pto\.ptr<f32>\)", text)
