@@ -36,6 +36,28 @@ def gather_columns_then_matmul(x: pl.Tensor, w: pl.Tensor, y: pl.Out[pl.Tensor])
 
 
 @pl.jit
+def gather_ragged_columns(x: pl.Tensor, w: pl.Tensor, y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="gather_ragged"):
+        for _lane in pl.split_aiv(2, mode=UP_DOWN):
+            h = pl.exp(pl.load(x, [0, 0], [32, 64], valid_shape=[32, 50]))
+        wm = pl.load(w, [0, 0], [64, 32], valid_shape=[50, 20], target_memory=pl.Mem.Mat)
+        acc = pl.matmul(pl.move(pl.aic_gather(h), target_memory=pl.Mem.Left), pl.move(wm, target_memory=pl.Mem.Right))
+        pl.store(acc, [0, 0], y)
+
+
+@pl.jit
+def gather_in_a_loop(x: pl.Tensor, w: pl.Tensor, y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="gather_loop"):
+        for i in pl.range(3):
+            for _lane in pl.split_aiv(2, mode=LEFT_RIGHT):
+                h = pl.exp(pl.load(x, [i * 32, 0], [32, 64]))
+            wm = pl.load(w, [0, 0], [64, 32], target_memory=pl.Mem.Mat)
+            acc = pl.matmul(pl.move(pl.aic_gather(h), target_memory=pl.Mem.Left),
+                            pl.move(wm, target_memory=pl.Mem.Right))
+            pl.store(acc, [i * 32, 0], y)
+
+
+@pl.jit
 def gather_for_the_cube(x: pl.Tensor, y: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
         for _lane in pl.split_aiv(2, mode=UP_DOWN):
@@ -68,6 +90,27 @@ def test_left_right_halves_joined_by_columns():
     gather_columns_then_matmul(x, w, y)
     want = -x[16:48].astype(np.float64) @ w.astype(np.float64)
     np.testing.assert_allclose(y, want, rtol=2e-3, atol=2e-3)
+
+
+def test_ragged_halves_keep_their_valid_columns():
+    # 50 of 64 columns valid: the joined tile's padding adds nothing to the product (K = 50)
+    rng = np.random.default_rng(144)
+    x = (rng.standard_normal((32, 50)) * 0.3).astype(np.float16)
+    w = rng.standard_normal((50, 20)).astype(np.float16)
+    y = np.zeros((32, 20), np.float32)
+    gather_ragged_columns(x, w, y)
+    want = _f16(np.exp(x.astype(np.float32))) @ w.astype(np.float64)
+    np.testing.assert_allclose(y, want, rtol=2e-3, atol=2e-3)
+
+
+def test_one_gather_per_loop_iteration():
+    # each iteration pushes, pops and frees one slot: both sections run the loop
+    rng = np.random.default_rng(145)
+    x = (rng.standard_normal((96, 64)) * 0.3).astype(np.float16)
+    w = rng.standard_normal((64, 32)).astype(np.float16)
+    y = np.zeros((96, 32), np.float32)
+    gather_in_a_loop(x, w, y)
+    np.testing.assert_allclose(y, _f16(np.exp(x.astype(np.float32))) @ w.astype(np.float64), rtol=2e-3, atol=2e-3)
 
 
 def test_a_gathered_tile_stored_by_the_cube_is_the_whole_tile():
