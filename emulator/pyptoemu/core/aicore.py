@@ -24,6 +24,7 @@ from pyptoemu.core.placement import kernel_kind
 from pyptoemu.core.recorder import Recorder
 from pyptoemu.core.scalar import ScalarUnit, lower_noop
 from pyptoemu.errors import DeadlockError, InputError, Loc, PtoError
+from pyptoemu.isa.ieee import QUIET
 
 # A resource limit of the emulator itself (not of the modelled machine): a typo in a shape should
 # not make it try to allocate terabytes of random data.
@@ -287,7 +288,8 @@ class AICore:
     def run(self, fn: A.Function, args: list) -> int:
         proc = self.env.process(self.scalar.run(fn, args))
         try:
-            self.env.run(until=proc)
+            with QUIET:  # one np.errstate for the whole run, not one per tile op (pyptoemu.isa.ieee)
+                self.env.run(until=proc)
         except RuntimeError as e:
             if "No scheduled events left" not in str(e):
                 raise

@@ -12,6 +12,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ptoisa.dtypes import np_dtype
+from pyptoemu.isa.ieee import QUIET
 
 INT_BITS = {"index": 64, "i1": 1, "i8": 8, "i16": 16, "i32": 32, "i64": 64,
             "ui8": 8, "ui16": 16, "ui32": 32, "ui64": 64}
@@ -128,7 +129,7 @@ def _fmin(a: float, b: float) -> float:
 
 
 def _fdiv(a: float, b: float) -> float:
-    with np.errstate(all="ignore"):
+    with QUIET:
         return float(np.float64(a) / np.float64(b))
 
 

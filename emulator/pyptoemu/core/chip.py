@@ -29,6 +29,7 @@ from pyptoemu.core.pipe import CommitQueue
 from pyptoemu.core.placement import Launch
 from pyptoemu.core.recorder import Recorder
 from pyptoemu.errors import DeadlockError, InputError, InternalError, PtoError
+from pyptoemu.isa.ieee import QUIET
 
 
 def _original(e: BaseException) -> BaseException:
@@ -162,7 +163,8 @@ class Chip:
 
         self.env.process(dispatch())
         try:
-            self.env.run(until=done)
+            with QUIET:  # one np.errstate for the whole run, not one per tile op (pyptoemu.isa.ieee)
+                self.env.run(until=done)
         except RuntimeError as e:
             if "No scheduled events left" not in str(e):
                 raise

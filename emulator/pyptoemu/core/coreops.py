@@ -331,6 +331,15 @@ def lower_flag(su: ScalarUnit, op: A.Op) -> Step:
 
     kind, pipe = (SET, src) if is_set else (WAIT, dst)
     static_flag = (src, dst, static_id) if dyn is None else None
+    if static_flag is not None and pipe != "S":  # nearly every flag op: nothing to decide per execution
+        issue, note_flag_order = su.issue, su.note_flag_order
+
+        def step_static(frame):
+            instr = Instr(kind, name, loc, pipe, 0, 0, 0, None, (), (), static_flag)
+            note_flag_order(instr)
+            issue(pipe, instr)
+
+        return step_static
 
     def step(frame):
         flag = static_flag

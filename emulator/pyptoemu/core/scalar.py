@@ -196,8 +196,12 @@ class ScalarUnit:
         if watch is not None and watch.freed:  # a FIFO slot was freed: nothing may touch it now
             watch.check(instr)
         target = core.pipes[pipe]
-        target.push(instr)
-        if target.depth and len(target.queue) > target.depth:
+        queue = target.queue
+        queue.append(instr)  # Pipe.push, inline
+        if target.wake is not None:
+            wake, target.wake = target.wake, None
+            wake.succeed()
+        if target.depth and len(queue) > target.depth:
             self.full = target
 
     def wait_for_room(self):
@@ -233,7 +237,7 @@ class ScalarUnit:
             return  # room made by the scalar clock (a tie goes to the pipe): no stall
         self.resume_at_now()
         # recorded as a scalar-unit wait (a sync point later issues follow, for the critical path)
-        stall = Instr(XWAIT, "issue", held.loc, "S", issued_at, flag=QueueRoom(target, made_by))
+        stall = Instr(XWAIT, "issue", held.loc, "S", issued_at, 0, 0, None, (), (), QueueRoom(target, made_by))
         stall.wait_start = stall_from
         stall.start = stall.end = stall.done = self.vclock
         stall.pidx = self.s_accesses

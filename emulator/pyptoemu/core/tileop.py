@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import is_
 from types import MethodType
 from typing import Any
 
@@ -38,6 +39,7 @@ from pyptoemu.errors import (
     VerifyError,
 )
 from pyptoemu.isa.arg import Arg, LazyArg
+from pyptoemu.isa.ieee import QUIET
 
 TILE, VIEW, SCALAR = 0, 1, 2
 _ESIZE: dict[str, int] = {}
@@ -61,6 +63,9 @@ class OperandSnap:
     vcol: int
     dtype: str  # element type name
     loc: str | None  # tile location, "gm" for a view, None for a scalar
+    # the Arg the semantics last got for it (a snapshot is reused while its tile or scalar is the
+    # same; the Arg too while it holds the same array: Args are never mutated, see isa/arg.py)
+    arg: Any = field(default=None, compare=False, repr=False)
 
     def timing_key(self) -> tuple:
         """What pipe and timing depend on: kind, valid shape, dtype, location and, for a GM view,
@@ -152,6 +157,11 @@ class TileOpBinding:
     pipe_cache: dict[tuple, tuple] = field(default_factory=dict)
     timing_cache: dict[tuple, tuple] = field(default_factory=dict)
     shapes_checked: set = field(default_factory=set)  # timing-only: operand shapes the semantics accepted
+    # per scalar operand name: (the value object, its snapshot, its timing key) at its last issue
+    scalar_memo: dict = field(default_factory=dict)
+    # (snapshots, (timing key, timing, reads, writes)) of the last issue: an op issued again on the
+    # same snapshots (tiles unchanged, the same scalars: a loop over in-place compute) reuses them
+    last_issue: tuple | None = None
     # Derived once at binding, read on every issue:
     fetch: tuple = ()  # (operand name or literal int, scalar type written at the use), ins then outs
     n_ins: int = 0
@@ -201,6 +211,7 @@ class TileOpBinding:
         snaps = []
         key = []
         spans = []  # per operand: its byte range (_range), None for a scalar
+        scalar_memo = self.scalar_memo
         for x, scalar_type in self.fetch:
             if x.__class__ is int:
                 v = x
@@ -235,21 +246,36 @@ class TileOpBinding:
                 es = gm.dtype.itemsize
                 spans.append((gm.name, v.lo * es, (v.hi + 1) * es, (v.base, sizes, strides)))
             else:
+                if cls is float or cls is int or cls is bool:  # a scalar: its snapshot kept while
+                    memo = scalar_memo.get(x)  # the operand holds the same object (a constant does)
+                    if memo is not None and memo[0] is v:
+                        snaps.append(memo[1])
+                        key.append(memo[2])
+                        spans.append(None)
+                        continue
                 s = _snap(v, scalar_type, op.loc, op)
+                tkey = s.timing_key()
+                if s.kind == SCALAR:
+                    scalar_memo[x] = (v, s, tkey)
                 snaps.append(s)
-                key.append(s.timing_key())
+                key.append(tkey)
                 spans.append(None if s.kind == SCALAR else _range(s))
-        n_ins = self.n_ins
-        # (a GM view's strides decide its bursts; a result over its own source runs in place)
-        key.append(_in_place(snaps[:n_ins], snaps[n_ins:])
-                   if self.times_in_place and snaps[n_ins].kind == TILE else 0)
-        key = tuple(key)
-        hit = self.timing_cache.get(key)
-        if hit is None:
-            hit = self.timing_cache[key] = self._check_and_time(snaps[:n_ins], snaps[n_ins:])
+        last = self.last_issue
+        if last is not None and all(map(is_, snaps, last[0])):  # the very operands of the last issue
+            key, hit, reads, writes = last[1]
+        else:
+            n_ins = self.n_ins
+            # (a GM view's strides decide its bursts; a result over its own source runs in place)
+            key.append(_in_place(snaps[:n_ins], snaps[n_ins:])
+                       if self.times_in_place and snaps[n_ins].kind == TILE else 0)
+            key = tuple(key)
+            hit = self.timing_cache.get(key)
+            if hit is None:
+                hit = self.timing_cache[key] = self._check_and_time(snaps[:n_ins], snaps[n_ins:])
+            reads = tuple([r for i in self.read_idx if (r := spans[i]) is not None])
+            writes = tuple([r for i in self.write_idx if (r := spans[i]) is not None])
+            self.last_issue = (snaps, (key, hit, reads, writes))
         pipe, occ, lat, nbytes, transfer = hit
-        reads = tuple([r for i in self.read_idx if (r := spans[i]) is not None])
-        writes = tuple([r for i in self.write_idx if (r := spans[i]) is not None])
         instr = Instr(OP, self.short_name, op.loc, pipe, 0, occ, lat, self, reads, writes, None, snaps, nbytes)
         instr.transfer = transfer
         if not self.data:  # what the timing-only shape check is remembered by (index operands: their values too)
@@ -382,15 +408,12 @@ class TileOpBinding:
             if instr.key not in self.shapes_checked:
                 self._check_shapes(snaps, instr.key)
             return []
-        in_args = [_arg(s) for s in snaps[:n_ins]]
-        out_args = [_out_arg(s) for s in snaps[n_ins:]]
-        res = self.semantics(in_args, out_args, self.attrs)
-        fixed = []
+        res = self.semantics([_arg(s) for s in snaps[:n_ins]], [_out_arg(s) for s in snaps[n_ins:]], self.attrs)
         for r in res:
             if r is not None and isinstance(r, np.ndarray) and not r.flags.owndata:
-                r = r.copy()  # results must not alias memory that may change before commit
-            fixed.append(r)
-        return fixed
+                # results must not alias memory that may change before commit
+                return [_owned(r) for r in res]
+        return res
 
     def _check_shapes(self, snaps: list, key: tuple) -> None:
         """Timing-only runs still find the faults that need no data (a window leaving its source,
@@ -400,7 +423,7 @@ class TileOpBinding:
         if len(self.shapes_checked) >= _SHAPES_REMEMBERED:  # bounded: a loop of offsets re-checks
             self.shapes_checked.clear()
         n = self.n_ins
-        with np.errstate(all="ignore"):
+        with QUIET:
             results = self.semantics([_standin(s) for s in snaps[:n]], [_standin(s) for s in snaps[n:]], self.attrs)
         for s, r in zip(snaps[n:], results, strict=False):
             if s.kind == TILE and isinstance(r, np.ndarray) and r.ndim == 2:
@@ -745,13 +768,29 @@ def _standin(s: OperandSnap) -> Arg:
     return _arg(s)
 
 
+def _owned(r):
+    """A result that owns its memory (a copy of a view; anything else as it is)."""
+    if r is not None and isinstance(r, np.ndarray) and not r.flags.owndata:
+        return r.copy()
+    return r
+
+
 def _arg(s: OperandSnap) -> Arg:
-    kind, obj, vr, vc, tname, loc = s.kind, s.obj, s.vrow, s.vcol, s.dtype, s.loc
+    kind, obj = s.kind, s.obj
     if kind == TILE:
-        return Arg("tile", tname, obj.dtype, obj.logical(), obj.rows, obj.cols, vr, vc, obj.type.pad, loc)
+        value = obj.logical()  # an unboxed tile: the same view while its buffer array is the same
+        kept = s.arg
+        if kept is not None and kept.value is value:
+            return kept
+        arg = s.arg = Arg("tile", s.dtype, obj.dtype, value, obj.rows, obj.cols, s.vrow, s.vcol, obj.type.pad,
+                          s.loc)
+        return arg
     if kind == VIEW:
-        return Arg("view", tname, obj.gm.dtype, obj.read(), obj.rows, obj.cols, obj.rows, obj.cols, 0, "gm")
-    return Arg("scalar", tname, np_dtype(tname), obj, 0, 0, 0, 0, 0, "")
+        return Arg("view", s.dtype, obj.gm.dtype, obj.read(), obj.rows, obj.cols, obj.rows, obj.cols, 0, "gm")
+    kept = s.arg
+    if kept is None:
+        kept = s.arg = Arg("scalar", s.dtype, np_dtype(s.dtype), obj, 0, 0, 0, 0, 0, "")
+    return kept
 
 
 def _out_arg(s: OperandSnap) -> Arg:

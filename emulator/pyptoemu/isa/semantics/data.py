@@ -15,6 +15,7 @@ import numpy as np
 
 from pyptoemu.errors import BoundsError, OperandError
 from pyptoemu.isa.arg import Arg
+from pyptoemu.isa.ieee import QUIET
 from pyptoemu.isa.semantics.common import bool_attr, convert, enum_value, int_attr, region
 from pyptoemu.isa.semantics.registry import semantics
 
@@ -406,7 +407,7 @@ def scatter_gm(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[n
     elif oob.any():
         k = int(np.argmax(oob))
         raise BoundsError(f"mscatter: idx[{k // c},{k % c}] = {int(ids[k])} is outside the {n}-element GM view")
-    with np.errstate(all="ignore"):
+    with QUIET:
         if op == "none":
             last = ids.size - 1 - np.unique(ids[::-1], return_index=True)[1]  # last occurrence per target
             flat[ids[last]] = vals[last]

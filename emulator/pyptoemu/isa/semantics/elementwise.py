@@ -14,6 +14,7 @@ import numpy as np
 from ptoisa.dtypes import is_float
 from pyptoemu.errors import OperandError
 from pyptoemu.isa.arg import Arg
+from pyptoemu.isa.ieee import QUIET
 from pyptoemu.isa.semantics.common import compute_dtype, finish, region, scalar_as, split_tile_scalar
 from pyptoemu.isa.semantics.registry import semantics
 
@@ -79,15 +80,15 @@ def _make_binary(name: str, op: Binary, with_tile: bool = True) -> None:
     def tile_tile(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np.ndarray | None]:
         d, r, c, ct = _dst_block(outs)
         x, y = region(ins[0], r, c, ct), region(ins[1], r, c, ct)
-        with np.errstate(all="ignore"):
+        with QUIET:
             return [finish(op(x, y), d.dtype_name)]
 
     def tile_scalar(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np.ndarray | None]:
         d, r, c, ct = _dst_block(outs)
         tile, s, scalar_first = split_tile_scalar(ins)
         x = region(tile, r, c, ct)
-        sv = np.asarray(scalar_as(s.value, tile.dtype_name)).astype(ct)
-        with np.errstate(all="ignore"):
+        sv = scalar_as(s.value, tile.dtype_name).astype(ct)  # a NumPy scalar of the compute type
+        with QUIET:
             res = op(sv, x) if scalar_first else op(x, sv)
         return [finish(res, d.dtype_name)]
 
@@ -108,7 +109,7 @@ def binary_prelu(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list
     """``a > 0 ? a : a * slope`` with a per-element slope tile."""
     d, r, c, ct = _dst_block(outs)
     x, s = region(ins[0], r, c, ct), region(ins[1], r, c, ct)
-    with np.errstate(all="ignore"):
+    with QUIET:
         return [finish(np.where(x > 0, x, x * s), d.dtype_name)]
 
 
@@ -126,7 +127,7 @@ def _make_part(name: str, op: Binary) -> None:
         x = _padded(a, r, c, ct)
         y = _padded(b, r, c, ct)
         cur = region(d, r, c, ct)
-        with np.errstate(all="ignore"):
+        with QUIET:
             res = np.where(in_a & in_b, op(x, y), np.where(in_a, x, np.where(in_b, y, cur)))
         return [finish(res, d.dtype_name)]
 
@@ -170,7 +171,7 @@ UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 def _make_unary(name: str, op: Callable[[np.ndarray], np.ndarray]) -> None:
     def unary(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np.ndarray | None]:
         d, r, c, ct = _dst_block(outs)
-        with np.errstate(all="ignore"):
+        with QUIET:
             return [finish(op(region(ins[0], r, c, ct)), d.dtype_name)]
 
     unary.__name__ = f"unary_{name}"
@@ -190,7 +191,7 @@ def ternary_addc(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list
     """``a + b + c``."""
     d, r, c, ct = _dst_block(outs)
     x, y, z = (region(t, r, c, ct) for t in ins[:3])
-    with np.errstate(all="ignore"):
+    with QUIET:
         return [finish(x + y + z, d.dtype_name)]
 
 
@@ -199,7 +200,7 @@ def ternary_subc(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list
     """``a - b + c``."""
     d, r, c, ct = _dst_block(outs)
     x, y, z = (region(t, r, c, ct) for t in ins[:3])
-    with np.errstate(all="ignore"):
+    with QUIET:
         return [finish(x - y + z, d.dtype_name)]
 
 
@@ -216,7 +217,7 @@ def ternary_addsc(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> lis
     d, r, c, ct = _dst_block(outs)
     a, s, b = _scalar_between(ins)
     sv = np.asarray(scalar_as(s.value, a.dtype_name)).astype(ct)
-    with np.errstate(all="ignore"):
+    with QUIET:
         return [finish(region(a, r, c, ct) + sv + region(b, r, c, ct), d.dtype_name)]
 
 
@@ -226,7 +227,7 @@ def ternary_subsc(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> lis
     d, r, c, ct = _dst_block(outs)
     a, s, b = _scalar_between(ins)
     sv = np.asarray(scalar_as(s.value, a.dtype_name)).astype(ct)
-    with np.errstate(all="ignore"):
+    with QUIET:
         return [finish(region(a, r, c, ct) - sv + region(b, r, c, ct), d.dtype_name)]
 
 
@@ -237,7 +238,7 @@ def axpy(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np.ndar
     t, s, _first = split_tile_scalar(ins)
     ct = compute_dtype(d.dtype_name) if is_float(d.dtype_name) else compute_dtype(t.dtype_name)
     sv = np.asarray(scalar_as(s.value, t.dtype_name)).astype(ct)
-    with np.errstate(all="ignore"):
+    with QUIET:
         return [finish(region(d, r, c, ct) + region(t, r, c, ct) * sv, d.dtype_name)]
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from pyptoemu.isa.arg import Arg
+from pyptoemu.isa.ieee import QUIET
 from pyptoemu.isa.semantics.common import F64, finish, region
 from pyptoemu.isa.semantics.registry import semantics
 
@@ -38,7 +39,7 @@ def _fma_step(c: np.ndarray, p: np.ndarray, dt: np.dtype) -> np.ndarray:
     TwoSum gives the exact error ``e`` of ``s``; at such a tie the sign of ``e`` picks the side.
     """
     cd = c.astype(F64)
-    with np.errstate(all="ignore"):
+    with QUIET:
         s = cd + p
         bp = s - cd
         e = (cd - (s - bp)) + (p - bp)  # exact: cd + p == s + e

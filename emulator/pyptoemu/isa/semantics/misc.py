@@ -10,6 +10,7 @@ import numpy as np
 from ptoisa.dtypes import is_float
 from pyptoemu.errors import OperandError
 from pyptoemu.isa.arg import Arg
+from pyptoemu.isa.ieee import QUIET
 from pyptoemu.isa.semantics.common import (
     F32,
     bool_attr,
@@ -44,7 +45,7 @@ def quant(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np.nda
     r, c = src.vrow, src.vcol
     x = region(src, r, c, F32)
     scale = region(fp, r, 1, F32)
-    with np.errstate(all="ignore"):
+    with QUIET:
         y = x * scale
         if len(ins) > 2:
             y = y + region(ins[2], r, 1, F32)
@@ -56,7 +57,7 @@ def dequant(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np.n
     """tdequant: ``d = (float(s) - offset[i,0]) * scale[i,0]`` over src's valid region."""
     src, scale, offset, dst = ins[0], ins[1], ins[2], outs[0]
     r, c = src.vrow, src.vcol
-    with np.errstate(all="ignore"):
+    with QUIET:
         y = (region(src, r, c, F32) - region(offset, r, 1, F32)) * region(scale, r, 1, F32)
     return [finish(y, dst.dtype_name)]
 

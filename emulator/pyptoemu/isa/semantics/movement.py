@@ -10,6 +10,7 @@ import numpy as np
 from ptoisa.dtypes import is_float, pad_value
 from pyptoemu.errors import BoundsError, OperandError
 from pyptoemu.isa.arg import Accumulate, Arg
+from pyptoemu.isa.ieee import QUIET
 from pyptoemu.isa.semantics.common import compute_dtype, convert, enum_value, finish, region, reinterpret
 from pyptoemu.isa.semantics.registry import semantics
 
@@ -69,7 +70,7 @@ def store(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np.nda
         name = dst.dtype_name
 
         def add_to(current: np.ndarray) -> np.ndarray:
-            with np.errstate(all="ignore"):
+            with QUIET:
                 return finish(current.astype(ct) + addend, name)
 
         return [Accumulate(addend.shape, add_to)]  # added to GM as it is when the store completes

@@ -13,6 +13,7 @@ import numpy as np
 
 from pyptoemu.errors import OperandError
 from pyptoemu.isa.arg import Arg
+from pyptoemu.isa.ieee import QUIET
 from pyptoemu.isa.semantics.common import compute_dtype, finish, region
 from pyptoemu.isa.semantics.registry import semantics
 
@@ -42,14 +43,14 @@ def _make_reduce(name: str, fn: Reducer) -> None:
         """dst[i, 0] = reduce_j src[i, j] for i < src.VR, j < src.VC."""
         src, dst = ins[0], outs[0]
         x = region(src, src.vrow, src.vcol, compute_dtype(src.dtype_name))
-        with np.errstate(all="ignore"):
+        with QUIET:
             return [finish(fn(x, 1).reshape(src.vrow, 1), dst.dtype_name)]
 
     def col(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np.ndarray | None]:
         """dst[0, j] = reduce_i src[i, j] for i < src.VR, j < src.VC."""
         src, dst = ins[0], outs[0]
         x = region(src, src.vrow, src.vcol, compute_dtype(src.dtype_name))
-        with np.errstate(all="ignore"):
+        with QUIET:
             return [finish(fn(x, 0).reshape(1, src.vcol), dst.dtype_name)]
 
     row.__name__ = f"row_{name}"
@@ -114,7 +115,7 @@ def _make_expand(name: str, op: Callable[[np.ndarray, np.ndarray], np.ndarray]) 
         r, c, ct = dst.vrow, dst.vcol, compute_dtype(dst.dtype_name)
         which, full, bcast = _split_full(ins, dst)
         x, y = region(full, r, c, ct), _row_operand(bcast, r, c, ct)
-        with np.errstate(all="ignore"):
+        with QUIET:
             res = op(x, y) if which == 0 else op(y, x)
         return [finish(res, dst.dtype_name)]
 
@@ -123,7 +124,7 @@ def _make_expand(name: str, op: Callable[[np.ndarray, np.ndarray], np.ndarray]) 
         r, c, ct = dst.vrow, dst.vcol, compute_dtype(dst.dtype_name)
         which, full, bcast = _split_full(ins, dst)
         x, y = region(full, r, c, ct), _col_operand(bcast, r, c, ct)
-        with np.errstate(all="ignore"):
+        with QUIET:
             res = op(x, y) if which == 0 else op(y, x)
         return [finish(res, dst.dtype_name)]
 
