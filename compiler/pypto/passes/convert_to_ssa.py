@@ -106,9 +106,12 @@ class _SSA:
 
     def _loop_body(self, s: Any, carried: list[str], iter_args: list) -> tuple[St.SeqStmts, list]:
         """Process a loop body with carried names bound to new iter args; returns body and yields."""
-        saved = {n: self.subst.get(self.orig[n]) for n in carried}
+        # the variables the carried names stand for before the loop: the body may rebind a name to a new
+        # variable (self.orig moves on), and what is restored afterwards is the mapping of these
+        origs = {n: self.orig[n] for n in carried}
+        saved = {n: self.subst.get(origs[n]) for n in carried}
         for n, ia in zip(carried, iter_args, strict=False):
-            self.subst[self.orig[n]] = ia
+            self.subst[origs[n]] = ia
             self.env[n] = ia
         body = self.block(s.body)
         stmts = list(body.stmts)
@@ -120,9 +123,9 @@ class _SSA:
             stmts.append(St.YieldStmt(tuple(extra), s.span))
         for n, prev in saved.items():
             if prev is None:
-                self.subst.pop(self.orig[n], None)
+                self.subst.pop(origs[n], None)
             else:
-                self.subst[self.orig[n]] = prev
+                self.subst[origs[n]] = prev
         return St.SeqStmts(tuple(stmts), body.span), extra
 
     def _forget_loop_locals(self, before: set[str]) -> None:
