@@ -151,6 +151,7 @@ def pl_call(p: Any, node: ast.Call, name: str, pl: Any, args: list | None = None
     if name == "dynamic":
         return dynamic(*args)
     first = _kind(args[0]) if args else "other"
+    _refuse_tile_tensor_mix(p, node, name, args)
     if name in ("cast", "min", "max") and first == "scalar":
         if name == "cast":
             if kwargs.get("mode", "round") not in ("round", 2):
@@ -174,6 +175,29 @@ def pl_call(p: Any, node: ast.Call, name: str, pl: Any, args: list | None = None
         raise p.error(f"unknown op 'pl.{name}'", node.func)
     got = type_str(args[0].type) if args and hasattr(args[0], "type") else (type(args[0]).__name__ if args else "none")
     raise p.error(f"pl.{name}: cannot dispatch on a first argument of type {got}", node, PyptoTypeError)
+
+
+# Ops whose operands are all tiles or all tensors (a store, a load or an assemble takes one of each).
+_SAME_LEVEL_OPS = frozenset({
+    "add", "sub", "mul", "div", "maximum", "minimum", "matmul", "matmul_acc", "concat",
+    "row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand_div",
+    "col_expand_add", "col_expand_sub", "col_expand_mul", "col_expand_div",
+})
+
+
+def _refuse_tile_tensor_mix(p: Any, node: ast.Call, name: str, args: list) -> None:
+    """A binary op given a tile and a tensor (in InCore code ``x[...]`` and pl.slice load tiles, while a
+    parameter or a view taken outside the region is a tensor) says so, instead of failing inside one
+    level's op with "must be a Scalar, got Tile"."""
+    if name not in _SAME_LEVEL_OPS:
+        return
+    kinds = [_kind(a) for a in args]
+    if "tile" in kinds and "tensor" in kinds:
+        tile, tensor = kinds.index("tile") + 1, kinds.index("tensor") + 1
+        raise p.error(
+            f"pl.{name}: operand {tile} is a tile and operand {tensor} a tensor; one op works on one level. In "
+            f"InCore code `x[...]`, pl.slice and pl.load give tiles: take the window as a view outside the pl.at "
+            f"region to keep it a tensor, or pl.load the tensor operand too", node, PyptoTypeError)
 
 
 def assemble(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
