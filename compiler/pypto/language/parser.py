@@ -901,7 +901,7 @@ class FunctionParser:
         if not slicing.is_tensor(dst):
             raise self.error("slice assignment needs a tensor target", target)
         value = self.expr(value_node)  # not top: a nested op call is hoisted into a tile temporary
-        offsets, shapes = slicing.window(self, dst, target.slice)
+        offsets, shapes = slicing.window(self, dst, target.slice, whole_dynamic=slicing.is_tensor(value))
         if not self.in_incore:  # orchestration: assemble the tensor into the window, in place
             self.emit(St.EvalStmt(slicing.assemble(self, node, dst, value, offsets, shapes), self.span(node)))
             return

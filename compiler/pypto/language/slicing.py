@@ -68,8 +68,10 @@ def _extent(p: Any, sl: ast.Slice, lower: Any, upper: Any, dim: int | None) -> i
                   "bounds)", sl)
 
 
-def window(p: Any, base: E.Expr, index: ast.AST) -> tuple[list, list]:
-    """(offsets, shapes) of ``base[index]``; every axis of ``base`` gets one (missing ones are ``:``)."""
+def window(p: Any, base: E.Expr, index: ast.AST, whole_dynamic: bool = False) -> tuple[list, list]:
+    """(offsets, shapes) of ``base[index]``; every axis of ``base`` gets one (missing ones are ``:``).
+    ``whole_dynamic``: an open ``:`` of a dynamic axis is the whole axis, its extent the axis's run-time
+    size (a tensor-level value written into a tensor; a tile needs a constant extent)."""
     items = list(index.elts) if isinstance(index, ast.Tuple) else [index]
     shape = [static_int(d) for d in base.type.shape]
     if len(items) > len(shape):
@@ -81,6 +83,10 @@ def window(p: Any, base: E.Expr, index: ast.AST) -> tuple[list, list]:
             if item.step is not None:
                 raise p.error("slices with a step are not supported", item)
             lower = p.expr(item.lower) if item.lower is not None else 0
+            if item.upper is None and dim is None and whole_dynamic and item.lower is None:
+                offsets.append(0)
+                shapes.append(base.type.shape[axis])
+                continue
             if item.upper is None:
                 if dim is None:
                     raise p.error("an open slice of a dynamic axis has no constant extent", item)
@@ -132,13 +138,19 @@ def assemble(p: Any, node: ast.AST, dst: E.Expr, value: Any, offsets: list, shap
     if not is_tensor(value):
         raise p.error("outside InCore code the value assigned to a tensor window must be a tensor", node,
                       PyptoTypeError)
-    got = [static_int(d) for d in value.type.shape]
+    got = [d if static_int(d) is None else static_int(d) for d in value.type.shape]
     kept = [n for n in shapes if n != 1]
-    if got != shapes and [g for g in got if g != 1] != kept:
+    if not _same_dims(got, shapes) and not _same_dims([g for g in got if g != 1], kept):
         raise p.error(f"value of shape {got} does not fit the window of shape {shapes}", node, PyptoTypeError)
     if value.type.dtype is not dst.type.dtype:
         raise p.error(f"the value is {value.type.dtype.name} but the tensor is {dst.type.dtype.name}; convert it "
                       "with pl.cast", node, PyptoTypeError)
-    if got != shapes:
+    if not _same_dims(got, shapes):
         value = p.temp(T.reshape(value, shapes, span=p.span(node)), node)
     return T.assemble(dst, value, offsets, atomic=atomic, span=p.span(node))
+
+
+def _same_dims(a: list, b: list) -> bool:
+    """Extents equal: the same constants, or the same run-time size (one dynamic dimension)."""
+    return len(a) == len(b) and all(x is y or (isinstance(x, int) and isinstance(y, int) and x == y)
+                                    for x, y in zip(a, b, strict=True))
