@@ -300,7 +300,19 @@ def _yield_errors(op: A.Op, parent: A.Op | None, types: Mapping) -> list[PtoErro
         if have is not None and isinstance(have, _NOT_SCALAR) != isinstance(want, _NOT_SCALAR):
             return [VerifyError(f"scf.yield: value {k} ({x}) is a {have} but {parent.name} carries a "
                                 f"{want} there", op.loc)]
+        if isinstance(have, A.TileBufType) and isinstance(want, A.TileBufType) and _tile_kind(have) != _tile_kind(want):
+            # the next iteration (or the code after the if) would use it as the other tile
+            return [VerifyError(f"scf.yield: value {k} ({x}) is a {_tile_text(have)} tile but {parent.name} carries "
+                                f"a {_tile_text(want)} tile there", op.loc)]
     return []
+
+
+def _tile_kind(t: A.TileBufType) -> tuple:
+    return t.loc, t.dtype, t.rows, t.cols
+
+
+def _tile_text(t: A.TileBufType) -> str:
+    return f"{t.loc} {t.rows}x{t.cols}x{t.dtype}"
 
 
 def _while_yield_errors(op: A.Op, loop: A.Op) -> list[PtoError]:

@@ -6,7 +6,8 @@ ping-pong with a ragged tail, an SPMD grid-stride loop over a block count that d
 work, compare/select in the generic form, column reductions carried by iter_args, and a K-loop matmul
 stored from L0C with relu into f16. Each runs through ``pyptoemu.run`` (vs NumPy, no finding) and the
 CLI (``--json``; the same cycles with ``--no-data`` where no tile value steers a scalar). bad41: a
-select whose destination got the scratch's place is refused at its line.
+select whose destination got the scratch's place is refused at its line; bad42: a loop yielding a tile
+of another shape than it carries is refused at the yield.
 """
 
 from __future__ import annotations
@@ -182,3 +183,10 @@ def test_select_whose_destination_took_the_scratchs_place_is_refused(tmp_path):
     code, text = _cli("bad41_generic_tsel_dst_is_scratch.pto", {}, 1, tmp_path)
     assert code == 2 and "Traceback" not in text
     assert "bad41_generic_tsel_dst_is_scratch.pto:26:5: pto.tsel: (a, b, dst) have element types (f32, f32, ui32)" in text
+
+
+def test_yield_of_a_tile_of_another_shape_is_located_at_the_yield(tmp_path):
+    code, text = _cli("bad42_yield_tile_of_another_shape.pto", {"arg4": 32}, 1, tmp_path)
+    assert code == 2 and "Traceback" not in text
+    assert ("bad42_yield_tile_of_another_shape.pto:34:7: scf.yield: value 1 (%a) is a vec 16x64xf32 tile but "
+            "scf.for carries a vec 1x64xf32 tile there") in text
