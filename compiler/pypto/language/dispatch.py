@@ -146,8 +146,8 @@ def pl_call(p: Any, node: ast.Call, name: str, pl: Any, args: list | None = None
     if args is None:
         args, kwargs = _args(p, node)
     kwargs = kwargs if kwargs is not None else {}
-    if name == "const":
-        return const(p, node, args, kwargs)
+    if name in _PARSE_TIME:
+        return _PARSE_TIME[name](p, node, args, kwargs)
     if name == "dynamic":
         return dynamic(*args)
     first = _kind(args[0]) if args else "other"
@@ -236,6 +236,35 @@ def _explicit(node: ast.Call) -> bool:
     return isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Attribute)
 
 
+def _static_value(v: Any) -> Any:
+    """``v`` as a Python value when it is known while parsing (a folded number, a constant expression)."""
+    if isinstance(v, (bool, int, float, str)) or v is None:
+        return v
+    if isinstance(v, (E.ConstInt, E.ConstFloat, E.ConstBool)):
+        return v.value
+    n = E.static_int(v) if isinstance(v, E.Expr) else None
+    return n if n is not None else v
+
+
+def static_print(p: Any, node: ast.Call, args: list, kwargs: dict) -> None:
+    """``pl.static_print(...)`` prints while the body is parsed (spec pypto-jit §1.1)."""
+    text = " ".join(str(_static_value(a)) for a in args)
+    print(f"{p.span(node).filename}:{p.span(node).line}: {text}")
+
+
+def static_assert(p: Any, node: ast.Call, args: list, kwargs: dict) -> None:
+    """``pl.static_assert(cond, "message")`` runs while the body is parsed
+    (spec pypto-jit §1.1): the condition must be known then, and a false one is an error at its line."""
+    if kwargs or not 1 <= len(args) <= 2 or (len(args) == 2 and not isinstance(args[1], str)):
+        raise p.error('pl.static_assert(condition, "message") takes a condition and a string literal', node)
+    cond = _static_value(args[0])
+    if isinstance(cond, E.Expr):
+        raise p.error("pl.static_assert needs a condition known while parsing (shapes, constants, jit "
+                      "specialization values), not a run-time value", node.args[0], PyptoTypeError)
+    if not cond:
+        raise p.error(f"static assertion failed: {args[1] if len(args) == 2 else ast.unparse(node.args[0])}", node)
+
+
 def const(p: Any, node: ast.Call, args: list, kwargs: dict) -> E.Expr:
     if len(args) != 2 or not isinstance(args[1], DataType):
         raise p.error("pl.const(value, dtype) takes a literal and a dtype", node)
@@ -247,6 +276,10 @@ def const(p: Any, node: ast.Call, args: list, kwargs: dict) -> E.Expr:
     if not isinstance(value, int):
         raise p.error(f"pl.const: {dtype.name} needs an integer literal, got {value!r}", node)
     return E.ConstInt(value, dtype, p.span(node))
+
+
+# pl.<name> calls evaluated while the body is parsed
+_PARSE_TIME = {"const": const, "static_assert": static_assert, "static_print": static_print}
 
 
 def _call_type(rets: tuple) -> Any:

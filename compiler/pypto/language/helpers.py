@@ -48,6 +48,17 @@ def const(value: Any, dtype: Any) -> Any:
     return value
 
 
+def static_assert(condition: Any, message: str = "") -> None:
+    """Plain-Python stand-in; in a kernel body the parser checks it while parsing."""
+    if not condition:
+        raise AssertionError(message or "static assertion failed")
+
+
+def static_print(*values: Any) -> None:
+    """Plain-Python stand-in; in a kernel body the parser prints while parsing."""
+    builtins.print(*values)
+
+
 class _Scope:
     def __enter__(self) -> None:
         return None

@@ -887,6 +887,13 @@ class FunctionParser:
             return E.TupleGetItemExpr(base, idx, self.span(node))
         if isinstance(base, E.Expr):
             raise self.error("subscripts on IR values are not supported", node)
+        if isinstance(base, (list, tuple)) and isinstance(idx, E.Expr):
+            k = static_int(idx)
+            if k is None:
+                raise self.error(f"'{ast.unparse(node.value)}' is a Python {type(base).__name__} and is indexed while "
+                                 f"the body is parsed, but '{ast.unparse(node.slice)}' is a run-time value (a loop "
+                                 "variable, pl.unroll's too); index it with a constant", node.slice, PyptoTypeError)
+            idx = k
         return base[idx]
 
     def _tensor_window_load(self, base: E.Expr, node: ast.Subscript) -> Any:
