@@ -34,3 +34,20 @@ def test_backend_type_and_platform_mapping():
     assert ir.BackendType is backend.BackendType and backend.BackendType.PTO.value == "PTO"
     assert RunConfig(platform="a5").backend_type is backend.BackendType.Ascend950
     assert RunConfig().backend_type is backend.BackendType.Ascend910B
+
+
+@pl.program
+class MulKernelAsWritten:  # seed 000's example, not run through the passes
+    @pl.function
+    def mul_kernel_2d(self, a: pl.Tensor[[32, 32], pl.FP32], b: pl.Tensor[[32, 32], pl.FP32],
+                      c: pl.Tensor[[32, 32], pl.FP32]):
+        tile_a = pl.load(a, [0, 0], [32, 32])
+        tile_b = pl.load(b, [0, 0], [32, 32])
+        pl.store(pl.mul(tile_a, tile_b), [0, 0], [32, 32], c)
+
+
+def test_pto_codegen_of_a_program_as_written_runs_the_passes_first():
+    # it failed with "'a' does not resolve to a tensor parameter" at the first load
+    text = codegen.PTOCodegen().generate(MulKernelAsWritten)
+    assert text == codegen.PTOCodegen().generate(compile_program(MulKernelAsWritten, with_cpp=False).program)
+    assert "pto.tmul" in text and "mul_kernel_2d" in text
