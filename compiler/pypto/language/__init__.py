@@ -78,7 +78,7 @@ tensor = _Namespace(
 system = _Namespace("system", ("sync_src", "sync_dst", "bar_v", "bar_m", "bar_all", "task_dummy",
                                "available_cluster_count", "available_aiv_count"))
 
-from pypto.language.jit import JITFunction, jit
+from pypto.language.jit import RUNTIME, JITFunction, jit
 from pypto.language.optimizations import SplitMode
 from pypto.language.surface import MaskPattern, PadValue
 from pypto.language.tasks import TASK_ID, ScopeMode, TaskId, array, manual_scope, scope
@@ -93,6 +93,7 @@ __all__ = [
     "DN",
     "ND",
     "NZ",
+    "RUNTIME",
     "TASK_ID",
     "AtomicType",
     "CmpType",

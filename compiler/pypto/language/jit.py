@@ -39,6 +39,18 @@ from pypto.runtime.config import RunConfig
 ENTRY, INCORE, INLINE, OPAQUE, HOST, EXTERN = "entry", "incore", "inline", "opaque", "host", "extern"
 
 
+class _Runtime:
+    """``pl.RUNTIME`` (spec pypto-jit §2.6): a scalar parameter given it (``compile(..., n=pl.RUNTIME)``) or
+    defaulting to it stays a run-time parameter of the compiled program, out of the cache key; a call
+    passes its value. It is a compile-time marker: a call with it as an argument is a TypeError."""
+
+    def __repr__(self) -> str:
+        return "pl.RUNTIME"
+
+
+RUNTIME = _Runtime()
+
+
 def _frames(depth: int, count: int = 4) -> list[dict]:
     out, frame = [], sys._getframe(depth + 1)
     while frame is not None and len(out) < count and frame.f_code.co_name != "<module>":
@@ -74,6 +86,7 @@ class JITFunction(InlineFunction):
         self.options = options
         self._cache: dict = {}
         self._returned_outs: tuple = ()  # per returned value, the Out parameter it names (or None)
+        self._runtime: set = set()  # the pl.RUNTIME scalar parameters of the signature being compiled
 
     # ------------------------------------------------------------------ entry calls
     def _bind(self, args: tuple, kwargs: dict) -> inspect.BoundArguments:
@@ -110,6 +123,9 @@ class JITFunction(InlineFunction):
         if key not in self._cache:
             compiled = CompiledJit(self._specialize(tensors, consts), config.strategy, config.machine)
             compiled.returned_outs = self._returned_outs
+            compiled.signature = tuple((n, "tensor" if n in tensors else "const" if n in consts else "runtime")
+                                       for n in bound.arguments)
+            compiled.constants = dict(consts)
             self._cache[key] = compiled
         return self._cache[key]
 
@@ -125,16 +141,28 @@ class JITFunction(InlineFunction):
     def __call__(self, *args: Any, config: RunConfig | None = None, **kwargs: Any) -> None:
         """Run on the given arrays in place (torch CPU tensors or NumPy arrays); returns None."""
         config = config if config is not None else RunConfig()
+        given = inspect.signature(self.pyfunc).bind_partial(*args, **kwargs).arguments
+        marked = [name for name, value in given.items() if value is RUNTIME]
+        if marked:
+            raise TypeError(f"@pl.jit function '{self.__name__}': pl.RUNTIME is a compile-time marker "
+                            f"(fn.compile(..., {marked[0]}=pl.RUNTIME)); a call passes the value of '{marked[0]}'")
         compiled = self.compile(*args, config=config, **kwargs)
         bound = self._bind(args, kwargs)
-        compiled.call_in_place([bound.arguments[name] for name in compiled.tensor_params], config)
+        compiled.call_in_place([bound.arguments[name] for name in compiled.tensor_params], config,
+                               {name: bound.arguments[name] for name in compiled.scalar_params})
         self.last_result = compiled.last_result
 
     def _classify(self, bound: inspect.BoundArguments) -> tuple[tuple, dict, dict]:
         tensors: dict = {}
         consts: dict = {}
         key: list = [_source_hash(self.pyfunc)]
+        defaults = {n: p.default for n, p in inspect.signature(self.pyfunc).parameters.items()}
+        self._runtime = set()
         for name, value in bound.arguments.items():
+            if value is RUNTIME or defaults.get(name) is RUNTIME:  # a run-time scalar: not in the key
+                self._runtime.add(name)
+                key.append((name, "runtime"))
+                continue
             if isinstance(value, (bool, int, float, np.integer, np.floating)):
                 consts[name] = value.item() if isinstance(value, np.generic) else value
                 key.append((name, type(consts[name]).__name__, consts[name]))
@@ -191,6 +219,10 @@ class JITFunction(InlineFunction):
         dyn_vars: dict = {}
         for a in src.node.args.args:
             if a.arg in consts:
+                continue
+            if a.arg in self._runtime:
+                params.append(E.Var(a.arg, ScalarType(_runtime_dtype(a, env, src)), src.span(a)))
+                dirs.append(ParamDirection.In)
                 continue
             if a.arg not in tensors:
                 raise PyptoTypeError(f"parameter '{a.arg}' has no argument", src.span(a))
@@ -265,6 +297,17 @@ def _parser(src: SourceInfo, ns: Namespace, sig: Signature, ftype: FunctionType,
     parser = FunctionParser(src, ns, sig, ftype, ctx)
     parser.fold_metadata = True
     return parser
+
+
+def _runtime_dtype(arg: ast.arg, env: dict, src: SourceInfo) -> DataType:
+    """The dtype of a pl.RUNTIME scalar parameter, from its annotation (``pl.Scalar[pl.FP32]``, ``pl.INDEX``)."""
+    ann = _eval_annotation(arg.annotation, env, src) if arg.annotation is not None else None
+    if isinstance(ann, ScalarAnnotation):
+        return ann.dtype
+    if isinstance(ann, DataType):
+        return ann
+    raise PyptoTypeError(f"parameter '{arg.arg}' is given pl.RUNTIME, so it stays a run-time scalar: annotate its "
+                         "dtype (pl.Scalar[pl.FP32], pl.INDEX, ...)", src.span(arg))
 
 
 def _direction_of(arg: ast.arg, env: dict, src: SourceInfo) -> ParamDirection:

@@ -22,6 +22,7 @@ from pypto.ir.stmt import Program
 from pypto.ir.types import TensorType, static_int
 from pypto.passes.manager import OptimizationStrategy, as_strategy
 from pypto.runtime.arrays import as_numpy, write_back
+from pypto.runtime.config import RunConfig
 from pypto.runtime.interpreter import Interpreter
 from pypto.runtime.launch import Launcher, LaunchStats
 from pypto.runtime.runner import default_entry, program_result
@@ -61,6 +62,10 @@ class CompiledJit:
         self.program = self.compiled.program
         self.entry = default_entry(self.program)
         self.tensor_params = [p.name for p in self.entry.params if isinstance(p.type, TensorType)]
+        # the entry's scalar parameters: a jit function's pl.RUNTIME scalars (others are specialized away)
+        self.scalar_params = [p.name for p in self.entry.params if not isinstance(p.type, TensorType)]
+        self.signature: tuple = ()  # (name, "tensor" | "const" | "runtime") per jit parameter, in order
+        self.constants: dict = {}  # the specialized scalar parameters' values
         self.last_result: RunResult | None = None
         self.returned_outs: tuple = ()  # per value the entry returns, the Out parameter it names (or None)
         self._output_dir: Path | None = None
@@ -84,11 +89,43 @@ class CompiledJit:
     def __str__(self) -> str:
         return os.fspath(self.output_dir)
 
-    def call_in_place(self, values: list, config: Any) -> RunResult:
+    @property
+    def param_names(self) -> list[str]:
+        """The jit function's parameters, in order (spec pypto-jit §10.2)."""
+        return [name for name, _ in self.signature] or [p.name for p in self.entry.params]
+
+    def __call__(self, *args: Any, config: Any = None) -> None:
+        """In-place style (spec pypto-jit §10.2): every parameter of the jit function in order; tensors
+        are written in place, pl.RUNTIME scalars take the values given, and a specialized scalar must be
+        the value the program was compiled for. Returns None."""
+        from_config = config if config is not None else RunConfig()
+        names = self.param_names
+        if len(args) != len(names):
+            raise TypeError(f"the compiled program takes {len(names)} arguments ({', '.join(names)}), got {len(args)}")
+        kinds = dict(self.signature) or {n: "tensor" for n in self.tensor_params}
+        tensors, scalars = [], {}
+        for name, value in zip(names, args, strict=True):
+            kind = kinds.get(name, "tensor")
+            if kind == "tensor":
+                tensors.append(value)
+            elif kind == "runtime":
+                scalars[name] = value
+            elif value != self.constants.get(name, value):
+                raise TypeError(f"'{name}' was compiled as the constant {self.constants[name]!r}, got {value!r}: "
+                                "compile again for that value, or give it pl.RUNTIME")
+        self.call_in_place(tensors, from_config, scalars)
+
+    def call_in_place(self, values: list, config: Any, scalars: dict | None = None) -> RunResult:
         """Run on the caller's tensors (NumPy arrays or torch CPU tensors, one per tensor parameter in
-        order): every write, including an ``Out`` parameter rebound to a new tensor, lands in them."""
+        order) and the values of the run-time scalar parameters (``scalars``, by name): every write,
+        including an ``Out`` parameter rebound to a new tensor, lands in the tensors."""
         arrays = [as_numpy(v) for v in values]
-        result = self.execute([a for a, _ in arrays], config)
+        missing = [n for n in self.scalar_params if n not in (scalars or {})]
+        if missing:
+            raise TypeError(f"the program takes the run-time scalar(s) {', '.join(missing)}: pass a value for each")
+        works = iter(a for a, _ in arrays)
+        args = [(scalars or {})[p.name] if p.name in self.scalar_params else next(works) for p in self.entry.params]
+        result = self.execute(args, config)
         by_name = {name: work for name, (work, _) in zip(self.tensor_params, arrays, strict=True)}
         for name, value in zip(self.returned_outs, result.outputs, strict=False):
             # an Out parameter rebound to a new tensor (`z = pl.add(x, y)`): its final value is what
@@ -104,8 +141,11 @@ class CompiledJit:
         return self.compiled.pto
 
     def execute(self, arrays: list[np.ndarray], config: Any) -> RunResult:
-        """Run the entry on ``arrays`` (its parameters, in order); kernels write into them in place."""
+        """Run the entry on ``arrays`` (its parameters, in order: arrays, and numbers for its scalar
+        parameters); kernels write into the arrays in place."""
         for p, a in zip(self.entry.params, arrays, strict=True):
+            if not isinstance(p.type, TensorType):
+                continue
             dims = [static_int(d) for d in p.type.shape]
             fits = a.ndim == len(dims) and all(d is None or d == n for d, n in zip(dims, a.shape, strict=False))
             if not fits or a.dtype != p.type.dtype.numpy:

@@ -44,4 +44,8 @@ def execute_compiled(work_dir: Any, args: list | tuple, *, platform: str, device
     if len(tensors) != len(compiled.tensor_params):
         raise TypeError(f"execute_compiled: the program takes {len(compiled.tensor_params)} tensors "
                         f"({', '.join(compiled.tensor_params)}), got {len(tensors)}")
-    return compiled.call_in_place(tensors, config)
+    # the values of pl.RUNTIME scalars, by their place among the jit function's parameters (the others
+    # were specialized into the program)
+    scalars = {name: (a.value if isinstance(a, ctypes._SimpleCData) else a)
+               for (name, kind), a in zip(compiled.signature, args, strict=False) if kind == "runtime"}
+    return compiled.call_in_place(tensors, config, scalars)
