@@ -117,6 +117,7 @@ class JITFunction(InlineFunction):
         """The cached compiled program for these arguments' shapes, dtypes and scalar values."""
         self._refuse()
         config = config if config is not None else RunConfig()
+        args, kwargs = self._signature_mode(args, kwargs)
         bound = self._bind(args, kwargs)
         key, tensors, consts = self._classify(bound)
         key = (key, config.cache_key())
@@ -132,6 +133,7 @@ class JITFunction(InlineFunction):
     def lower(self, *args: Any, config: RunConfig | None = None, **kwargs: Any) -> LoweredProgram:
         """The post-pass program for these arguments (no cache, no run), printable with ``as_python()``."""
         self._refuse()
+        args, kwargs = self._signature_mode(args, kwargs)
         bound = self._bind(args, kwargs)
         _, tensors, consts = self._classify(bound)
         config = config or RunConfig()
@@ -151,6 +153,29 @@ class JITFunction(InlineFunction):
         compiled.call_in_place([bound.arguments[name] for name in compiled.tensor_params], config,
                                {name: bound.arguments[name] for name in compiled.scalar_params})
         self.last_result = compiled.last_result
+
+    def _signature_mode(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        """``compile()`` / ``lower()`` with no positional argument and no tensor keyword (spec pypto-jit
+        §2.6, signature mode): every tensor parameter's shape and dtype come from its annotation (a
+        stand-in array of that type is bound; a dynamic dimension gets extent 1, which the cache key
+        leaves out), scalars from keywords or defaults. A bare ``pl.Tensor`` parameter is a TypeError."""
+        if args or any(not isinstance(v, (bool, int, float)) and v is not RUNTIME for v in kwargs.values()):
+            return args, kwargs
+        src = SourceInfo(self.pyfunc)
+        env = Namespace(self.pyfunc, self.frames).as_dict()
+        filled = dict(kwargs)
+        for a in src.node.args.args:
+            ann = _eval_annotation(a.annotation, env, src) if a.annotation is not None else None
+            ann = ann.inner if isinstance(ann, DirectionAnnotation) else ann
+            if a.arg in filled or isinstance(ann, (ScalarAnnotation, DataType)):
+                continue
+            if not isinstance(ann, ShapedAnnotation) or ann.dtype is None or not ann.shape:
+                raise TypeError(f"@pl.jit function '{self.__name__}': compile() without arguments takes shapes from "
+                                f"the annotations, but parameter '{a.arg}' is not fully annotated "
+                                "(pl.Tensor[[dims...], dtype]); pass arrays instead")
+            shape = [1 if isinstance(d, DynVar) else int(d) for d in ann.shape]
+            filled[a.arg] = np.zeros(shape, ann.dtype.numpy)
+        return (), filled
 
     def _classify(self, bound: inspect.BoundArguments) -> tuple[tuple, dict, dict]:
         tensors: dict = {}

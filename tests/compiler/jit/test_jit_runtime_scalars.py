@@ -1,8 +1,10 @@
-"""``pl.RUNTIME`` (spec pypto-jit §2.6): a scalar parameter whose default is pl.RUNTIME, or that
-``compile()`` is given pl.RUNTIME for, stays a run-time parameter of the compiled program and out of
+"""``pl.RUNTIME`` and signature-mode ``compile()`` (spec pypto-jit §2.6): a scalar parameter whose
+default is pl.RUNTIME, or that ``compile()`` is given pl.RUNTIME for, stays a run-time parameter of the compiled program and out of
 the cache key: one program serves every value, and a call (or the compiled program called in place, or
 execute_compiled) passes its value. It did not exist ("module 'pypto.language' has no attribute
-'RUNTIME'"), and a CompiledProgram was not callable. pl.RUNTIME as a call argument is a TypeError."""
+'RUNTIME'"), and a CompiledProgram was not callable. pl.RUNTIME as a call argument is a TypeError.
+``compile()`` with no arguments takes the shapes from the annotations (it was "missing a required
+argument"); a bare pl.Tensor parameter is then a TypeError naming it."""
 
 from __future__ import annotations
 
@@ -68,3 +70,28 @@ def test_execute_compiled_passes_runtime_scalars_by_position(tmp_path, monkeypat
     execute_compiled(compiled.output_dir, [x, y, ctypes.c_int64(5), -1.0], platform="a2a3sim")
     np.testing.assert_allclose(y[:5], x[:5] - 1.0, rtol=1e-6)
     assert not y[5:].any()
+
+
+R = pl.dynamic("R")
+
+
+@pl.jit
+def scale_annotated(x: pl.Tensor[[R, 32], pl.FP32], y: pl.Out[pl.Tensor[[R, 32], pl.FP32]],
+                    alpha: pl.Scalar[pl.FP32] = pl.RUNTIME):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="scale"):
+        y[:, :] = pl.mul(x, alpha)
+
+
+def test_signature_mode_compile_takes_shapes_from_the_annotations():
+    compiled = scale_annotated.compile()  # no arguments: the annotations say it all
+    x = _x(11)
+    y = np.zeros_like(x)
+    compiled(x, y, 0.5)
+    np.testing.assert_allclose(y, 0.5 * x, rtol=1e-6)
+    assert scale_annotated.compile() is compiled
+    y = np.zeros_like(x)
+    scale_annotated(x, y, 4.0)  # a call with arrays finds the same program (dynamic rows, run-time alpha)
+    np.testing.assert_allclose(y, 4.0 * x, rtol=1e-6)
+    assert len(scale_annotated._cache) == 1
+    with pytest.raises(TypeError, match="parameter 'x' is not fully annotated"):
+        scale.compile()
