@@ -4,12 +4,13 @@ Each pattern is written twice as a ``@pl.jit`` entry: once as one ``pl.at`` regi
 matmul with vector ops, once as two regions written by hand (the matmul in one, the vector ops in
 the other: the GM form, the intermediate stored to GM and loaded back). In the one-region form the
 compiler keeps a matmul with an element-wise epilogue (``relu(x@w+b)``) as one group kernel whose
-cube pushes each block of the product to the two AIVs through the C2V FIFO (the FIFO form); other
-patterns (a softmax needs whole rows, a computed matmul operand) are split into ``<region>_matmul``
-and ``<region>_vector`` kernels, the GM form. Both run on the emulator; the table gives simulated
+cube pushes each block of the product to the two AIVs through the C2V FIFO, and a matmul whose left
+operand element-wise ops compute (``exp(x)@w``) as one whose AIVs push the operand chunk by chunk to
+the cube through the V2C FIFO (the FIFO forms); a softmax of the product (it needs whole rows) is
+split into ``<region>_matmul`` and ``<region>_vector`` kernels, the GM form. Both run on the emulator; the table gives simulated
 cycles, launches, the GM bytes the kernels' loads and stores move (counted from the compiled
 kernels: each load's and store's valid window times its loops' trip counts, a group kernel's vector
-section once per AIV), the bytes pushed through the C2V FIFO (on A2/A3 the cube and vector cores
+section once per AIV), the bytes pushed through the FIFOs (each pushed tile's valid region; on A2/A3 the cube and vector cores
 share only GM/L2, so the machine model stages these through L2 slots: ``fifo_gm_staging``), and the
 worst error against NumPy (float64 on the same rounded inputs).
 
@@ -141,11 +142,11 @@ def _moved(body: object, env: dict, kernels: dict, totals: dict) -> None:
                 _moved(kernels[name].body, {}, kernels, totals)
             elif name in ("block.get_subblock_idx", "block.get_aiv_lane"):
                 env[s.var] = env.get("lane", 0)
-            elif name in ("block.load", "block.store", "block.tpush_to_aiv"):
+            elif name in ("block.load", "block.store", "block.tpush_to_aiv", "block.tpush_to_aic"):
                 tile = s.var.type if name == "block.load" else call.args[0].type
                 assert isinstance(tile, TileType)
                 n = int(np.prod([_value(d, env) for d in tile.valid_shape])) * tile.dtype.nbytes
-                key = "fifo" if name == "block.tpush_to_aiv" else "gm"
+                key = "fifo" if name.startswith("block.tpush_") else "gm"
                 totals[key] += n
 
 

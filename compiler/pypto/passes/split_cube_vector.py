@@ -28,7 +28,9 @@ w) + b)``, ``pl.softmax(pl.matmul(q, k))``, ``pl.matmul(pl.exp(x), w)``, in one 
 Where the vector ops are an element-wise epilogue of one matmul (``relu(x @ w + b)``), the kernel is
 not split: it stays one *group kernel* whose cube section pushes each block of the product to the two
 AIVs through the C2V FIFO and whose vector section finishes it (:mod:`pypto.passes.fifo_epilogue`,
-lowered here to tile code); the product never goes to GM. Otherwise the GM form above is
+lowered here to tile code); the product never goes to GM. Where they compute the matmul's left operand
+from the kernel's inputs (``exp(x) @ w``), the AIVs push it chunk by chunk to the cube through the V2C
+FIFO instead (:mod:`pypto.passes.fifo_prologue`). Otherwise the GM form above is
 used, and the log says why the FIFO form does not apply.
 
 The split covers kernels of tensor-level ops (and scalars): one that also holds tile code, loops
@@ -51,7 +53,7 @@ from pypto.ir.types import ScalarType, TupleType, shape_str
 from pypto.ir.visitor import stmt_list, walk
 from pypto.lib import DEFINITIONS
 from pypto.ops import tensor as T
-from pypto.passes import fifo_epilogue
+from pypto.passes import fifo_epilogue, fifo_prologue
 from pypto.passes.base import NameAllocator, Pass
 from pypto.passes.block_rewriter import BlockRewriter
 from pypto.passes.convert_tensor_to_block_ops import (
@@ -213,16 +215,21 @@ class _Splitter:
                 f"automatically because {why}: put the tile code in a kernel or pl.at region of its own", vec.span)
         whole = replace(f, body=St.SeqStmts(tuple(stmts), f.body.span))
         self.not_fifo = fifo_epilogue.why_not(whole)
-        if self.not_fifo is None:
+        not_v2c = fifo_prologue.why_not(whole) if self.not_fifo is not None else None
+        if self.not_fifo is None or not_v2c is None:
             mm = next(s for s in stmts if _op_name(s) == CUBE_OP)
             ops = ", ".join(dict.fromkeys(_short(_op_name(s)) for s in stmts if _is_vector_op(_op_name(s))))
+            how = ("each block of the product pushed to them through the C2V FIFO" if self.not_fifo is None else
+                   "each chunk of the matmul's left operand pushed by them to the cube through the V2C FIFO")
             line = (f"kept '{f.name}' whole as a group kernel: the matmul at line {mm.span.line} on the cube, {ops} on "
-                    "the two AIVs, each block of the product pushed to them through the C2V FIFO (nothing through GM)")
+                    f"the two AIVs, {how} (nothing through GM)")
             if folded:
                 line += f"; transposes folded into the matmul: {', '.join(folded)}"
             self.log.append(line)
-            lowered, self.added = fifo_epilogue.lower(whole, self.log, written=f)
+            form = fifo_epilogue if self.not_fifo is None else fifo_prologue
+            lowered, self.added = form.lower(whole, self.log, written=f)
             return lowered, []
+        self.not_fifo += f"; nor with a V2C FIFO because {not_v2c}"
         parts = plan_parts(stmts)
         if len(parts) < 2:  # the folds left matmuls only
             self.log.append(f"'{f.name}': transposes {', '.join(folded)} folded into its matmul; nothing to split")

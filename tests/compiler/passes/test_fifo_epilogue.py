@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import pypto.language as pl
@@ -83,6 +83,8 @@ def test_other_element_wise_epilogues():
 
 
 @settings(max_examples=6, deadline=None)
+@example(m=1, k=13, n=5)  # one valid row: the second AIV only pops and frees
+@example(m=33, k=64, n=70)  # a ragged block with rows for both AIVs
 @given(m=st.sampled_from([1, 9, 16, 33, 300]), k=st.sampled_from([1, 13, 64]), n=st.sampled_from([1, 5, 31, 70]))
 def test_ragged_shapes_split_between_the_aivs(m, k, n):
     # a block's valid rows are shared by the two AIVs (up to half each); when the second half is
