@@ -59,17 +59,17 @@ ELEMENTWISE = ({f"tensor.{n}" for n in UNARY} | {f"tensor.{n}" for n in BINARY} 
                | {"tensor.pow", "tensor.cast"})
 
 
-def _op(s: Any) -> str | None:
+def op_name(s: Any) -> str | None:
     if isinstance(s, St.AssignStmt) and isinstance(s.value, E.Call) and not isinstance(s.value.op, E.GlobalVar):
         return s.value.op.name
     return None
 
 
-def _short(name: str) -> str:
+def short_name(name: str) -> str:
     return name.split(".", 1)[1].removesuffix("_scalar")
 
 
-def _returned(stmts: list) -> list:
+def returned_vars(stmts: list) -> list:
     rets = [s for s in stmts if isinstance(s, St.ReturnStmt)]
     return [v for v in (rets[-1].value if rets else ()) if isinstance(v, E.Var)]
 
@@ -78,7 +78,7 @@ def why_not(func: St.Function) -> str | None:
     """Why ``func`` (an InCore kernel mixing a tensor-level matmul with vector ops) is not a matmul
     with an element-wise epilogue that one group kernel runs (None when it is)."""
     stmts = _without_tensor_aliases(list(stmt_list(func.body)))
-    mms = [s for s in stmts if _op(s) == CUBE_OP]
+    mms = [s for s in stmts if op_name(s) == CUBE_OP]
     if len(mms) != 1:
         return f"it holds {len(mms)} matmuls (the FIFO form pushes the blocks of one product)"
     mm = mms[0]
@@ -97,7 +97,7 @@ def why_not(func: St.Function) -> str | None:
     why = _why_not_epilogue(stmts, mm, params, shape)
     if why is not None:
         return why
-    returned = _returned(stmts)
+    returned = returned_vars(stmts)
     if mm.var in returned:
         return "the product itself is returned (it would be stored from the cube as well)"
     if len(returned) != 1:
@@ -116,13 +116,13 @@ def _why_not_epilogue(stmts: list, mm: St.AssignStmt, params: set, shape: list) 
                    if isinstance(v, E.Var)):
                 return f"the scalar '{s.var.name}' reads a tensor"
             continue
-        name = _op(s)
+        name = op_name(s)
         if name not in ELEMENTWISE:
-            what = f"pl.{_short(name)}" if name else type(s).__name__
+            what = f"pl.{short_name(name)}" if name else type(s).__name__
             return (f"{what} (line {s.span.line}) is not element-wise: only element-wise epilogues run on each AIV's "
                     "rows of a pushed block")
         if static_shape(s.var.type) != shape:
-            return f"the result of pl.{_short(name)} (line {s.span.line}) is not the product's shape {list(shape)}"
+            return f"the result of pl.{short_name(name)} (line {s.span.line}) is not the product's shape {list(shape)}"
         for a in s.value.args:
             if isinstance(getattr(a, "type", None), TensorType):
                 if a not in known:
@@ -184,29 +184,29 @@ class _FifoMatmul(MatmulEmitter):
 
     def rows(self, popped: E.Var, win: Window, out_tensor: Any, stmts: list) -> E.Var:
         """The epilogue over one AIV's rows ``win`` of a block (``popped``: its rows of the product)."""
-        em = Emitter(self.names, self.span, _no_workspace)
+        em = Emitter(self.names, self.span, no_workspace)
         body = Body(em, win)
         out_shape = tuple(static_shape(self.product.type))
         tiles: dict = {self.product: popped}
 
         def tile_of(x: Any) -> E.Var:
             if x not in tiles:
-                tiles[x] = _load(em, x, win, kind(x, out_shape))
+                tiles[x] = load_operand(em, x, win, kind(x, out_shape))
             return tiles[x]
 
         for s in self.epilogue:
-            tiles[s.var] = _apply(body, s, tile_of, out_shape)
+            tiles[s.var] = apply_op(body, s, tile_of, out_shape)
         stored = em.let(f"{out_tensor.name}_st", B.store(tiles[self.result], [win.ro, win.co], out_tensor,
                                                           span=self.span))
         stmts += em.stmts
         return stored
 
 
-def _no_workspace(t: TensorType, base: str) -> E.Var:
+def no_workspace(t: TensorType, base: str) -> E.Var:
     raise CompileError("internal: a FIFO epilogue op asked for a GM workspace")
 
 
-def _load(em: Emitter, x: E.Var, win: Window, k: str) -> E.Var:
+def load_operand(em: Emitter, x: E.Var, win: Window, k: str) -> E.Var:
     """Operand ``x``'s tile for the rows of ``win`` (``k``: how it broadcasts against the product)."""
     rank = len(x.type.shape)
     zero = E.ConstInt(0, DataType.INDEX)
@@ -223,10 +223,10 @@ def _load(em: Emitter, x: E.Var, win: Window, k: str) -> E.Var:
     return em.let(f"{x.name}_t", B.load(x, offs, shape, valid, MemorySpace.Vec, span=em.span), tuple(valid))
 
 
-def _apply(b: Body, s: St.AssignStmt, tile_of: Any, out_shape: tuple) -> E.Var:
+def apply_op(b: Body, s: St.AssignStmt, tile_of: Any, out_shape: tuple) -> E.Var:
     """One epilogue op on tiles, by the library's tile functions."""
     c = s.value
-    name = _short(c.op.name) if not c.op.name.endswith("_scalar") else c.op.name.split(".", 1)[1]
+    name = short_name(c.op.name) if not c.op.name.endswith("_scalar") else c.op.name.split(".", 1)[1]
     dtype = s.var.type.dtype
     if name in UNARY:
         return unary_tile(b, name, tile_of(c.args[0]), dtype)
@@ -252,11 +252,11 @@ def lower(func: St.Function, log: list | None = None, written: St.Function | Non
     parameter ``y``) say where the result goes."""
     names = NameAllocator(all_names(func))
     stmts = _without_tensor_aliases(list(stmt_list(func.body)))
-    mm = next(s for s in stmts if _op(s) == CUBE_OP)
-    epilogue = [s for s in stmts if _op(s) in ELEMENTWISE]
+    mm = next(s for s in stmts if op_name(s) == CUBE_OP)
+    epilogue = [s for s in stmts if op_name(s) in ELEMENTWISE]
     scalars = [s for s in stmts if s is not mm and s not in epilogue and not isinstance(s, St.ReturnStmt)]
     ret = next(s for s in reversed(stmts) if isinstance(s, St.ReturnStmt))
-    (result,) = _returned(stmts)
+    (result,) = returned_vars(stmts)
     added: list = []
     out = rebound_output_params(written or func, [result]).get(result)
     if out is None:

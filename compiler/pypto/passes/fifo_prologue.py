@@ -42,12 +42,12 @@ from pypto.passes.convert_tensor_to_block_ops import _without_tensor_aliases, re
 from pypto.passes.fifo_epilogue import (
     CUBE_OP,
     ELEMENTWISE,
-    _apply,
-    _load,
-    _no_workspace,
-    _op,
-    _returned,
-    _short,
+    apply_op,
+    load_operand,
+    no_workspace,
+    op_name,
+    returned_vars,
+    short_name,
 )
 from pypto.passes.ir_utils import all_names
 
@@ -58,7 +58,7 @@ def why_not(func: St.Function) -> str | None:
     """Why ``func`` is not a matmul whose left operand element-wise ops compute from the kernel's
     inputs, one group kernel runs (None when it is)."""
     stmts = _without_tensor_aliases(list(stmt_list(func.body)))
-    mms = [s for s in stmts if _op(s) == CUBE_OP]
+    mms = [s for s in stmts if op_name(s) == CUBE_OP]
     if len(mms) != 1:
         return f"it holds {len(mms)} matmuls"
     mm = mms[0]
@@ -81,19 +81,19 @@ def why_not(func: St.Function) -> str | None:
             if any(isinstance(v, E.Var) and isinstance(v.type, TensorType) and v not in params for v in walk(s.value)):
                 return f"the scalar '{s.var.name}' reads a tensor the kernel computes"
             continue
-        name = _op(s)
+        name = op_name(s)
         if name not in ELEMENTWISE:
-            what = f"pl.{_short(name)}" if name else type(s).__name__
+            what = f"pl.{short_name(name)}" if name else type(s).__name__
             return f"{what} (line {s.span.line}) is not element-wise"
         if static_shape(s.var.type) != shape:
-            return f"the result of pl.{_short(name)} (line {s.span.line}) is not the operand's shape {list(shape)}"
+            return f"the result of pl.{short_name(name)} (line {s.span.line}) is not the operand's shape {list(shape)}"
         for x in s.value.args:
             if isinstance(getattr(x, "type", None), TensorType) and (x not in known or len(x.type.shape) > 2):
                 return f"'{x.name}' is not a kernel input or an earlier value of the operand's ops"
         known.add(s.var)
     readers = [s for s in stmts if s is not mm and any(v is a for v in walk(s) if isinstance(v, E.Var))
                and not (isinstance(s, St.AssignStmt) and s.var is a)]
-    if readers or _returned(stmts) != [mm.var]:
+    if readers or returned_vars(stmts) != [mm.var]:
         return "the computed operand is read by more than the matmul, or the kernel returns more than the product"
     return None
 
@@ -139,18 +139,18 @@ class _PrologueMatmul(MatmulEmitter):
 
     def push_half(self, win: Window, ragged: bool, out: list) -> None:
         """One AIV's rows ``win`` of an operand chunk, computed and pushed (padding zeroed if ``ragged``)."""
-        em = Emitter(self.names, self.span, _no_workspace)
+        em = Emitter(self.names, self.span, no_workspace)
         body = Body(em, win)
         shape = tuple(static_shape(self.operand.type))
         tiles: dict = {}
 
         def tile_of(x: Any) -> E.Var:
             if x not in tiles:
-                tiles[x] = _load(em, x, win, kind(x, shape))
+                tiles[x] = load_operand(em, x, win, kind(x, shape))
             return tiles[x]
 
         for s in self.prologue:
-            tiles[s.var] = _apply(body, s, tile_of, shape)
+            tiles[s.var] = apply_op(body, s, tile_of, shape)
         t = tiles[self.operand]
         if ragged:
             t = em.let(f"{self.operand.name}_padded", B.fillpad(t, "zero", span=self.span))
@@ -166,8 +166,8 @@ def lower(func: St.Function, log: list | None = None, written: St.Function | Non
     """``func`` (:func:`why_not` is None) as a group kernel, and the Out parameters it gained."""
     names = NameAllocator(all_names(func))
     stmts = _without_tensor_aliases(list(stmt_list(func.body)))
-    mm = next(s for s in stmts if _op(s) == CUBE_OP)
-    prologue = [s for s in stmts if _op(s) in ELEMENTWISE]
+    mm = next(s for s in stmts if op_name(s) == CUBE_OP)
+    prologue = [s for s in stmts if op_name(s) in ELEMENTWISE]
     scalars = [s for s in stmts if s is not mm and s not in prologue and not isinstance(s, St.ReturnStmt)]
     ret = next(s for s in reversed(stmts) if isinstance(s, St.ReturnStmt))
     added: list = []
