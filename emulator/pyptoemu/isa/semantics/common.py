@@ -36,6 +36,9 @@ def region(arg: Arg, rows: int, cols: int, dtype: np.dtype | None = None) -> np.
 def finish(values: np.ndarray, dtype_name: str) -> np.ndarray:
     """Round/wrap computed values into ``dtype_name`` (nearest-even for floats)."""
     dt = np_dtype(dtype_name)
+    if (values.__class__ is np.ndarray and values.dtype == dt and values.flags.owndata
+            and values.flags.c_contiguous):
+        return values  # a fresh result of the type already (an op's own array): nothing to convert or copy
     with QUIET:
         return np.ascontiguousarray(np.asarray(values).astype(dt))
 

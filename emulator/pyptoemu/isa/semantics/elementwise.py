@@ -87,7 +87,9 @@ def _make_binary(name: str, op: Binary, with_tile: bool = True) -> None:
         d, r, c, ct = _dst_block(outs)
         tile, s, scalar_first = split_tile_scalar(ins)
         x = region(tile, r, c, ct)
-        sv = scalar_as(s.value, tile.dtype_name).astype(ct)  # a NumPy scalar of the compute type
+        sv = scalar_as(s.value, tile.dtype_name)  # a NumPy scalar of the compute type
+        if sv.dtype != ct:
+            sv = sv.astype(ct)
         with QUIET:
             res = op(sv, x) if scalar_first else op(x, sv)
         return [finish(res, d.dtype_name)]
