@@ -76,7 +76,6 @@ class Instr:
     __slots__ = (
         "bound",
         "core",
-        "cp",
         "done",
         "end",
         "flag",
@@ -90,6 +89,7 @@ class Instr:
         "nbytes",
         "occupancy",
         "operands",
+        "path",
         "pidx",
         "pipe",
         "reads",
@@ -131,7 +131,7 @@ class Instr:
         self.iseq = 0  # program (issue) order across all pipes
         self.core = None  # the AICore that ran it (set when recorded)
         self.vc = None  # its vector clock at start, once the race detector has seen it (check/races.py)
-        self.cp = None  # its node on the critical-path graph, once seen (trace/bottleneck.py)
+        self.path = None  # the critical path up to its start, once the path has seen it (trace/bottleneck.py)
         self.key = None  # a timing-only tile instruction: what its shape check is remembered by (tileop.py)
 
 

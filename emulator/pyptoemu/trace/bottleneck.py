@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from pyptoemu.core.pipe import BARRIER, OP, WAIT, XWAIT, Instr, QueueRoom
+from pyptoemu.core.pipe import BARRIER, OP, SET, WAIT, XWAIT, Instr, QueueRoom
 
 BOUND_SHARE = 0.5  # a pipe whose work covers this share of the makespan bounds the kernel
 MIN_LOOKBACK = 8  # release times a pipe's index holds before the first pass that drops the stale ones
@@ -38,6 +38,7 @@ SLOT = {(w, p): i for i, (w, p) in enumerate((w, p) for w in WHATS for p in PIPE
 WORK = {p: SLOT[("work", p)] for p in PIPES}
 LATENCY = {p: SLOT[("latency", p)] for p in PIPES}
 SYNC = {p: SLOT[("sync", p)] for p in PIPES}
+SYNC_S = SYNC["S"]
 
 
 @dataclass
@@ -65,89 +66,85 @@ class Bottleneck:
         return w[0] / self.makespan if w and self.makespan else 0.0
 
 
-class _Path:
-    """The summary of a chain of instructions up to some cycle: cycles per slot and the waits."""
+# A path (the summary of a chain of instructions up to some cycle) is one list: the cycles per slot,
+# then the waits crossed (flag -> (blocked cycles, latest blocked cycle, first line, last line)) at
+# index WAITS. Paths are shared and never changed in place: one more cycle makes a copy. An
+# instruction holds the path up to its start on ``Instr.path`` (its node on the critical path is the
+# instruction itself: one object per instruction, not two).
+WAITS = len(SLOT)
+EMPTY: list = [0] * len(SLOT) + [{}]
 
-    __slots__ = ("cycles", "waits")
 
-    def __init__(self, cycles: list, waits: dict) -> None:
-        self.cycles = cycles
-        self.waits = waits  # flag -> (blocked cycles, latest blocked cycle, first line, last line); shared
+def _plus(path: list, i: int, n: int) -> list:
+    """``path`` with ``n`` more cycles in slot ``i``."""
+    if n <= 0:
+        return path
+    path = path[:]
+    path[i] += n
+    return path
 
-    def plus(self, what: str, pipe: str, n: int, also: tuple | None = None) -> _Path:
-        """This path with ``n`` more cycles of ``what`` on ``pipe`` (and ``also``: one more)."""
-        if n <= 0 and (also is None or also[2] <= 0):
-            return self
-        cycles = self.cycles[:]
-        if n > 0:
-            cycles[SLOT[(what, pipe)]] += n
-        if also is not None and also[2] > 0:
-            cycles[SLOT[(also[0], also[1])]] += also[2]
-        return _Path(cycles, self.waits)
 
-    def add(self, i: int, n: int) -> _Path:
-        """This path with ``n`` more cycles in slot ``i`` (the per-instruction form of :meth:`plus`)."""
-        if n <= 0:
-            return self
-        cycles = self.cycles[:]
-        cycles[i] += n
-        return _Path(cycles, self.waits)
+def _waited(path: list, flag: tuple, lo: int, hi: int, line: int) -> list:
+    """``path`` having crossed a wait blocked over [lo, hi) (cycles already on it not recounted)."""
+    path = path[:]
+    _cross(path, flag, lo, hi, line)
+    return path
 
-    def add2(self, i: int, n: int, j: int, m: int) -> _Path:
-        """This path with ``n`` more cycles in slot ``i`` and ``m`` more in slot ``j``."""
+
+def _cross(path: list, flag: tuple, lo: int, hi: int, line: int) -> None:
+    """:func:`_waited` on a path copy of one's own (changed in place: one copy, not two)."""
+    waits = dict(path[WAITS])
+    total, last, first_line, last_line = waits.get(flag, (0, 0, 0, 0))
+    total += max(0, hi - max(lo, last))
+    if line:
+        first_line = min(first_line, line) if first_line else line
+        last_line = max(last_line, line)
+    waits[flag] = (total, max(last, hi), first_line, last_line)
+    path[WAITS] = waits
+
+
+class _Drain:
+    """A full barrier's path while its drain is not known: the pipe instruction that completed last
+    before its end among those seen so far (everything its core started before the barrier ended
+    is seen once the path has passed its end)."""
+
+    __slots__ = ("barrier", "drained", "end")
+
+    def __init__(self, barrier: Instr) -> None:
+        self.barrier = barrier
+        self.end = barrier.end
+        self.drained: Instr | None = None
+
+
+def _until(node: Instr, t: int) -> list:
+    """The chain through ``node`` (an instruction the path has seen) up to cycle ``t``."""
+    path = node.path
+    kind = node.kind
+    if kind == BARRIER and node.pipe == "S":  # a full barrier: its path goes up to its end
+        if type(path) is _Drain:  # the drain is known once everything that started before the end was seen
+            pred = path.drained
+            if pred is None or pred.done <= 0:
+                path = _plus(EMPTY, SYNC["S"], node.end)
+            else:
+                path = _plus(_until(pred, pred.done), SYNC["S"], node.end - pred.done)
+            node.path = path
+        return path
+    start = node.start
+    if kind == OP:  # its work, then its results in flight
+        end = node.end
+        work_end = min(t, end)
+        n = work_end - start
+        m = t - (max(start, work_end))
         if n <= 0 and m <= 0:
-            return self
-        cycles = self.cycles[:]
+            return path
+        path = path[:]
+        pipe = node.pipe
         if n > 0:
-            cycles[i] += n
+            path[WORK[pipe]] += n
         if m > 0:
-            cycles[j] += m
-        return _Path(cycles, self.waits)
-
-    def waited(self, flag: tuple, lo: int, hi: int, line: int) -> _Path:
-        """This path having crossed a wait blocked over [lo, hi) (cycles already on it not recounted)."""
-        waits = dict(self.waits)
-        total, last, first_line, last_line = waits.get(flag, (0, 0, 0, 0))
-        total += max(0, hi - max(lo, last))
-        if line:
-            first_line = min(first_line, line) if first_line else line
-            last_line = max(last_line, line)
-        waits[flag] = (total, max(last, hi), first_line, last_line)
-        return _Path(self.cycles, waits)
-
-
-EMPTY = _Path([0] * len(SLOT), {})
-
-
-class _Node:
-    """What the path keeps of an instruction: its times and the chain up to its start."""
-
-    __slots__ = ("done", "drained", "end", "full_barrier", "kind", "path", "pipe", "seq", "start")
-
-    def __init__(self, ins: Instr, path: _Path | None, full_barrier: bool = False) -> None:
-        self.start, self.end, self.done = ins.start, ins.end, ins.done
-        self.kind, self.pipe, self.seq = ins.kind, ins.pipe, ins.seq
-        self.path = path  # up to its start (a full barrier: up to its end, once known)
-        self.full_barrier = full_barrier
-        self.drained: _Node | None = None  # a full barrier: the pipe instruction that completed last before it
-
-    def until(self, t: int) -> _Path:
-        """The chain through this instruction up to cycle ``t``."""
-        if self.full_barrier:
-            if self.path is None:  # the drain is known once everything that started before the end was seen
-                pred = self.drained
-                if pred is None or pred.done <= 0:
-                    self.path = EMPTY.plus("sync", "S", self.end)
-                else:
-                    self.path = pred.until(pred.done).plus("sync", "S", self.end - pred.done)
-                self.drained = None
-            return self.path
-        start = self.start
-        if self.kind == OP:
-            work_end = min(self.end, t)
-            pipe = self.pipe
-            return self.path.add2(WORK[pipe], work_end - start, LATENCY[pipe], t - max(work_end, start))
-        return self.path.add(SYNC[self.pipe], t - start)
+            path[LATENCY[pipe]] += m
+        return path
+    return _plus(path, SYNC[node.pipe], t - start)
 
 
 class _CoreState:
@@ -164,54 +161,48 @@ class _CoreState:
     __slots__ = ("by_time", "draining", "latest", "limits", "s_syncs")
 
     def __init__(self) -> None:
-        self.by_time: dict[str, dict[int, _Node]] = {}
+        self.by_time: dict[str, dict[int, Instr]] = {}
         self.limits: dict[str, int] = {}  # pipe -> index size that triggers the next pass
         self.s_syncs: deque = deque(maxlen=S_SYNCS)
-        self.draining: list[_Node] = []  # full barriers whose drain may still be recorded
-        self.latest: _Node | None = None  # the pipe instruction seen so far that completed last
+        self.draining: list[_Drain] = []  # full barriers whose drain may still be recorded
+        self.latest: Instr | None = None  # the pipe instruction seen so far that completed last
 
-    def add(self, node: _Node) -> None:
-        pipe = node.pipe
-        index = self.by_time.get(pipe)
-        if index is None:
-            index = self.by_time[pipe] = {}
-            self.limits[pipe] = MIN_LOOKBACK
-        elif len(index) > self.limits[pipe]:
-            # instructions come in start order: a time before this start can release nothing later
-            start = node.start
-            self.by_time[pipe] = index = {t: n for t, n in index.items() if t >= start}
-            self.limits[pipe] = max(MIN_LOOKBACK, 2 * len(index))
-        index[node.end] = node
-        index[node.done] = node  # a later one wins: the search went from the most recent back
-        latest = self.latest
-        if latest is None or node.done >= latest.done:
-            self.latest = node
-        if self.draining:
-            for barrier in self.draining:
-                if node.done <= barrier.end and (barrier.drained is None or node.done >= barrier.drained.done):
-                    barrier.drained = node
+    def prune(self, pipe: str, start: int) -> dict[int, Instr]:
+        """A pipe's index without the times before ``start`` (instructions come in start order: a
+        time before this start can release nothing later)."""
+        index = self.by_time[pipe] = {t: n for t, n in self.by_time[pipe].items() if t >= start}
+        self.limits[pipe] = max(MIN_LOOKBACK, 2 * len(index))
+        return index
 
-    def begin_drain(self, barrier: _Node) -> None:
+    def note_drained(self, node: Instr) -> None:
+        """A pipe instruction seen while full barriers drain: the last to complete by their end?"""
+        done = node.done
+        for drain in self.draining:
+            if done <= drain.end and (drain.drained is None or done >= drain.drained.done):
+                drain.drained = node
+
+    def begin_drain(self, barrier: Instr) -> None:
         """A full barrier: what completed last by its end, among what was seen and what will be
         (everything this core started before the barrier completed by its end)."""
+        drain = barrier.path = _Drain(barrier)
         latest = self.latest
         if latest is not None and latest.done <= barrier.end:
-            barrier.drained = latest
+            drain.drained = latest
         else:  # not drained by it (cannot happen on one core): the latest that was
             for index in self.by_time.values():
                 for node in index.values():
-                    if node.done <= barrier.end and (barrier.drained is None or node.done >= barrier.drained.done):
-                        barrier.drained = node
-        self.draining.append(barrier)
+                    if node.done <= barrier.end and (drain.drained is None or node.done >= drain.drained.done):
+                        drain.drained = node
+        self.draining.append(drain)
 
     def settle(self, now: int) -> None:
         """Full barriers that ended before ``now`` have seen everything they drained."""
         if self.draining and self.draining[0].end < now:
-            for barrier in [b for b in self.draining if b.end < now]:
-                barrier.until(barrier.end)
-            self.draining = [b for b in self.draining if b.end >= now]
+            for drain in [d for d in self.draining if d.end < now]:
+                _until(drain.barrier, drain.end)
+            self.draining = [d for d in self.draining if d.end >= now]
 
-    def scalar_sync_before(self, t: int) -> _Node | None:
+    def scalar_sync_before(self, t: int) -> Instr | None:
         """The latest scalar sync point that ended by ``t``; the ones before it go (every later
         question asks about a later ``t``, which that one answers first)."""
         syncs = self.s_syncs
@@ -223,7 +214,7 @@ class _CoreState:
                 return node
         return None
 
-    def add_sync(self, node: _Node) -> None:
+    def add_sync(self, node: Instr) -> None:
         """A scalar sync point, started at ``node.start``: no later question asks about an
         earlier cycle, so the points before the latest that ended by then go now."""
         syncs = self.s_syncs
@@ -233,98 +224,163 @@ class _CoreState:
 
 
 class CriticalPath:
-    """Follows a run (a recorder consumer) and sums its critical path when asked (:meth:`result`)."""
+    """Follows a run (a recorder consumer) and sums its critical path when asked (:meth:`result`).
+
+    Each instruction seen gets ``Instr.path``, the summary of the longest chain up to its start
+    (a full barrier's: up to its end, once its drain is known)."""
 
     def __init__(self) -> None:
         self.cores: dict[int, _CoreState] = {}
-        self.last: _Node | None = None
+        self.last: Instr | None = None
+        self._core = None  # the core of the previous instruction and its state (no lookup per record)
+        self._state: _CoreState | None = None
 
-    def consume(self, ins: Instr) -> None:
-        state = self.cores.get(id(ins.core))
+    def _state_of(self, core) -> _CoreState:
+        state = self.cores.get(id(core))
         if state is None:
-            state = self.cores[id(ins.core)] = _CoreState()
+            state = self.cores[id(core)] = _CoreState()
+        self._core, self._state = core, state
+        return state
+
+    def consume(self, ins: Instr) -> None:  # noqa: C901 - the per-instruction path, inline on purpose
+        core = ins.core
+        state = self._state if core is self._core else self._state_of(core)
         start = ins.start
-        draining = state.draining
-        if draining and draining[0].end < start:
+        if state.draining and state.draining[0].end < start:
             state.settle(start)
         pipe, kind = ins.pipe, ins.kind
         if pipe == "S":
             if kind == BARRIER:  # a full barrier: waited for the pipes to drain
-                node = _Node(ins, None, full_barrier=True)
-                state.begin_drain(node)
+                state.begin_drain(ins)
             else:
-                node = _Node(ins, self._path_to_start(ins, state))
-            ins.cp = node
-            if kind in (BARRIER, WAIT, XWAIT):  # the scalar unit waited: later issues follow it
-                state.add_sync(node)
+                made = ins.flag.made_by if kind == XWAIT and type(ins.flag) is QueueRoom else None
+                if made is not None and made.path is not None:
+                    # a stall on a full issue queue, ended as the pipe took its next instruction
+                    # after starting ``made`` (or ending it, a wait or set): _path_to_start, inline
+                    if made.kind == OP:
+                        t = min(made.start, start)
+                        path = made.path if t == made.start else _until(made, t)  # up to its start: its path
+                    else:
+                        t = min(made.end, start)
+                        path = _until(made, t)
+                    if start > t:
+                        path = path[:]
+                        path[SYNC_S] += start - t
+                    ins.path = path
+                else:
+                    ins.path = self._path_to_start(ins, state)
+            if kind == BARRIER or kind == WAIT or kind == XWAIT:  # the scalar unit waited: later issues follow it
+                syncs = state.s_syncs
+                if syncs and syncs[-1].end <= start:  # state.add_sync, inline: only the latest stays
+                    while len(syncs) > 1:
+                        syncs.popleft()
+                    syncs.append(ins)
+                else:
+                    state.add_sync(ins)
         else:
-            path = None
-            if kind != WAIT and kind != XWAIT:  # the usual case, inline: the pipe's previous instruction released it
-                index = state.by_time.get(pipe)
-                pred = index.get(start) if index else None
-                if pred is not None:
-                    p_path, p_start, p_pipe = pred.path, pred.start, pred.pipe
-                    if pred.kind == OP:  # pred.until(start): its work, then its results in flight
-                        work_end = min(pred.end, start)
+            index = state.by_time.get(pipe)
+            pred = None
+            if kind == WAIT:
+                setter = ins.released_by
+                if (type(setter) is Instr and setter.kind == SET and start > ins.wait_start
+                        and setter.path is not None):
+                    # a wait released by a set (_path_to_start, inline): the set's path, the cycles
+                    # from the set to the wait's start, and the wait crossed
+                    s_end = setter.end
+                    ts = min(start, s_end)
+                    slot = SYNC[setter.pipe]
+                    path = setter.path[:]
+                    if ts > setter.start:
+                        path[slot] += ts - setter.start
+                    if start > ts:
+                        path[slot] += start - ts
+                    _cross(path, ins.flag[:2], ins.wait_start, start, ins.loc.line if ins.loc else 0)
+                    ins.path = path
+                else:
+                    ins.path = self._path_to_start(ins, state)
+            elif kind != XWAIT and index is not None:
+                # the usual case, inline: the pipe's previous instruction released it
+                pred = index.get(start)
+                if pred is None:
+                    ins.path = self._path_to_start(ins, state)
+            else:
+                ins.path = self._path_to_start(ins, state)
+            if pred is not None:
+                path = pred.path
+                p_start = pred.start
+                if pred.kind == OP:  # _until(pred, start): its work, then its results in flight
+                    p_end = pred.end
+                    if p_end == start:  # it started as the previous one released the pipe
+                        if start > p_start:
+                            path = path[:]
+                            path[WORK[pipe]] += start - p_start
+                    else:
+                        work_end = min(start, p_end)
                         n = work_end - p_start
-                        m = start - max(work_end, p_start)
+                        m = start - (max(p_start, work_end))
                         if n > 0 or m > 0:
-                            cycles = p_path.cycles[:]
+                            path = path[:]
                             if n > 0:
-                                cycles[WORK[p_pipe]] += n
+                                path[WORK[pipe]] += n
                             if m > 0:
-                                cycles[LATENCY[p_pipe]] += m
-                            p_path = _Path(cycles, p_path.waits)
-                    elif start > p_start:
-                        cycles = p_path.cycles[:]
-                        cycles[SYNC[p_pipe]] += start - p_start
-                        p_path = _Path(cycles, p_path.waits)
-                    path = p_path
-            if path is None:
-                path = self._path_to_start(ins, state)
-            node = _Node(ins, path)
-            ins.cp = node
-            state.add(node)
+                                path[LATENCY[pipe]] += m
+                elif start > p_start:
+                    path = path[:]
+                    path[SYNC[pipe]] += start - p_start
+                ins.path = path
+            # indexed by the cycles it releases its pipe (a later one wins: the most recent answers)
+            if index is None:
+                index = state.by_time[pipe] = {}
+                state.limits[pipe] = MIN_LOOKBACK
+            elif len(index) > state.limits[pipe]:
+                index = state.prune(pipe, start)
+            done = ins.done
+            index[ins.end] = ins
+            index[done] = ins
+            latest = state.latest
+            if latest is None or done >= latest.done:
+                state.latest = ins
+            if state.draining:
+                state.note_drained(ins)
         last = self.last
-        if last is None or node.done > last.done or node.done == last.done and node.seq > last.seq:
-            self.last = node
+        if last is None or ins.done > last.done or ins.done == last.done and ins.seq > last.seq:
+            self.last = ins
 
-    def _path_to_start(self, ins: Instr, state: _CoreState) -> _Path:
+    def _path_to_start(self, ins: Instr, state: _CoreState) -> list:
         start = ins.start
         if ins.kind == XWAIT and isinstance(ins.flag, QueueRoom):
             # the scalar unit stalled on a full issue queue: it went on when that pipe took its next
             # instruction, right after starting (or finishing a wait or set) ``made_by``
             made = ins.flag.made_by
-            node = made.cp if made is not None else None
-            if node is not None:
-                t = min(node.start if node.kind == OP else node.end, start)
-                return node.until(t).add(SYNC["S"], start - t)
+            if made is not None and made.path is not None:
+                t = min(made.start if made.kind == OP else made.end, start)
+                return _plus(_until(made, t), SYNC["S"], start - t)
         if ins.kind in (WAIT, XWAIT) and ins.released_by is not None and start > ins.wait_start:
             released = self._releaser(ins)
             if released is not None:
                 setter, ts = released
                 flag = ins.flag[:2] if ins.kind == WAIT else ("x", ins.name)
                 line = ins.loc.line if ins.loc else 0
-                return setter.until(ts).add(SYNC[setter.pipe], start - ts).waited(flag, ins.wait_start, start, line)
+                return _waited(_plus(_until(setter, ts), SYNC[setter.pipe], start - ts), flag, ins.wait_start,
+                               start, line)
         if ins.pipe != "S":
             index = state.by_time.get(ins.pipe)
             pred = index.get(start) if index else None
             if pred is not None:
-                return pred.until(start)
+                return _until(pred, start)
         # issued late: the scalar unit was busy up to here since its last sync point
         sync = state.scalar_sync_before(start)
         if sync is None:
-            return EMPTY.plus("work", "S", start)
-        return sync.until(sync.end).plus("work", "S", start - sync.end)
+            return _plus(EMPTY, WORK["S"], start)
+        return _plus(_until(sync, sync.end), WORK["S"], start - sync.end)
 
     @staticmethod
-    def _releaser(ins: Instr) -> tuple[_Node, int] | None:
+    def _releaser(ins: Instr) -> tuple[Instr, int] | None:
         """The instruction whose release let the wait go (the last of several) and when it did."""
         r = ins.released_by
         best = None
-        for s in r if isinstance(r, list) else [r]:
-            node = s.cp
-            if node is None:
+        for node in r if isinstance(r, list) else [r]:
+            if node.path is None:  # not seen by the path (yet)
                 continue
             when = min(node.done if (ins.kind == XWAIT and node.kind == OP) else node.end, ins.start)
             if best is None or when > best[1]:
@@ -340,11 +396,11 @@ class CriticalPath:
         if last is None or makespan <= 0:
             b.text = "no instructions ran"
             return b
-        path = last.until(min(makespan, last.done)).plus("sync", "S", makespan - last.done)
+        path = _plus(_until(last, min(makespan, last.done)), SYNC["S"], makespan - last.done)
         for (what, pipe), i in SLOT.items():
-            if path.cycles[i] > 0:
-                b.charged[(what, pipe)] = path.cycles[i]
-        b.waits = {flag: list(w) for flag, w in path.waits.items()}
+            if path[i] > 0:
+                b.charged[(what, pipe)] = path[i]
+        b.waits = {flag: list(w) for flag, w in path[WAITS].items()}
         _verdict(b)
         return b
 
