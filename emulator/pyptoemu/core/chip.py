@@ -120,7 +120,7 @@ class Chip:
         if self.undispatched:
             return {id(c) for c in self.cores}
         out = {id(c) for c in self.cores if c.unit in self.busy_units}
-        out.update(id(ins.core) for _, _, ins in self.recorder.heap)
+        out.update(self.recorder.held_cores())
         return out
 
     # running --------------------------------------------------------------------------------

@@ -3,8 +3,10 @@
 Pipes record an instruction when it has started (a ``set_flag`` when it fires, a full barrier when
 the pipes have drained), so records arrive almost, but not exactly, in start order. The checks that
 follow a run (the race detector, the critical path, the trace writer) need them in ``(start, seq)``
-order, the order the post-run analyses always used. The recorder holds records in a small heap and
-hands each one on once no future record can start earlier: the *watermark* is the current cycle,
+order, the order the post-run analyses always used. The recorder holds records in arrival order and,
+every few hundred records, sorts them by start (a stable sort of a nearly sorted list: records of
+one start stay in arrival order, which is ``seq`` order) and hands on each one no future record can
+start before: the *watermark* is the current cycle,
 lowered to the start of any instruction that has started but is not recorded yet (a ``set_flag``
 draining its pipe, a full barrier or a scalar-unit tile op in flight). So at any moment the recorder
 holds only the instructions of the last few hundred cycles, and nothing keeps an instruction alive
@@ -18,13 +20,15 @@ the epoch they were issued in, and the recorder forgets epochs no unprocessed in
 
 from __future__ import annotations
 
-import heapq
+from bisect import bisect_right
 from collections.abc import Iterator
+from operator import attrgetter
 from typing import Protocol
 
 from pyptoemu.core.pipe import SET, XSET, Instr
 
-DRAIN_EVERY = 512  # records between two drains of the heap (each drain looks at every pipe once)
+DRAIN_EVERY = 512  # records between two drains (each drain looks at every pipe once)
+_START = attrgetter("start")
 
 
 class Consumer(Protocol):
@@ -81,26 +85,31 @@ class Recorder:
         self.keep_log = keep_log
         self.consumers: list[Consumer] = []
         self.cores: list = []
-        self.heap: list = []
+        self.held: list[Instr] = []  # recorded, not handed on yet (in arrival order between drains)
         self.seq = 0
-        self.since_drain = 0
+        self.drain_at = DRAIN_EVERY  # the seq at which the next drain is due
         # consumers that keep per-epoch state: told which epochs no instruction can name any more
         # (epochs_dropped), asked which epoch entries they still need (epochs_needed)
         self.epoch_watchers: list = []
+        if keep_log:  # the pipes bind ``record`` once: the logging form, or the plain one
+            self.record = self._record_and_log
 
     def add_core(self, core) -> None:
         self.cores.append(core)
 
     def record(self, core, instr: Instr) -> None:
-        self.seq += 1
-        instr.seq = self.seq
+        """``instr`` has started (a set: fired): numbered and held until no earlier start can come."""
+        seq = self.seq = self.seq + 1
+        instr.seq = seq
         instr.core = core
-        if self.keep_log:
-            core.log.append(instr)
-        heapq.heappush(self.heap, (instr.start, instr.seq, instr))
-        self.since_drain += 1
-        if self.since_drain >= DRAIN_EVERY:
+        self.held.append(instr)
+        if seq >= self.drain_at:
             self.drain()
+
+    def _record_and_log(self, core, instr: Instr) -> None:
+        """:meth:`record`, also kept on ``core.log`` (``keep_log``)."""
+        core.log.append(instr)
+        Recorder.record(self, core, instr)
 
     def watermark(self) -> float:
         """No instruction recorded from now on can start before this cycle."""
@@ -117,31 +126,38 @@ class Recorder:
 
     def drain(self, upto: float | None = None) -> None:
         """Hand on every held record that starts no later than ``upto`` (default: the watermark)."""
-        self.since_drain = 0
-        heap = self.heap
+        self.drain_at = self.seq + DRAIN_EVERY
+        held = self.held
         limit = self.watermark() if upto is None else upto
-        consumers = self.consumers
-        pop = heapq.heappop
-        if len(consumers) == 1:  # the usual case (the critical path alone): no inner loop per record
-            consume = consumers[0].consume
-            while heap and heap[0][0] <= limit:
-                consume(pop(heap)[2])
-        else:
-            while heap and heap[0][0] <= limit:
-                ins = pop(heap)[2]
-                for c in consumers:
-                    c.consume(ins)
+        held.sort(key=_START)  # stable: (start, seq) order, as the held records arrived in seq order
+        ready = len(held) if held and held[-1].start <= limit else bisect_right(held, limit, key=_START)
+        if ready:
+            batch = held[:ready]
+            del held[:ready]
+            consumers = self.consumers
+            if len(consumers) == 1:  # the usual case (the critical path alone): no inner loop per record
+                consume = consumers[0].consume
+                for ins in batch:
+                    consume(ins)
+            else:
+                for ins in batch:
+                    for c in consumers:
+                        c.consume(ins)
         if not self.keep_log:
             self._forget_epochs()
+
+    def held_cores(self) -> set[int]:
+        """``id`` of each core with a record still held here."""
+        return {id(ins.core) for ins in self.held}
 
     def _forget_epochs(self) -> None:
         """Drop the scalar epochs no unprocessed or future instruction can name."""
         held: dict[int, int] = {}
         if len(self.cores) == 1:  # one core: the least epoch held, without a lookup per record
-            if self.heap:
-                held[id(self.cores[0])] = min([entry[2].sepoch for entry in self.heap])
+            if self.held:
+                held[id(self.cores[0])] = min([ins.sepoch for ins in self.held])
         else:
-            for _, _, ins in self.heap:
+            for ins in self.held:
                 k = id(ins.core)
                 held[k] = min(held.get(k, ins.sepoch), ins.sepoch)
         for core in self.cores:
