@@ -116,6 +116,9 @@ class Machine:
         return cycles / (self.clock_ghz * 1e3)
 
 
+_HERE = Path(__file__).resolve().parent  # where this package lives (resolved once: it does not move)
+
+
 def isa_dir() -> Path:
     """The ``isa_specs`` directory: env ``PYPTOEMU_ISA_DIR``, else the copy shipped inside an
     installed wheel (``ptoisa/isa_specs``, put there by ``setup.py``), else the top-level directory of
@@ -123,7 +126,7 @@ def isa_dir() -> Path:
     env = os.environ.get("PYPTOEMU_ISA_DIR")
     if env:
         return Path(env)
-    here = Path(__file__).resolve().parent
+    here = _HERE
     shipped = here / "isa_specs"
     if shipped.is_dir():
         return shipped

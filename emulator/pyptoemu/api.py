@@ -6,6 +6,7 @@ import gc
 import math
 import os
 import stat
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
@@ -17,7 +18,7 @@ from ptoisa.dtypes import is_known, np_dtype
 from ptoisa.machine import Machine, load_machine
 from ptoisa.suggest import did_you_mean
 from ptoisa.text import ast as A
-from ptoisa.text.parser import parse_file, parse_module
+from ptoisa.text.parser import parse_file, parse_module, read_source
 from ptoisa.text.printer import print_module
 from ptoisa.tile.pipeline import is_tile_level, lower_tile_module
 from pyptoemu.check import autosync
@@ -46,6 +47,71 @@ def load_kernel(kernel: str | os.PathLike | A.Module) -> A.Module:
     if "\n" in text or "{" in text:
         return parse_module(text, "<string>")
     return parse_file(text)
+
+
+class _Prepared:
+    """A kernel text parsed once for :func:`run`, with what later runs of it can reuse: the
+    prepared (synchronised) modules and which of them passed the verifier on which ISA and machine.
+
+    Why: parsing and verifying cost about as much as a few hundred simulated instructions, and a
+    sweep, a benchmark or the compiler's runtime runs the same text many times in one process. The
+    key is the text itself (and the file name its locations carry), never a timestamp, so an edited
+    file is parsed again. Only what is a pure function of its inputs is kept: the parse, the
+    synchronisation pass's result (for each entry, sync mode, ISA and machine object) and the fact
+    that verification passed (errors are raised again each time, by running the verifier). Nothing
+    in a run changes the module it runs."""
+
+    __slots__ = ("module", "prepared", "verified")
+
+    def __init__(self, module: A.Module) -> None:
+        self.module = module
+        self.prepared: list[tuple] = []  # (entry fn, sync, isa, machine, autosync.prepare's result)
+        self.verified: list[tuple] = []  # (module, entry fn, isa, machine) that verified clean
+
+    def prepare(self, fn: A.Function, sync: str | None, isa, mach: Machine) -> tuple:
+        for f, s, i, m, result in self.prepared:
+            if f is fn and s == sync and i is isa and m is mach:
+                module, new_fn, mode, notices = result
+                return module, new_fn, mode, list(notices)
+        result = autosync.prepare(self.module, fn, sync, isa, mach)
+        self.prepared.append((fn, sync, isa, mach, result))
+        module, new_fn, mode, notices = result
+        return module, new_fn, mode, list(notices)
+
+    def verify(self, module: A.Module, fn: A.Function, isa, mach: Machine) -> None:
+        if not any(m is module and f is fn and i is isa and k is mach for m, f, i, k in self.verified):
+            verify_module(module, fn, isa, mach)  # raises on any error: nothing is kept then
+            self.verified.append((module, fn, isa, mach))
+
+
+_PREPARED: OrderedDict[tuple[str, str], _Prepared] = OrderedDict()
+PREPARED_TEXTS = 16  # kernel texts whose parse run() keeps (the most recently run ones)
+PREPARED_MAX_CHARS = 1 << 18  # longer texts are parsed each time (their trees would hold much memory)
+
+
+def _kernel_for_run(kernel: str | os.PathLike | A.Module) -> tuple[A.Module, _Prepared | None]:
+    """:func:`load_kernel` for :func:`run`: a text (or file) run before in this process is not
+    parsed again. A module given as such is used as is (the caller may change it between runs)."""
+    if isinstance(kernel, A.Module):
+        return kernel, None
+    text = os.fspath(kernel) if isinstance(kernel, os.PathLike) else str(kernel)
+    if isinstance(kernel, os.PathLike) or not ("\n" in text or "{" in text):
+        name = str(Path(text))
+        text = read_source(text)
+    else:
+        name = "<string>"
+    key = (name, text)
+    hit = _PREPARED.get(key)
+    if hit is not None:
+        _PREPARED.move_to_end(key)
+        return hit.module, hit
+    module = parse_module(text, name)
+    if len(text) > PREPARED_MAX_CHARS or is_tile_level(module):  # the tile passes lower it in place
+        return module, None
+    hit = _PREPARED[key] = _Prepared(module)
+    while len(_PREPARED) > PREPARED_TEXTS:
+        _PREPARED.popitem(last=False)
+    return module, hit
 
 
 def choose_entry(module: A.Module, entry: str | None) -> A.Function:
@@ -291,7 +357,7 @@ def run(
         raise InputError(f"races must be error, warn or off, not {races!r}")
     inputs = dict(inputs or {})
     args = dict(args or {})
-    module = load_kernel(kernel)
+    module, prepared = _kernel_for_run(kernel)
     if isinstance(machine, Machine):
         target_machine(module, machine.name)  # a module built for another arch is an error
         mach = machine
@@ -304,11 +370,18 @@ def run(
                                    notes=tile_notes)
         sync = sync or "asis"
     fn = choose_entry(module, entry)
-    module, fn, mode, notices = autosync.prepare(module, fn, sync, isa, mach)
+    if prepared is not None:  # a text run before: its synchronised module and verdict are kept
+        module, fn, mode, notices = prepared.prepare(fn, sync, isa, mach)
+    else:
+        module, fn, mode, notices = autosync.prepare(module, fn, sync, isa, mach)
     notices = [*tile_notes, *notices]
     if not isinstance(blocks, int) or isinstance(blocks, bool) or blocks < 1:
         raise InputError(f"blocks must be a positive integer, not {blocks!r}")
-    verify_module(module, fn, isa, mach)  # every op bound and checked before anything runs
+    # every op bound and checked before anything runs
+    if prepared is not None:
+        prepared.verify(module, fn, isa, mach)
+    else:
+        verify_module(module, fn, isa, mach)
     chip = Chip(module, isa, mach, seed=seed, max_steps=max_steps, data=data, keep_log=keep_log,
                 trace=trace is not None)
     for message, loc in alignment_warnings(module, mach):  # §5.3: the back end warns, so do we

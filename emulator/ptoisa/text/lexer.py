@@ -18,24 +18,27 @@ import re
 
 from ptoisa.errors import Loc, ParseError
 
+# Alternatives are tried in order: the frequent ones first where no earlier one could take their
+# text (identifiers, then punctuation but ``?``, which may start a shape like ``?x16xf32``).
 _TOKEN_RE = re.compile(
     r"""
     (?:\s+|//[^\n]*)*  # whitespace and comments before the token: skipped by the same match
     (?:
-    (?P<str>"(?:[^"\\\n]|\\.)*")
-  | (?P<badstr>")
+    (?P<bare>[A-Za-z_][\w$.]*)
+  | (?P<punct>[()\[\]{}<>,:=*+|])
   | (?P<ssa>%(?:\d+|[A-Za-z_$.][\w$.\-]*)(?:\#\d+)?)
+  | (?P<bang>![A-Za-z_][\w$.]*)
+  | (?P<str>"(?:[^"\\\n]|\\.)*")
+  | (?P<badstr>")
   | (?P<sym>@(?:[A-Za-z_$.][\w$.\-]*|"[^"\n]*"))
   | (?P<caret>\^[\w$.\-]+)
   | (?P<hash>\#[A-Za-z_][\w$.]*)
-  | (?P<bang>![A-Za-z_][\w$.]*)
   | (?P<hex>-?0x[0-9a-fA-F]+(?![\w.]))
   | (?P<shape>(?:(?:\d+|\?)x)+[A-Za-z_][\w$.]*)
   | (?P<float>-?(?:\d+\.\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+))
   | (?P<int>-?\d+)
-  | (?P<bare>[A-Za-z_][\w$.]*)
   | (?P<arrow>->)
-  | (?P<punct>[()\[\]{}<>,:=?*+|])
+  | (?P<question>\?)
   | (?P<end>\Z)
   | (?P<bad>.)
     )
@@ -92,7 +95,7 @@ def tokenize(text: str, file: str = "<string>") -> list[Token]:
         if kind == "end":  # whitespace and comments up to the end of the text
             break
         start = m.start(kind)
-        if kind == "punct" or kind == "arrow":
+        if kind == "punct" or kind == "arrow" or kind == "question":
             s = m.group(kind)
             append(Token(s, s, start))
         elif kind == "badstr":

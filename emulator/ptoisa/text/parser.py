@@ -162,8 +162,12 @@ class Parser:
         return self.tok.kind == "bare" and self.tok.text == word
 
     def take(self, kind: str, text: str | None = None) -> Token | None:
-        if self.at(kind, text):
-            return self.advance()
+        tok = self.tok  # at() and advance(), inline: the parser's most frequent call
+        if tok.kind == kind and (text is None or tok.text == text):
+            if kind != "eof":
+                self.pos += 1
+                self.tok = self.toks[self.pos]
+            return tok
         return None
 
     def take_kw(self, word: str) -> Token | None:
@@ -1477,6 +1481,13 @@ def parse_module(text: str, file: str = "<string>") -> Module:
 
 def parse_file(path: str | Path) -> Module:
     """Read and parse a `.pto` file; a missing or unreadable file is an :class:`InputError`."""
+    return parse_module(read_source(path), str(Path(path)))
+
+
+def read_source(path: str | Path) -> str:
+    """The text of a `.pto` file, as :func:`parse_file` reads it (a missing or unreadable file is an
+    :class:`InputError`, a file over :data:`MAX_SOURCE_BYTES` too, bytes that are not UTF-8 a
+    located :class:`ParseError`); parse it with ``parse_module(text, str(Path(path)))``."""
     p = Path(path)
     try:
         size = p.stat().st_size
@@ -1497,4 +1508,4 @@ def parse_file(path: str | Path) -> Module:
         col = len(data[line_start:start].decode("utf-8", errors="replace")) + 1
         raise ParseError(f"the file is not UTF-8: byte 0x{data[start]:02x} cannot be decoded",
                          Loc(str(p), line, col)) from None
-    return parse_module(text, str(p))
+    return text
