@@ -118,26 +118,59 @@ def compile_formula(text: Any, names: set[str], consts: dict[str, Any], ctx: _Ct
         raise ctx.err(f"{what}: formula must be a string or a number, got {text!r}", loc)
     src = str(text)
     try:
-        tree = ast.parse(src, mode="eval")
+        facts = _formula_facts(src)
     except SyntaxError as exc:
         raise ctx.err(f"{what}: malformed formula '{src}': {exc.msg}", loc) from None
-    for node in ast.walk(tree):
-        if not isinstance(node, _ALLOWED_NODES):
-            raise ctx.err(f"{what}: malformed formula '{src}': {type(node).__name__} is not allowed "
+    for kind, value in facts:
+        if kind == _NOT_ALLOWED:
+            raise ctx.err(f"{what}: malformed formula '{src}': {value} is not allowed "
                           "(use numbers, variables, + - * / // % **, comparisons, "
                           "a if c else b, ceil floor min max)", loc)
-        if isinstance(node, ast.Constant) and (isinstance(node.value, bool)
-                                               or not isinstance(node.value, (int, float))):
+        if kind == _BAD_CONSTANT:
             raise ctx.err(f"{what}: malformed formula '{src}': only numeric constants", loc)
-        if isinstance(node, ast.Call) and (not isinstance(node.func, ast.Name)
-                                           or node.func.id not in FORMULA_FUNCS or node.keywords):
+        if kind == _BAD_CALL:
             raise ctx.err(f"{what}: malformed formula '{src}': only calls of "
                           f"{', '.join(FORMULA_FUNCS)} are allowed", loc)
-        if isinstance(node, ast.Name) and node.id not in names and node.id not in FORMULA_FUNCS:
-            raise ctx.err(f"{what}: unknown variable '{node.id}' in '{src}' (core variables: "
+        if value not in names:  # _NAME: a variable
+            raise ctx.err(f"{what}: unknown variable '{value}' in '{src}' (core variables: "
                           f"{', '.join(FORMULA_VARS)}; or a machine/entry param)", loc)
-    code = compile(tree, f"<{what}>", "eval")
+    code = _CODES.get((src, what))
+    if code is None:
+        code = _CODES[(src, what)] = compile(ast.parse(src, mode="eval"), f"<{what}>", "eval")
     return Formula(src, code, consts)
+
+
+# What compile_formula checks of a formula, in the order it checks it: the nodes of its tree in
+# ast.walk order, up to the first one that is wrong whatever the names are. The spec files repeat
+# their formulas (709 formulas, 114 texts): each text is parsed and walked once per process, and
+# compiled once per (text, what); only the variables are checked per use (their names differ).
+_NOT_ALLOWED, _BAD_CONSTANT, _BAD_CALL, _NAME = range(4)
+_FACTS: dict[str, tuple[tuple[int, str | None], ...]] = {}
+_CODES: dict[tuple[str, str], Any] = {}
+
+
+def _formula_facts(src: str) -> tuple[tuple[int, str | None], ...]:
+    """Raises SyntaxError for a text that is no Python expression (not remembered)."""
+    facts = _FACTS.get(src)
+    if facts is not None:
+        return facts
+    out: list[tuple[int, str | None]] = []
+    for node in ast.walk(ast.parse(src, mode="eval")):
+        if not isinstance(node, _ALLOWED_NODES):
+            out.append((_NOT_ALLOWED, type(node).__name__))
+            break
+        if isinstance(node, ast.Constant) and (isinstance(node.value, bool)
+                                               or not isinstance(node.value, (int, float))):
+            out.append((_BAD_CONSTANT, None))
+            break
+        if isinstance(node, ast.Call) and (not isinstance(node.func, ast.Name)
+                                           or node.func.id not in FORMULA_FUNCS or node.keywords):
+            out.append((_BAD_CALL, None))
+            break
+        if isinstance(node, ast.Name) and node.id not in FORMULA_FUNCS:
+            out.append((_NAME, node.id))
+    facts = _FACTS[src] = tuple(out)
+    return facts
 
 
 def _case(m: YMap, ctx: _Ctx, machine: Machine, what: str) -> TimingCase:

@@ -272,3 +272,22 @@ def test_dtype_tuples_load_and_show() -> None:
     assert spec.dtype_tuples.operands == ("a", "b", "c")
     assert ("bf16", "bf16", "f32") in spec.dtype_tuples.legal and ("bf16", "f16", "f32") not in spec.dtype_tuples.legal
     assert "dtype sets:  (a, b, c) in (i8, i8, i32); (f16, f16, f32)" in format_instruction(spec)
+
+
+def test_a_formula_text_is_checked_against_each_entrys_own_variables(tmp_path: Path) -> None:
+    """Formula texts are parsed once per process (the specs repeat them): the variables are still
+    checked per entry. The same text is right where the entry has the param and a located error in
+    a later entry that lacks it, and a malformed text is an error each time it is loaded."""
+    uses = GOOD_ENTRY.replace('latency: "head + 2"', 'latency: "head + extra"').replace(
+        "params: {head: v_add_head}", "params: {head: v_add_head, extra: v_add_head}")
+    lacks = GOOD_ENTRY.replace("mnemonic: tadd", "mnemonic: tsub").replace('latency: "head + 2"',
+                                                                           'latency: "head + extra"')
+    for sub in "abcd":
+        (tmp_path / sub).mkdir()
+    assert load_isa(write(tmp_path / "a", uses)).get("TADD").timing.evaluate({"bytes": 1024}) == (14, 20)
+    err = load_error(tmp_path / "b", uses + lacks)
+    assert "entry 'tsub'" in err.message and "unknown variable 'extra'" in err.message
+    assert err.loc is not None and err.loc.line == 12 + GOOD_ENTRY.count("\n")
+    for sub in ("c", "d"):
+        assert "malformed formula 'head.real'" in load_error(tmp_path / sub, GOOD_ENTRY.replace(
+            'latency: "head + 2"', 'latency: "head.real"')).message
