@@ -237,12 +237,6 @@ class Pipe:
         self.record = core.recorder.record  # (core, instr): what AICore.record does, one call less per instruction
         self.process = self.env.process(self.run())
 
-    def push(self, instr: Instr) -> None:
-        self.queue.append(instr)
-        if self.wake is not None:
-            wake, self.wake = self.wake, None
-            wake.succeed()
-
     def is_idle(self) -> bool:
         return not self.queue and self.current is None
 

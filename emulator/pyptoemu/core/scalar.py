@@ -197,7 +197,7 @@ class ScalarUnit:
             watch.check(instr)
         target = core.pipes[pipe]
         queue = target.queue
-        queue.append(instr)  # Pipe.push, inline
+        queue.append(instr)  # into the pipe's queue, waking the pipe if it sleeps on an empty one
         if target.wake is not None:
             wake, target.wake = target.wake, None
             wake.succeed()
