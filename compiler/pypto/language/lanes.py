@@ -40,6 +40,7 @@ from pypto.ir.registry import create_op_call
 from pypto.ir.types import TileType, static_int
 from pypto.ir.visitor import substitute
 from pypto.language.optimizations import SplitMode
+from pypto.ops import block as B
 from pypto.ops import fifo
 from pypto.ops import tile_data as D
 
@@ -104,6 +105,10 @@ def aic_gather(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
     whole_valid[axis] = whole[axis]
     span = p.span(node)
     split = axis + 1  # 1: up/down (rows), 2: left/right (columns)
+    if any(static_int(v) != n for v, n in zip(valid, shape, strict=True)):
+        # the cube multiplies whole fractal boxes: a ragged half's padding must add nothing, so it is
+        # zeroed before the push whatever the tile held there (the popped tile keeps its valid shape)
+        x = p.temp(B.fillpad(x, "zero", span=span), node)
     p.emit(St.EvalStmt(fifo.push(fifo.V2C, x, split, span), span))
     return p.temp(fifo.pop(fifo.V2C, whole, whole_valid, x.type.dtype, split, span), node)
 

@@ -141,3 +141,24 @@ def test_the_pto_is_one_group_kernel_with_a_v2c_fifo(kernel, split):
     assert "pto.tmov" in lines[last_read] and "pto.tfree_from_aiv" in lines[last_read + 1]
     # the kernel's GM arguments are the program's x, w, y: no workspace carries the halves
     assert re.search(r"func\.func @\w+\(%arg0: !pto\.ptr<f16>, %arg1: !pto\.ptr<f16>, %arg2: !pto\.ptr<f32>\)", text)
+
+
+def test_a_ragged_half_is_pushed_with_its_padding_zeroed():
+    # hardware multiplies the whole fractal box, padding included: the AIV pushes a tile whose 14
+    # padding columns were set to zero by tfillpad (pad=1: zero), not whatever texp left there
+    args = [np.zeros((32, 50), np.float16), np.zeros((50, 20), np.float16), np.zeros((32, 20), np.float32)]
+    (text,) = gather_ragged_columns.compile(*args).compiled.pto.values()
+    vector = text.split("pto.section.vector")[1]
+    filled = re.search(r"pto\.tfillpad ins\((%\d+) : [^)]*v_col=50[^)]*\) outs\((%\d+) : [^)]*v_col=64[^)]*pad=1>\)",
+                       vector)
+    assert filled, vector
+    pushed = re.search(r"pto\.tpush_to_aic\((%\d+) :", vector).group(1)
+    assert pushed == filled.group(2)
+    # the cube still sees K = 50 valid columns
+    assert re.search(r"pto\.tpop_from_aiv \{split = 1\} -> !pto\.tile_buf<loc=mat, [^>]*v_row=32, v_col=50", text)
+
+
+def test_whole_halves_are_pushed_without_a_fillpad():
+    args = [np.zeros((32, 64), np.float16), np.zeros((64, 48), np.float16), np.zeros((32, 48), np.float32)]
+    (text,) = gather_rows_then_matmul.compile(*args).compiled.pto.values()
+    assert "tfillpad" not in text
