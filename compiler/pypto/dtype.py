@@ -79,6 +79,15 @@ class DataType(enum.Enum):
     def is_int(self) -> bool:
         return self.is_signed() or self.is_unsigned()
 
+    def int_range(self) -> tuple[int, int]:
+        """The values an integer type holds: ``(-2**(bits-1), 2**(bits-1) - 1)`` signed (INDEX is
+        64-bit signed), ``(0, 2**bits - 1)`` unsigned."""
+        if not self.is_int():
+            raise ValueError(f"dtype {self.name} is not an integer type")
+        if self.is_unsigned():
+            return 0, (1 << self.bits) - 1
+        return -(1 << (self.bits - 1)), (1 << (self.bits - 1)) - 1
+
     def __str__(self) -> str:
         return "bfloat16" if self is DataType.BF16 else self.name.lower()
 

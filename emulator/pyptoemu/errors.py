@@ -65,6 +65,12 @@ class OperandError(KernelFault, ValueError):
     ValueError, for callers of a semantics function outside the emulator."""
 
 
+class UndefinedResultError(OperandError):
+    """The data give an op's element no value (integer division by 0, a shift by the bit width or
+    more): decided by the values, not the shapes, so a timing-only run's shape check on zero
+    stand-in data does not raise it as a fault."""
+
+
 class UnsupportedOpError(KernelFault):
     """An op parses but the emulator cannot execute it yet."""
 

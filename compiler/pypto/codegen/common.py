@@ -7,6 +7,7 @@ from typing import Any
 from pypto.dtype import DataType
 from pypto.enums import CUBE_SPACES, FunctionType, MemorySpace
 from pypto.errors import CompileError
+from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.expr import static_int
 from pypto.ir.types import TensorType, TileType
@@ -61,3 +62,18 @@ def scalar_mlir(dtype: DataType) -> str:
 
 def tensor_params(func: St.Function) -> list:
     return [p for p in func.params if isinstance(p.type, TensorType)]
+
+
+def checked_int_constant(e: E.ConstInt) -> int:
+    """The value of an integer constant of the generated code, when its type holds it. Python's
+    integers are unbounded, so a constant the program folded (``-2**31 // -1`` is ``2**31``) or
+    wrote may not fit the element type it meets: NumPy 2 refuses such a Python int for that dtype
+    (OverflowError), and writing its bits would give another number. Refused at its line."""
+    v = int(e.value)
+    if e.dtype.is_int():
+        lo, hi = e.dtype.int_range()
+        if not lo <= v <= hi:
+            raise CompileError(f"the constant {v} does not fit {e.dtype.name} ({lo}..{hi}); Python computes it "
+                               f"with unbounded integers, the kernel could only wrap it to another number",
+                               e.span)
+    return v

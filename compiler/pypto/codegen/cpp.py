@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from pypto.codegen.common import core_kind, kernels, tile_dims, valid_dims
+from pypto.codegen.common import checked_int_constant, core_kind, kernels, tile_dims, valid_dims
 from pypto.codegen.legal_forms import operand_forms
 from pypto.dtype import DataType
 from pypto.enums import ROUND_MODES, AtomicType, CmpType, MemorySpace, PipeType, TileLayout, TilePad
@@ -56,6 +56,7 @@ static __aicore__ inline T pypto_floor_div(T a, T b)
 template <typename T>
 static __aicore__ inline T pypto_floor_mod(T a, T b)
 {
+    if (b == static_cast<T>(-1)) return 0;  // Python: min % -1 == 0; C++'s min % -1 is undefined
     T r = a % b;
     return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
@@ -139,7 +140,7 @@ class _CppGen:
         if isinstance(e, E.ConstBool):
             return "true" if e.value else "false"
         if isinstance(e, E.ConstInt):
-            return str(e.value)
+            return str(checked_int_constant(e))
         if isinstance(e, E.ConstFloat):
             if e.dtype in (DataType.FP16, DataType.BF16):
                 # typed like the tile it meets: TCMPS/TSELS/TADDS take the tile's element type

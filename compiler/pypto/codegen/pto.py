@@ -18,7 +18,7 @@ from ptoisa.errors import Loc
 from ptoisa.text import ast as A
 from ptoisa.text.parser import parse_module
 from ptoisa.text.printer import PrintStyle, print_module
-from pypto.codegen.common import core_kind, kernels, tile_dims, valid_dims
+from pypto.codegen.common import checked_int_constant, core_kind, kernels, tile_dims, valid_dims
 from pypto.codegen.legal_forms import operand_forms, valid_pair
 from pypto.dtype import DataType
 from pypto.enums import ROUND_MODES, AtomicType, CmpType, MemorySpace, PipeType, ScopeKind, TileLayout
@@ -153,7 +153,7 @@ class _FunctionGen:
         if isinstance(e, E.ConstBool):
             return self.const(bool(e.value), "i1")
         if isinstance(e, E.ConstInt):
-            return self.const(int(e.value), scalar_type(e.dtype).name)
+            return self.const(checked_int_constant(e), scalar_type(e.dtype).name)
         if isinstance(e, E.ConstFloat):
             return self.const(float(e.value), e.dtype.mlir)
         if isinstance(e, (int, float)) and not isinstance(e, bool):
@@ -205,7 +205,14 @@ class _FunctionGen:
         not ``b``'s."""
         ty = scalar_type(dtype)
         if not dtype.is_float():
-            return self.arith_op("subi", a, self.arith_op("muli", self.arith_op("floordivsi", a, b, ty), b, ty), ty)
+            # x % -1 is 0 for every x, as x % 1: divide by 1 there, so that min % -1 gives Python's 0
+            # instead of the quotient min // -1, which does not fit (a fault)
+            minus_one, one = self.const(-1, ty.name), self.const(1, ty.name)
+            is_minus_one = self.arith_op("cmpi", b, minus_one, ty, I1, {"predicate": "eq"})
+            d = self.new()
+            self.emit(_op("arith.select", results=[d], result_types=[ty], operands=[is_minus_one, one, b],
+                          operand_types=[ty]))
+            return self.arith_op("subi", a, self.arith_op("muli", self.arith_op("floordivsi", a, d, ty), d, ty), ty)
         r = self.arith_op("remf", a, b, ty)
         zero = self.const(0.0, ty.name)
 

@@ -123,6 +123,8 @@ class FunctionParser:
         self.program = program
         self.strict_ssa = strict_ssa
         self.env: dict[str, Any] = {}
+        # scalar names first assigned in a loop body -> the line there: no value after the loop
+        self.loop_locals: dict[str, int] = {}
         self.blocks: list[list] = []
         self.yields: list[list] = []
         self.tmp_counter = 0
@@ -583,8 +585,10 @@ class FunctionParser:
         for ia in iter_args:
             self.env[ia.name] = ia
         self.yields.append([])
+        before = set(self.env)
         with tasks.LoopTasks(self, _static_trips(start, stop, step)):
             body = self.block(node.body)
+        self._end_loop_scope(before, body)
         ys = self.yields.pop()
         if node.orelse:
             raise self.error("for ... else is not supported", node)
@@ -603,6 +607,19 @@ class FunctionParser:
         if return_vars:
             for name, rv in zip(ys[-1][0] or [ia.name for ia in iter_args], return_vars, strict=False):
                 self.env[name] = rv
+
+    def _end_loop_scope(self, before: set[str], body: Any) -> None:
+        """Scalar names first assigned in a loop body end with it: the generated code scopes them to
+        the loop's region (a .pto ``scf.for`` hands values out only through its results), so a read
+        after the loop would name a value that does not exist there. It is refused at the reading
+        line (:meth:`expr_Name`), not left to fail in the generated .pto. Python would give the last
+        trip's value, or a NameError when the loop runs no trip; a name assigned before the loop is
+        carried through it instead. Tiles and tensors live in buffers and keep their last value."""
+        for name in [n for n in self.env if n not in before]:
+            value = self.env[name]
+            if isinstance(value, E.Var) and isinstance(value.type, ScalarType):
+                self.loop_locals[name] = value.span.line
+                del self.env[name]
 
     def _pipeline_stage(self, it: ast.Call, kw: dict) -> None:
         """``pl.pipeline(..., stage=F)``: F copies of the body for ping-pong buffering, a performance
@@ -727,7 +744,9 @@ class FunctionParser:
         cond_call = node.body[0].value
         cond = self.to_ir(self.expr(cond_call.args[0]), cond_call)
         self.yields.append([])
+        before = set(self.env)
         body = self.block(node.body[1:])
+        self._end_loop_scope(before, body)
         ys = self.yields.pop()
         if not ys:
             raise self.error("a pl.while_ loop must end with '... = pl.yield_(...)'", node)
@@ -759,7 +778,9 @@ class FunctionParser:
         if not isinstance(getattr(cond, "type", None), ScalarType):
             raise self.error("a while condition must be a scalar expression", node.test, PyptoTypeError)
         self.yields.append([])
+        before = set(self.env)
         body = self.block(node.body)
+        self._end_loop_scope(before, body)
         ys = self.yields.pop()
         if ys:
             raise self.error("pl.yield_ in a natural while loop needs pl.while_(init_values=...)", ys[-1][3])
@@ -794,6 +815,11 @@ class FunctionParser:
     def expr_Name(self, node: ast.Name) -> Any:
         if node.id in self.env:
             return self.env[node.id]
+        if node.id in self.loop_locals:
+            raise self.error(f"'{node.id}' is assigned only inside a loop body (line {self.loop_locals[node.id]}) and "
+                             f"has no value after the loop (Python would keep the last trip's value, or have none "
+                             f"when the loop runs no trip); assign '{node.id}' before the loop so the loop carries it",
+                             node)
         found, value = self.ns.lookup(node.id)
         if not found:
             raise self.error(f"name '{node.id}' is not defined", node)

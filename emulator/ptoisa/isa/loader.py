@@ -20,6 +20,8 @@ File shape::
         attrs: {rmode: {type: round_mode, default: CAST_RINT}}   # optional
         constraints: [same_dtype]  # optional: checks the core makes on the operands
         target_constraints: {a2a3: [same_shape]}     # optional: more checks on some architectures only
+        target_pipes: {a5: [FIX, MTE3]}               # optional: the pipes an op that names its pipe
+                                                      #   (sync.set <PIPE_X>) may name there
         targets: [a5]              # optional: the machine architectures that have the op
         target_dtypes: {a2a3: [i16, f32]}            # optional: a narrower dtype list per architecture
         target_conversions: {a2a3: {f32: [f16]}}     # optional: a narrower conversions table
@@ -71,7 +73,7 @@ _ENTRY_REQUIRED = frozenset(
 )
 _ENTRY_OPTIONAL = frozenset({"semantics", "attrs", "notes", "constraints", "cpp", "conversions", "syntax",
                              "targets", "target_dtypes", "target_conversions", "target_constraints",
-                             "dtype_tuples"})
+                             "target_pipes", "dtype_tuples"})
 # Operand constraints the core checks before running an instruction (pto-text-format §4.0).
 CONSTRAINTS = frozenset({
     "same_dtype",  # every tile operand except scratch (tmp) has one element type
@@ -88,6 +90,7 @@ CONSTRAINTS = frozenset({
     "same_esize",  # source and destination elements have one size (§4.2 tload)
     "one_scalar",  # exactly one of the first two ins is a scalar, the other a tile (§4.4 tdivs)
     "relu_needs_acc",  # a reluPreMode other than no_relu needs an acc source (§4.2 tstore)
+    "needs_scratch",  # the optional scratch (tmp) operand must be written (§4.0: "required by some targets")
 })
 
 _ALLOWED_NODES = (
@@ -489,6 +492,7 @@ def _entry(m: YMap, family: str, file: str, machine: Machine) -> InstrSpec:
         cpp=cpp,
         conversions=_narrowed_conversions(m, ctx, conversions, machine.arch),
         targets=_targets(m["targets"], ctx, m.loc_of("targets")) if "targets" in m else (),
+        named_pipes=_target_pipes(m, ctx, machine),
         syntax=_syntax(m["syntax"], ctx, m.loc_of("syntax")) if "syntax" in m else PLAIN_SYNTAX,
         dtype_tuples=_dtype_tuples(m, ctx) if "dtype_tuples" in m else None,
     )
@@ -529,6 +533,32 @@ def _target_constraints(m: YMap, ctx: _Ctx, common: tuple[str, ...], arch: str) 
         if name == arch:
             added = listed
     return added
+
+
+def _target_pipes(m: YMap, ctx: _Ctx, machine: Machine) -> tuple[str, ...]:
+    """``target_pipes: {a5: [FIX, MTE3]}``: the pipes an op that names its pipe in the text
+    (``sync.set <PIPE_FIX>, 0``) may name on the loaded machine's architecture; () = any pipe the
+    core has. Every architecture's list is validated (pipe names as in the machine files)."""
+    if "target_pipes" not in m:
+        return ()
+    loc = m.loc_of("target_pipes")
+    per_arch = _map(m["target_pipes"], ctx, "target_pipes", loc)
+    if not per_arch:
+        raise ctx.err("target_pipes must map a machine architecture (such as a5) to pipes", loc)
+    named: tuple[str, ...] = ()
+    for name, seq in per_arch.items():
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ctx.err(f"target_pipes: {name!r} is not a machine architecture (such as a2a3 or a5)",
+                          per_arch.loc_of(name))
+        pipes = _seq(seq, ctx, f"target_pipes.{name}", per_arch.loc_of(name))
+        if not pipes or len(set(pipes)) != len(pipes):
+            raise ctx.err(f"target_pipes.{name}: a non-empty list of distinct pipes", per_arch.loc_of(name))
+        listed = tuple(_pipe_name(p, ctx, machine, per_arch.loc_of(name)) for p in pipes)
+        if "none" in listed:
+            raise ctx.err(f"target_pipes.{name}: 'none' is not a pipe", per_arch.loc_of(name))
+        if name == machine.arch:
+            named = listed
+    return named
 
 
 def _dtype_tuples(m: YMap, ctx: _Ctx) -> DtypeTuples:

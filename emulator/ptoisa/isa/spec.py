@@ -244,6 +244,8 @@ class InstrSpec:
     conversions: dict[str, tuple[str, ...]] = field(default_factory=dict)
     syntax: SyntaxForm = PLAIN_SYNTAX  # how the text writes it, where more than one grammar exists
     targets: tuple[str, ...] = ()  # the architectures that have the op (machine ``arch``); () = all
+    # the pipes an op that names its pipe (sync.set <PIPE_X>) may name on the loaded machine; () = any
+    named_pipes: tuple[str, ...] = ()
     # legal element-type combinations of named operands (matmul: (a, b, c) in (i8, i8, i32), ...)
     dtype_tuples: DtypeTuples | None = None
 

@@ -9,7 +9,7 @@ exactly the names the op can see with their types, integer constants and definin
 from __future__ import annotations
 
 from collections import ChainMap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 from ptoisa.errors import Loc, PtoError, VerifyError
 from ptoisa.text import ast as A
@@ -44,8 +44,11 @@ class NameScope:
     Breaking either rule is a located error.
     """
 
-    def __init__(self, fn: A.Function):
+    def __init__(self, fn: A.Function, fold: Callable[[A.Op, Mapping], int | None] | None = None):
+        """``fold(op, constants)``: the integer value of an op whose operands are constants (the
+        emulator's arith folder), so :attr:`constants` also holds values computed from constants."""
         self.fn = fn
+        self.fold = fold
         self.types: ChainMap = ChainMap(dict(zip(fn.args, fn.arg_types, strict=False)))
         self.constants: ChainMap = ChainMap({})
         self.defined_at: ChainMap = ChainMap({a: fn.loc for a in fn.args})
@@ -87,6 +90,10 @@ class NameScope:
             if op.name == "arith.constant" and op.results:
                 v = op.attrs.get("value")
                 if isinstance(v, int) and not isinstance(v, bool):
+                    self.constants[op.results[0]] = v
+            elif self.fold is not None and len(op.results) == 1:
+                v = self.fold(op, self.constants)
+                if v is not None:
                     self.constants[op.results[0]] = v
 
     def _define(self, name: str, t, loc: Loc) -> None:

@@ -791,6 +791,12 @@ def lower_sync(su: ScalarUnit, op: A.Op) -> Step:
         return fail_step(e)
     if pipe is None or pipe == "ALL":
         return fail_step(VerifyError(f"{op.name} needs a pipe (like <PIPE_FIX>)", loc))
+    spec = su.isa.get(op.name)
+    named = spec.named_pipes if spec is not None else ()
+    if named and pipe not in named:  # the target's rule (isa_specs target_pipes)
+        return fail_step(VerifyError(f"{op.name} on {su.machine.name}: pipe {pipe} cannot "
+                                     f"{'raise' if is_set else 'wait for'} a cross-core signal "
+                                     f"(legal: {', '.join(named)})", loc))
     static_id = op.attrs.get("id")
     dyn = op.operands[0] if op.operands else None
     if static_id is None and dyn is None:

@@ -35,6 +35,7 @@ from pyptoemu.errors import (
     OperandError,
     PtoError,
     ResourceError,
+    UndefinedResultError,
     UnsupportedOpError,
     VerifyError,
 )
@@ -123,6 +124,11 @@ def _bind_tile_op(su: ScalarUnit, op: A.Op, spec: InstrSpec, semantics: Callable
                                      op.loc))
     # Operand specs matched to the operands as written (optional ones may be left out).
     in_specs = _align(spec.ins, len(ins), spec.syntax.scratch_last)
+    if "needs_scratch" in spec.constraints and not any(o.is_scratch for o in in_specs):
+        scratch = next((o.name for o in spec.ins if o.is_scratch), "tmp")
+        where = f" on {su.machine.name}" if "needs_scratch" in spec.target_constraints else ""
+        return fail_step(VerifyError(f"{op.name}{where} needs its scratch operand {scratch} "
+                                     f"(a work tile the op overwrites), which this form leaves out", op.loc))
     padded_types = in_types + [None] * (len(ins) - len(in_types))
     binding = TileOpBinding(
         su=su, op=op, spec=spec, semantics=semantics, ins=ins, outs=outs, in_types=in_types,
@@ -424,7 +430,11 @@ class TileOpBinding:
             self.shapes_checked.clear()
         n = self.n_ins
         with QUIET:
-            results = self.semantics([_standin(s) for s in snaps[:n]], [_standin(s) for s in snaps[n:]], self.attrs)
+            try:
+                results = self.semantics([_standin(s) for s in snaps[:n]], [_standin(s) for s in snaps[n:]],
+                                         self.attrs)
+            except UndefinedResultError:  # the stand-ins' zeros, not the kernel's data: nothing known
+                results = []
         for s, r in zip(snaps[n:], results, strict=False):
             if s.kind == TILE and isinstance(r, np.ndarray) and r.ndim == 2:
                 try:

@@ -25,6 +25,7 @@ from ptoisa.text import ast as A
 from ptoisa.text.scopes import NameScope, walk
 from pyptoemu.core.aicore import AICore
 from pyptoemu.core.control import memref_alloc_tile_type
+from pyptoemu.core.fold import fold_integer
 from pyptoemu.core.scalar import FailedStep, ScalarUnit
 from pyptoemu.core.tileop import TileOpBinding
 from pyptoemu.errors import BoundsError, CapacityError, InputError, Loc, PtoError, VerifyError
@@ -79,7 +80,7 @@ def verify_module(module: A.Module, entry: A.Function, isa, machine: Machine) ->
     errors.extend(_entry_errors(module, entry))
     for fn in module.functions:
         errors.extend(_dtype_errors(fn.arg_types + fn.result_types, fn.loc, f"@{fn.name}"))
-        scope = NameScope(fn)
+        scope = NameScope(fn, fold=fold_integer)
         for op, parent in scope.walk():
             errors.extend(scope.use_errors)  # a name the op cannot see has no type for the checks below
             scope.use_errors.clear()

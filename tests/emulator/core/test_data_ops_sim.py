@@ -237,7 +237,7 @@ def test_tpack_truncates(src_dt: str, dst_dt: str) -> None:
     s_t, d_t = vec(4, 32, src_dt, 4, 20), vec(4, 32, dst_dt, 4, 20)
     text = kernel([Gm(src_dt, 4, 32), Gm(dst_dt, 4, 32)], {"s": s_t, "d": d_t}, [(0, "s", 4, 20)],
                   [f"pto.tpack ins(%s : {s_t}) outs(%d : {d_t})"], [("d", 1, 4, 20)])
-    res = pyptoemu.run(text, inputs={"arg0": x, "arg1": np.zeros((4, 32), np_dtype(dst_dt))})
+    res = pyptoemu.run(text, inputs={"arg0": x, "arg1": np.zeros((4, 32), np_dtype(dst_dt))}, machine="a5")  # A5 only
     bits = 8 * np.dtype(np_dtype(dst_dt)).itemsize
     low = [[(int(v) & ((1 << bits) - 1)) for v in row[:20]] for row in x]
     want = np.array(low, np.int64).astype(np.dtype(f"u{bits // 8}")).view(np_dtype(dst_dt))
@@ -253,7 +253,7 @@ def test_mgather_wraps_out_of_range_indices() -> None:
              "{gatherOob = #pto<gather_oob wrap>}")]
     text = kernel([Gm("f32", 8, 16), Gm("i32", 4, 16), Gm("f32", 4, 16)], {"ix": i_t, "d": d_t},
                   [(1, "ix", 4, 16)], body, [("d", 2, 4, 16)])
-    res = pyptoemu.run(text, inputs={"arg0": mem, "arg1": idx})
+    res = pyptoemu.run(text, inputs={"arg0": mem, "arg1": idx}, machine="a5")  # A5 only
     np.testing.assert_array_equal(res.outputs["arg2"], mem.reshape(-1)[idx % 128])
 
 
@@ -265,7 +265,7 @@ def test_mgather_undefined_oob_is_a_bounds_fault() -> None:
     idx = np.arange(16, dtype=np.int32).reshape(1, 16)  # 16 is one past the 16-element view
     idx[0, 15] = 16
     with pytest.raises(KernelFault, match="mgather"):
-        pyptoemu.run(text, inputs={"arg0": np.zeros((2, 8), np.float32), "arg1": idx})
+        pyptoemu.run(text, inputs={"arg0": np.zeros((2, 8), np.float32), "arg1": idx}, machine="a5")
 
 
 def test_mscatter_atomic_add_skips_out_of_range() -> None:
@@ -278,7 +278,7 @@ def test_mscatter_atomic_add_skips_out_of_range() -> None:
              "{scatterAtomicOp = #pto<scatter_atomic_op add>, scatterOob = #pto<scatter_oob skip>}")]
     text = kernel([Gm("i32", 4, 16), Gm("i32", 4, 16), Gm("i32", 4, 8)], {"s": s_t, "ix": i_t},
                   [(0, "s", 4, 16), (1, "ix", 4, 16)], body, [])
-    res = pyptoemu.run(text, inputs={"arg0": src, "arg1": idx, "arg2": mem.copy()})
+    res = pyptoemu.run(text, inputs={"arg0": src, "arg1": idx, "arg2": mem.copy()}, machine="a5")  # A5 only
     want = mem.reshape(-1).copy()
     for i in range(4):
         for j in range(16):

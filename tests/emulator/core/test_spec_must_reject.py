@@ -175,8 +175,9 @@ RULES: dict[str, tuple[str, str, str]] = {
                                               + f"    pto.texpands ins(%s : i8) outs(%b : {I8}) //!\n"),
                                 r"texpands.*i8.*not supported"),
     "tsel: 8-bit data only on A5": (
-        "§4.10", kernel(alloc("m", tb(16, 64, "ui8")) + alloc("b", I8)
-                        + f"    pto.tsel ins(%m, %b, %b : {tb(16, 64, 'ui8')}, {I8}, {I8}) outs(%b : {I8}) //!\n"),
+        "§4.10", kernel(alloc("m", tb(16, 64, "ui8")) + alloc("b", I8) + alloc("w", tb(1, 16, "ui32"))
+                        + f"    pto.tsel ins(%m, %b, %b, %w : {tb(16, 64, 'ui8')}, {I8}, {I8}, {tb(1, 16, 'ui32')}) "
+                          f"outs(%b : {I8}) //!\n"),
         r"tsel.*i8.*not supported"),
     "thistogram: A5 only": (
         "§4.11", kernel(alloc("s", tb(16, 64, "ui16")) + alloc("i", tb(16, 1, "ui8", bl="col_major"))
@@ -237,6 +238,19 @@ RULES: dict[str, tuple[str, str, str]] = {
     "trandom: A5 only": ("§4.11", kernel(alloc("d", I32) + "    %s = arith.constant 0 : i32\n"
                                          + f"    pto.trandom ins(%s, %s, %s, %s, %s, %s : i32, i32, i32, i32, i32, i32) "
                                            f"outs(%d : {I32}) //!\n"), r"trandom exists only on a5"),
+    "tpack: A5 only": ("§4.2", kernel(alloc("s", I32) + alloc("d", tb(dtype="i16"))
+                                      + op1("tpack", "s", I32, "d", tb(dtype="i16"))), r"tpack exists only on a5"),
+    "mgather: A5 only": (
+        "§4.2", kernel(alloc("i", I32) + alloc("d", T)
+                       + f"    pto.mgather ins(%p0, %i : {PV}, {I32}) outs(%d : {T}) //!\n"), r"mgather exists only on a5"),
+    "mscatter: A5 only": (
+        "§4.2", kernel(alloc("s", T) + alloc("i", I32)
+                       + f"    pto.mscatter ins(%s, %i : {T}, {I32}) outs(%p1 : {PV}) //!\n"),
+        r"mscatter exists only on a5"),
+    "sync.set on A5: pipe FIX or MTE3": ("§4.12", kernel("    pto.sync.set <PIPE_V>, 0 //!\n", A5),
+                                         r"sync.set on a5: pipe V cannot raise.*FIX, MTE3"),
+    "sync.wait on A5: pipe FIX, MTE1, MTE2, MTE3 or V": (
+        "§4.12", kernel("    pto.sync.wait <PIPE_M>, 0 //!\n", A5), r"sync.wait on a5: pipe M cannot wait.*FIX, MTE1"),
     "event ids 0..7": ("§2.9, §4.12", kernel("    pto.set_flag[<PIPE_V>, <PIPE_MTE3>, <EVENT_ID8>] //!\n"),
                        r"event id 8"),
     "sync.set ids 0..15": ("§4.12", kernel("    pto.sync.set <PIPE_MTE3>, 16 //!\n"), r"16"),

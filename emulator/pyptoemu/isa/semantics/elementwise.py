@@ -1,7 +1,10 @@
 """Elementwise tile-tile, tile-scalar, unary and ternary ops (§4.3-§4.5).
 
 Domain: dst's valid region ``VR x VC``; sources are read at the same ``(i, j)``. f16/bf16 compute in
-f32 and round once; integers wrap. IEEE results for x/0 and domain errors.
+f32 and round once; integers wrap. IEEE results for float x/0 and domain errors. Integer results
+that have no value are faults naming the element and its operands (exit 1), as the scalar arith ops
+fault (core/arith.py): division, remainder and fmod by 0, the signed quotient min / -1, a shift by a
+count outside [0, bit width).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ptoisa.dtypes import is_float
-from pyptoemu.errors import OperandError
+from pyptoemu.errors import OperandError, UndefinedResultError
 from pyptoemu.isa.arg import Arg
 from pyptoemu.isa.ieee import QUIET
 from pyptoemu.isa.semantics.common import compute_dtype, finish, region, scalar_as, split_tile_scalar
@@ -21,12 +24,36 @@ from pyptoemu.isa.semantics.registry import semantics
 Binary = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
+def _undefined_at(bad: np.ndarray, x: np.ndarray, y: np.ndarray, what: str, sign: str) -> UndefinedResultError:
+    """The fault for the first element (row-major) of the destination's valid region whose integer
+    result is undefined: its index and both operand values, so the author can find the bad data."""
+    xb, yb, bb = np.broadcast_arrays(x, y, bad)
+    idx = tuple(int(i) for i in np.argwhere(bb)[0])
+    where = f"element {idx}" if idx else "the element"
+    return UndefinedResultError(f"{what} at {where}: {int(xb[idx])} {sign} {int(yb[idx])} (the result is undefined; "
+                        f"{int(np.count_nonzero(bb))} element(s) of the valid region are affected)")
+
+
+def _check_int_divisor(x: np.ndarray, y: np.ndarray, sign: str, quotient: bool) -> None:
+    """Integer division and remainder by 0 have no result, and neither has the signed quotient
+    min / -1 (it does not fit): a fault, as the scalar ``arith.divsi`` / ``remsi`` (core/arith.py),
+    never the 0 or -1 one machine happens to give. min % -1 is 0 (exact, it fits)."""
+    zero = y == 0
+    if np.any(zero):
+        raise _undefined_at(zero, x, y, "integer division by zero", sign)
+    if quotient and x.dtype.kind == "i":
+        over = (x == np.iinfo(x.dtype).min) & (y == -1)
+        if np.any(over):
+            raise _undefined_at(over, x, y, f"signed division overflow (the quotient does not fit {x.dtype})",
+                                sign)
+
+
 def _int_div(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """C-style integer division (toward zero); x/0 = 0."""
-    safe = np.where(y == 0, 1, y)
-    q = np.floor_divide(x, safe)
-    fix = (np.remainder(x, safe) != 0) & ((x < 0) != (safe < 0))
-    return np.where(y == 0, 0, q + fix.astype(q.dtype))
+    """C-style integer division (toward zero); by 0 and min / -1 are faults."""
+    _check_int_divisor(x, y, "/", quotient=True)
+    q = np.floor_divide(x, y)
+    fix = (np.remainder(x, y) != 0) & ((x < 0) != (y < 0))
+    return q + fix.astype(q.dtype)
 
 
 def _div(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -34,23 +61,31 @@ def _div(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def _rem(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Floored remainder ``x - floor(x/y)*y`` (sign of y)."""
+    """Floored remainder ``x - floor(x/y)*y`` (sign of y); integer by 0 is a fault."""
     if x.dtype.kind == "f":
         return np.mod(x, y)
-    safe = np.where(y == 0, 1, y)
-    return np.where(y == 0, 0, np.mod(x, safe))
+    _check_int_divisor(x, y, "%", quotient=False)
+    return np.mod(x, y)
 
 
 def _fmod(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Truncated remainder (sign of x)."""
+    """Truncated remainder (sign of x); integer by 0 is a fault."""
     if x.dtype.kind == "f":
         return np.fmod(x, y)
-    safe = np.where(y == 0, 1, y)
-    return np.where(y == 0, 0, np.fmod(x, safe))
+    _check_int_divisor(x, y, "fmod", quotient=False)
+    return np.fmod(x, y)
 
 
-def _shift_count(y: np.ndarray, x: np.ndarray) -> np.ndarray:
-    return y.astype(x.dtype)
+def _shift_count(y: np.ndarray, x: np.ndarray, sign: str) -> np.ndarray:
+    """The shift counts as ``x``'s type, when every one is in ``[0, bit width)``: a count outside
+    has no defined result (C and MLIR's shli/shrsi leave it undefined), so it is a fault, as the
+    scalar ``arith.shli`` (core/arith.py), not the 0 / -1 NumPy happens to give."""
+    bits = x.dtype.itemsize * 8
+    wide = np.asarray(y).astype(np.int64)
+    bad = (wide < 0) | (wide >= bits)
+    if np.any(bad):
+        raise _undefined_at(bad, x, wide, f"shift amount outside [0, {bits}) for {x.dtype}", sign)
+    return np.asarray(y).astype(x.dtype)
 
 
 BINARY: dict[str, Binary] = {
@@ -63,8 +98,8 @@ BINARY: dict[str, Binary] = {
     "and": np.bitwise_and,
     "or": np.bitwise_or,
     "xor": np.bitwise_xor,
-    "shl": lambda x, y: np.left_shift(x, _shift_count(y, x)),
-    "shr": lambda x, y: np.right_shift(x, _shift_count(y, x)),
+    "shl": lambda x, y: np.left_shift(x, _shift_count(y, x, "<<")),
+    "shr": lambda x, y: np.right_shift(x, _shift_count(y, x, ">>")),
     "rem": _rem,
     "fmod": _fmod,
     "lrelu": lambda x, s: np.where(x > 0, x, x * s),
