@@ -106,8 +106,10 @@ INT_ABS_OPS = ("neg", "maximum")
 
 
 def binary_tile(b: Body, name: str, x: E.Var, y: E.Var, kinds: tuple[str, str], out_dtype: object) -> E.Var:
-    if name == "div" and out_dtype.is_int() and not legal(BINARY[name] + BROADCAST_OPS, out_dtype):
-        return int_div_tile(b, x, y, kinds, out_dtype)  # (A5, compiled for it, has an integer tdiv)
+    if name == "div" and out_dtype.is_int():
+        if not legal(BINARY[name] + BROADCAST_OPS, out_dtype):
+            return int_div_tile(b, x, y, kinds, out_dtype)
+        return guarded_int_div_tile(b, x, y, kinds, out_dtype)  # (A5, compiled for it, has an integer tdiv)
     work = work_dtype(out_dtype, BINARY[name] + BROADCAST_OPS, b.em.span)
     if work is out_dtype:  # the tile op promotes mixed operands itself (u32 + i32 -> i32)
         return b.binary(name, x, y, kinds)
@@ -160,6 +162,23 @@ def int_div_tile(b: Body, x: E.Var, y: E.Var, kinds: tuple[str, str], out_dtype:
         lo = -(1 << (out_dtype.bits - 1))
         q = b.op("sels", _mask(b, b.cast(q, f32), CmpType.NE, -lo), q, E.ConstInt(lo, i32))
     q = b.cast(q, out_dtype)
+    if b.win.rank1 and len(q.type.shape) == 2:
+        q = b.op("reshape", q, [b.win.tc])
+    return q
+
+
+def guarded_int_div_tile(b: Body, x: E.Var, y: E.Var, kinds: tuple[str, str], out_dtype: DataType) -> E.Var:
+    """``x / y`` with the target's integer ``tdiv`` (A5), giving the library's defined results where
+    the quotient is no integer of the type (``x / 0 = 0``, ``MIN / -1 = MIN``, as
+    :func:`int_div_tile`) without asking ``tdiv`` for them: the instruction has no result there
+    (the emulator faults, naming the element). Divisors 0 and -1 are replaced by 1, the quotient
+    by -x where the divisor is -1 (it wraps MIN to MIN) and by 0 where it is 0."""
+    a, d = _full_pair(b, b.cast(x, out_dtype), b.cast(y, out_dtype), kinds)
+    nonzero, not_minus_one = _mask(b, d, CmpType.NE), _mask(b, d, CmpType.NE, -1)
+    one = E.ConstInt(1, out_dtype)
+    safe = b.op("sels", not_minus_one, b.op("sels", nonzero, d, one), one)
+    q = b.op("sel", not_minus_one, b.op("div", a, safe), b.scalar("muls", a, -1))
+    q = b.op("sels", nonzero, q, E.ConstInt(0, out_dtype))
     if b.win.rank1 and len(q.type.shape) == 2:
         q = b.op("reshape", q, [b.win.tc])
     return q

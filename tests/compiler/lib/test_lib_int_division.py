@@ -130,8 +130,9 @@ def test_int32_abs_is_exact_past_2_to_the_24():
 
 
 def test_a5_divides_int32_with_its_own_tdiv():
-    """A module for A5 (pto.target_arch = "a5") uses A5's INT32 tdiv: one instruction, no estimate
-    and correction; it computes the same defined results (x / 0 = 0, MIN / -1 = MIN)."""
+    """A module for A5 (pto.target_arch = "a5") uses A5's INT32 tdiv: one division, no estimate and
+    correction; it computes the same defined results (x / 0 = 0, MIN / -1 = MIN) by compare and
+    select around the tdiv, which is not asked for them (it has no result there: a fault)."""
     from pypto.ir.compiler import compile_program
 
     e = np.array(edges(32)[::7], np.int32)
@@ -139,7 +140,7 @@ def test_a5_divides_int32_with_its_own_tdiv():
     prog = program(lambda x, y: T.div(x, y), [("a", a.shape, I32), ("b", b.shape, I32)])
     text = compile_program(prog, target_arch="a5", with_cpp=False).pto["kern"]
     divs = [ln for ln in text.splitlines() if "pto.tdiv " in ln]
-    assert len(divs) == 1 and divs[0].count("dtype=i32") == 3 and "pto.tcmps" not in text
+    assert len(divs) == 1 and divs[0].count("dtype=i32") == 3 and "pto.tcvt" not in text
     r = run(prog, a, b, machine="a5")
     assert not r.errors(), r.errors()
     np.testing.assert_array_equal(r.outputs[0].astype(np.int64), truncating_division(a, b, 32))
