@@ -249,6 +249,12 @@ class InstrSpec:
     # legal element-type combinations of named operands (matmul: (a, b, c) in (i8, i8, i32), ...)
     dtype_tuples: DtypeTuples | None = None
 
+    def is_required(self, operand: OperandSpec) -> bool:
+        """Whether a form of the op must write ``operand``: a non-optional one, or the optional
+        scratch tile on a target whose ``needs_scratch`` constraint requires it (A2/A3 row
+        reductions and selects, pto-text-format §4.0)."""
+        return not operand.optional or (operand.is_scratch and "needs_scratch" in self.constraints)
+
     @property
     def is_core(self) -> bool:
         """Executed by the simulator core itself (``core.*`` semantics), not a NumPy function."""

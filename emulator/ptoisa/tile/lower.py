@@ -298,7 +298,7 @@ class _Lowering:
         ins: list[A.Operand] = []
         types: list[A.Type] = []
         for o in spec.ins:
-            if o.name == "tmp" and not o.optional:
+            if o.name == "tmp" and spec.is_required(o):
                 src = next(t for t in op.operand_types if isinstance(t, A.TileType))
                 name = self.names.fresh("tmp")
                 buf_t = tile_buf_type(src, None, self.ctx.machine)

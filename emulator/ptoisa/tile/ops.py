@@ -77,7 +77,7 @@ def tile_op(name: str, isa: ISA) -> TileOpDef | None:
 
 
 def _vector_op(name: str, spec: InstrSpec) -> TileOpDef:
-    required = [o for o in spec.ins if not o.optional]
+    required = [o for o in spec.ins if spec.is_required(o)]
     scratch = tuple(o.name for o in required if o.name == "tmp")
     operands = [o for o in required if o.name != "tmp"]
     tiles = sum(1 for o in operands if "tile" in o.kinds)

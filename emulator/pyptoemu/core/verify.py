@@ -397,17 +397,45 @@ def _alloc_errors(op: A.Op, scope: NameScope, machine: Machine) -> list[PtoError
     if (vr is not None and not 0 <= vr <= t.rows) or (vc is not None and not 0 <= vc <= t.cols):
         return [VerifyError(f"pto.alloc_tile: valid region {vr if vr is not None else '?'}x"
                             f"{vc if vc is not None else '?'} outside the tile shape {t.rows}x{t.cols}", op.loc)]
-    addr, buf = const.get("addr"), machine.buffers.get(t.loc)
+    return _address_errors(op, t, const.get("addr"), machine)
+
+
+def _address_errors(op: A.Op, t: A.TileBufType, addr: int | None, machine: Machine) -> list[PtoError]:
+    """A constant level-3 address (alloc_tile addr, tassign) is aligned and the tile fits after it."""
+    buf = machine.buffers.get(t.loc)
     if addr is None or buf is None or not is_known(t.dtype):
         return []
     if addr % buf.align:
-        return [VerifyError(f"pto.alloc_tile: address {addr} in {buf.name} is not a multiple of its "
+        return [VerifyError(f"{op.name}: address {addr} in {buf.name} is not a multiple of its "
                             f"{buf.align}-byte alignment", op.loc)]
     need = t.rows * t.cols * itemsize(t.dtype)  # at least: a boxed layout may span more
     if addr < 0 or addr + need > buf.size:
-        return [VerifyError(f"pto.alloc_tile: {need} bytes at address {addr} exceed {buf.name} capacity of "
+        return [VerifyError(f"{op.name}: {need} bytes at address {addr} exceed {buf.name} capacity of "
                             f"{buf.size} bytes", op.loc)]
     return []
+
+
+def _tassign_errors(op: A.Op, scope: NameScope, machine: Machine) -> list[PtoError]:
+    """``tassign %t, %addr`` at a constant address: aligned and inside the buffer, as alloc_tile's."""
+    t = op.result_types[0] if op.result_types else None
+    if not isinstance(t, A.TileBufType) or len(op.operands) < 2:
+        return []
+    return _address_errors(op, t, _constant(op.operands[1], scope), machine)
+
+
+def _event_id_errors(op: A.Op, scope: NameScope, machine: Machine) -> list[PtoError]:
+    """A flag or cross-core signal id given as a constant SSA value is in the machine's range, as a
+    literal one must be (set_flag_dyn / wait_flag_dyn: event ids; sync.set / sync.wait: signal ids)."""
+    eid = _constant(op.operands[0], scope) if op.operands else None
+    if eid is None:
+        return []
+    if op.name in ("pto.sync.set", "pto.sync.wait"):
+        n = int(machine.params.get("cross_core_ids", 16))
+        what = f"signal id {eid} is out of range: {machine.name} has ids 0..{n - 1}"
+    else:
+        n = machine.event_ids
+        what = f"event id {eid} is out of range: {machine.name} has EVENT_ID0..EVENT_ID{n - 1}"
+    return [] if 0 <= eid < n else [VerifyError(f"{op.name}: {what}", op.loc)]
 
 
 def _partition_errors(op: A.Op, scope: NameScope, machine: Machine) -> list[PtoError]:
@@ -480,7 +508,9 @@ def _window_errors(op: A.Op, scope: NameScope, machine: Machine) -> list[PtoErro
 _STATIC_CHECKS = {
     "func.return": _return_errors, "scf.for": _for_errors, "pto.alloc_tile": _alloc_errors,
     "pto.partition_view": _partition_errors, "pto.subview": _partition_errors, "pto.textract": _window_errors,
-    "pto.tinsert": _window_errors, "pto.make_tensor_view": _tensor_view_errors,
+    "pto.tinsert": _window_errors, "pto.make_tensor_view": _tensor_view_errors, "pto.tassign": _tassign_errors,
+    "pto.set_flag_dyn": _event_id_errors, "pto.wait_flag_dyn": _event_id_errors, "pto.sync.set": _event_id_errors,
+    "pto.sync.wait": _event_id_errors,
 }
 
 
