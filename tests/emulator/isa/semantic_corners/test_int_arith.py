@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from pyptoemu.errors import UndefinedResultError
 from tests.emulator.isa.semantic_corners.sem import S, one, row, zeros
 
 
@@ -99,10 +100,13 @@ def test_tdiv_float_by_zero_ieee():
     assert got[0].tolist() == [-np.inf, np.inf]
 
 
-def test_int_remainder_by_zero_emulator_choice():
-    """Spec silent (trem/tfmod are float/i32 ops; x/0 target-defined): the emulator returns 0."""
-    got = one("trem", [row([7, -7], "i32"), row([0, 0], "i32"), zeros(1, 2, "i32")], zeros(1, 2, "i32"))
-    assert got[0].tolist() == [0, 0]
+def test_int_remainder_by_zero_is_a_fault():
+    """Spec silent (trem/tfmod are float/i32 ops; x/0 target-defined): the emulator faults, naming
+    the element and its operands, as the scalar arith.remsi does (it returned 0)."""
+    with pytest.raises(UndefinedResultError, match=r"integer division by zero at element \(0, 0\): 7 % 0"):
+        one("trem", [row([7, -7], "i32"), row([0, 0], "i32"), zeros(1, 2, "i32")], zeros(1, 2, "i32"))
+    with pytest.raises(UndefinedResultError, match=r"element \(0, 1\): -7 fmod 0"):
+        one("tfmod", [row([7, -7], "i32"), row([2, 0], "i32")], zeros(1, 2, "i32"))
 
 
 def test_shifts_in_range():
@@ -113,12 +117,16 @@ def test_shifts_in_range():
     assert got[0].tolist() == [-4, 4, -1, 0x3FFF]
 
 
-def test_shift_count_out_of_range_emulator_choice():
-    """Spec silent on counts >= width or < 0. Emulator (NumPy): shl -> 0, shr -> sign fill; a
-    negative count behaves like a huge count."""
-    got = one("tshl", [row([1, -8, 1, 1], "i16"), row([16, 16, 17, -1], "i16")], zeros(1, 4, "i16"))
-    assert got[0].tolist() == [0, 0, 0, 0]
-    got = one("tshr", [row([1, -8, -8, 8], "i16"), row([16, 16, 40, -1], "i16")], zeros(1, 4, "i16"))
-    assert got[0].tolist() == [0, -1, -1, 0]
-    got = one("tshls", [row([1, 3], "i32"), S(32, "i32")], zeros(1, 2, "i32"))
-    assert got[0].tolist() == [0, 0]
+def test_shift_count_out_of_range_is_a_fault():
+    """Spec silent on counts >= width or < 0: the emulator faults, naming the element and its
+    operands, as the scalar arith.shli/shrsi do (NumPy's answer was 0 / sign fill)."""
+    with pytest.raises(UndefinedResultError, match=r"outside \[0, 16\) for int16 at element \(0, 0\): 1 << 16"):
+        one("tshl", [row([1, -8, 1, 1], "i16"), row([16, 16, 17, -1], "i16")], zeros(1, 4, "i16"))
+    with pytest.raises(UndefinedResultError, match=r"at element \(0, 3\): 8 >> -1"):
+        one("tshr", [row([1, -8, -8, 8], "i16"), row([1, 2, 3, -1], "i16")], zeros(1, 4, "i16"))
+    with pytest.raises(UndefinedResultError, match=r"outside \[0, 32\) for int32 at element \(0, 0\): 1 << 32"):
+        one("tshls", [row([1, 3], "i32"), S(32, "i32")], zeros(1, 2, "i32"))
+    got = one("tshl", [row([1, -8], "i16"), row([15, 0], "i16")], zeros(1, 2, "i16"))  # the last counts in range
+    assert got[0].tolist() == [-32768, -8]
+
+
