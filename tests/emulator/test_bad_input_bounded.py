@@ -129,9 +129,11 @@ def test_an_emulator_bug_is_an_internal_error_with_the_op_and_location(tmp_path,
 
 
 def test_a_kernel_fault_from_a_pipe_keeps_its_location():
-    # an empty window computed at run time (a constant size other than the type's is rejected before running)
+    # an empty window known only when it runs, block 0's index (a constant size other than the type's,
+    # or one computed from constants, is rejected before running)
     text = VADD.replace("sizes = [%c32, %c32]", "sizes = [%zero, %c32]", 1).replace(
-        "%c1 = arith.constant 1 : index", "%c1 = arith.constant 1 : index\n    %zero = arith.subi %c1, %c1 : index", 1)
+        "%c1 = arith.constant 1 : index", "%c1 = arith.constant 1 : index\n    %blk = pto.get_block_idx\n"
+        "    %zero = arith.index_cast %blk : i64 to index", 1)
     with pytest.raises(pyptoemu.KernelFault) as info:
         pyptoemu.run(text)
     assert info.value.loc is not None and str(info.value).startswith("<string>:")

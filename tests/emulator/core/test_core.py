@@ -166,16 +166,20 @@ def test_capacity_overflow_names_tiles_and_sizes():
 
 
 def test_misaligned_address_is_an_error():
-    # the address is computed at run time (a constant one is rejected before running: test_verify_red_team)
+    # the address is known only when it runs, block 0's index + 16 (a constant one, or one computed
+    # from constants, is rejected before running: test_verify_red_team, test_verify_folding)
     body = f"    %a = pto.alloc_tile addr = %c16_i64 : {T}\n"
     with pytest.raises(CapacityError, match="not a multiple of its 32-byte alignment"):
-        pyptoemu.run(binary_kernel(body, nargs=1, extra_consts="    %c8_i64 = arith.constant 8 : i64\n"
-                                                              "    %c16_i64 = arith.addi %c8_i64, %c8_i64 : i64"))
+        pyptoemu.run(binary_kernel(body, nargs=1, extra_consts="    %c16x = arith.constant 16 : i64\n"
+                                                              "    %blk = pto.get_block_idx\n"
+                                                              "    %c16_i64 = arith.addi %blk, %c16x : i64"))
 
 
 def test_partition_out_of_bounds_is_an_error_with_location():
-    # the offset is computed at run time (a constant one is rejected before running: test_verify_red_team)
-    text = binary_kernel(f"    %o1 = arith.addi %c0, %c1 : index\n"
+    # the offset is known only when it runs, block 0's index + 1 (a constant one, or one computed from
+    # constants, is rejected before running: test_verify_red_team, test_verify_folding)
+    text = binary_kernel("    %blk = pto.get_block_idx\n    %b0 = arith.index_cast %blk : i64 to index\n"
+                         f"    %o1 = arith.addi %b0, %c1 : index\n"
                          f"    %bad = pto.partition_view %v0, offsets = [%o1, %c0], sizes = [%cr, %cc] "
                          f": !pto.tensor_view<?x?xf32> -> {P}\n", nargs=1)
     with pytest.raises(BoundsError, match=r"<string>:\d+:\d+: partition_view: dim 0 window \[1, 17\)"):

@@ -43,8 +43,9 @@ def test_races_are_found_without_data():
 
 
 def test_out_of_bounds_window_is_found_without_data():
-    body = (f"    %t = pto.alloc_tile : {vec(16, 64)}\n"  # the offset is computed at run time
-            "    %o1 = arith.addi %c0, %c1 : index\n"
+    body = (f"    %t = pto.alloc_tile : {vec(16, 64)}\n"  # the offset is known only when it runs
+            "    %blk = pto.get_block_idx\n    %b0 = arith.index_cast %blk : i64 to index\n"
+            "    %o1 = arith.addi %b0, %c1 : index\n"
             "    %bad = pto.partition_view %v0, offsets = [%o1, %c0], sizes = [%cr, %cc] "
             f": !pto.tensor_view<?x?xf32> -> {pview(16, 64)}\n"
             f"    pto.tload ins(%bad : {pview(16, 64)}) outs(%t : {vec(16, 64)})")
@@ -85,8 +86,10 @@ def _faulting(body: str) -> str:
 
 @pytest.mark.parametrize("data", [True, False], ids=["data", "timing-only"])
 def test_a_window_leaving_its_source_faults_with_and_without_data(data):
-    # the column is computed at run time (a constant one is rejected before running: test_verify_red_team)
-    body = (f"    %c20 = arith.constant 20 : index\n    %c40 = arith.addi %c20, %c20 : index\n"
+    # the column is known only when it runs, block 0's index + 40 (a constant one, or one computed from
+    # constants, is rejected before running: test_verify_red_team, test_verify_folding)
+    body = (f"    %c20 = arith.constant 40 : index\n    %blk = pto.get_block_idx\n"
+            f"    %b0 = arith.index_cast %blk : i64 to index\n    %c40 = arith.addi %b0, %c20 : index\n"
             f"    %a = pto.alloc_tile : {vec(16, 32)}\n"
             f"    pto.textract ins(%x, %c0, %c40 : {vec(16, 64)}, index, index) outs(%a : {vec(16, 32)})")
     with pytest.raises(BoundsError, match=r"<string>:\d+:5: textract: window at \(0, 40\) of 16x32 leaves the "
