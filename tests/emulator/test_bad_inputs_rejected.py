@@ -148,7 +148,10 @@ def test_wait_that_is_never_set_deadlocks(tmp_path, capsys):
 
 
 def test_dynamic_event_id_out_of_range(tmp_path, capsys):
-    body = (f"    %a = pto.alloc_tile : {T}\n    %c9 = arith.constant 9 : index\n" + LOAD +
+    # known only when it runs, block 0's index + 9 (a constant id is rejected before running:
+    # test_verify_rejects_folded_and_target_rules_everywhere)
+    body = (f"    %a = pto.alloc_tile : {T}\n    %nine = arith.constant 9 : index\n    %blk = pto.get_block_idx\n"
+            "    %b0 = arith.index_cast %blk : i64 to index\n    %c9 = arith.addi %b0, %nine : index\n" + LOAD +
             "    pto.set_flag_dyn [#pto.pipe<PIPE_MTE2>, #pto.pipe<PIPE_MTE3>, %c9]\n"
             "    pto.wait_flag_dyn [#pto.pipe<PIPE_MTE2>, #pto.pipe<PIPE_MTE3>, %c9]\n" + STORE)
     rc, text, path = _run(tmp_path, capsys, "evid", body)
