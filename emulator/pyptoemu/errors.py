@@ -26,6 +26,7 @@ __all__ = [
     "ResourceError",
     "SpecError",
     "StepLimitError",
+    "UndefinedResultError",
     "UnsupportedOpError",
     "VerifyError",
 ]
