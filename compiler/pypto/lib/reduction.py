@@ -13,6 +13,8 @@
   is combined element-wise block by block over its indices (:func:`reduce_outer`); without
   ``keepdim`` the kept result is then reshaped into the output.
 * ``mean`` is the sum scaled by ``1 / count`` once the reduction is complete.
+* A ``sum``/``mean`` of FP16 or BF16 accumulates in FP32 (each tile cast up, the result cast back
+  once), as NumPy and torch do: 4096 FP16 values near 62 sum past FP16's 65504.
 
 The tail chunk of a reduction is padded with the reduction's identity (:func:`pypto.lib.tiling.pad_for`).
 A result with no dims left (every axis reduced without ``keepdim``) is refused with a message:
@@ -38,6 +40,16 @@ from pypto.ops import block as B
 
 COMBINE = {"sum": "add", "max": "maximum", "min": "minimum"}
 LIVE = 3  # the input tile, the scratch of row_<op> and the result
+
+
+def accumulator_dtype(dtype: DataType, reduce: str, ops: tuple[str, ...]) -> DataType:
+    """The dtype a reduction computes in: FP32 for a ``sum`` (and so ``mean``) of a float narrower than
+    FP32, as NumPy and torch accumulate FP16/BF16 sums, so that many values do not overflow FP16's
+    65504 or lose BF16's 8-bit significand before the result is rounded once; ``max``/``min`` are exact
+    in any dtype and keep :func:`work_dtype`'s choice."""
+    if reduce == "sum" and dtype.is_float() and dtype.bits < DataType.FP32.bits:
+        return DataType.FP32
+    return work_dtype(dtype, ops)
 
 
 def combine(b: Body, reduce: str, acc: E.Var, part: E.Var) -> E.Var:
@@ -77,7 +89,7 @@ def reduce_rows(em: Emitter, x: E.Var, out: E.Var, reduce: str, scale: float | N
     rows, cols = shape[-2:]
     lead = tuple(shape[:-2])
     dtype = x.type.dtype
-    work = work_dtype(dtype, ("row_" + reduce, COMBINE[reduce], "muls"))
+    work = accumulator_dtype(dtype, reduce, ("row_" + reduce, COMBINE[reduce], "muls"))
     plan = tiling.plan(rows, cols, [dtype, out.type.dtype, work], span=span)
     pad = tiling.pad_for(reduce)
 
@@ -109,7 +121,7 @@ def reduce_cols(em: Emitter, x: E.Var, out: E.Var, reduce: str, scale: float | N
     rows, cols = shape[-2:]
     lead = tuple(shape[:-2])
     dtype = x.type.dtype
-    work = work_dtype(dtype, (reduce, COMBINE[reduce], "muls"))
+    work = accumulator_dtype(dtype, reduce, (reduce, COMBINE[reduce], "muls"))
     plan = tiling.plan(rows, cols, [dtype, work], LIVE, row_vectors=False, span=span)
     pad = tiling.pad_for(reduce)
 
@@ -149,7 +161,7 @@ def reduce_outer(em: Emitter, x: E.Var, out: E.Var, reduce: str, axis: int, scal
     shape = shape2(x.type)
     rows, cols = shape[-2:]
     extent = shape[axis]
-    work = work_dtype(x.type.dtype, (COMBINE[reduce], "muls"))
+    work = accumulator_dtype(x.type.dtype, reduce, (COMBINE[reduce], "muls"))
     plan = tiling.plan(rows, cols, [x.type.dtype, out.type.dtype, work], span=span)
 
     def block(e: Emitter, win: Window, carried: list) -> list:
@@ -184,7 +196,7 @@ def reduce_nd(em: Emitter, x: E.Var, out: E.Var, reduce: str, axes: tuple, scale
     if len(shape2(out.type)) != rank:  # keepdim=False: into the kept shape, then its unit dims dropped
         kept = tuple(idx(1 if a in axes else d) for a, d in enumerate(shape))
         out = em.workspace(TensorType(kept, out.type.dtype), "kept")
-    work = work_dtype(x.type.dtype, ("row_" + reduce, reduce, COMBINE[reduce], "muls"))
+    work = accumulator_dtype(x.type.dtype, reduce, ("row_" + reduce, reduce, COMBINE[reduce], "muls"))
     cur, cur_shape = x, list(shape)
     order = sorted(axes, reverse=True)
     for n, a in enumerate(order):
@@ -221,7 +233,8 @@ def reduce_tensor(em: Emitter, x: E.Var, out: E.Var, reduce: str, axes: tuple, m
         return reduce_cols(em, x, out, reduce, scale, span)
     if len(shape2(out.type)) != 2:
         raise CompileError(f"{reduce} over every axis leaves no dims: pass keepdim=True (kernels write tensors)", span)
-    cols = em.workspace(TensorType((idx(1), idx(shape[1])), x.type.dtype), "cols")
+    partial = DataType.FP32 if accumulator_dtype(x.type.dtype, reduce, ()) == DataType.FP32 else x.type.dtype
+    cols = em.workspace(TensorType((idx(1), idx(shape[1])), partial), "cols")
     cols = reduce_cols(em, x, cols, reduce, None, span)
     return reduce_rows(em, cols, out, reduce, scale, span)
 
