@@ -247,9 +247,6 @@ RULES: dict[str, tuple[str, str, str]] = {
         "§4.2", kernel(alloc("s", T) + alloc("i", I32)
                        + f"    pto.mscatter ins(%s, %i : {T}, {I32}) outs(%p1 : {PV}) //!\n"),
         r"mscatter exists only on a5"),
-    "row reduction: tmp required on A2/A3": (
-        "§4.0, §4.6", kernel(alloc("s", T) + alloc("d", DN) + op1("trowsum", "s", T, "d", DN)),
-        r"trowsum on a2a3 needs its scratch operand tmp"),
     "tsel: tmp required on A2/A3": (
         "§4.0, §4.10", kernel(alloc("m", tb(16, 64, "ui8")) + alloc("a", T)
                               + f"    pto.tsel ins(%m, %a, %a : {tb(16, 64, 'ui8')}, {T}, {T}) outs(%a : {T}) //!\n"),
@@ -270,13 +267,9 @@ RULES: dict[str, tuple[str, str, str]] = {
 }
 
 # Rules the emulator does not enforce yet: each with the reason (strict: an enforced rule fails here)
-NOT_ENFORCED: dict[str, str] = {
-    "row reduction: tmp required on A2/A3": (
-        "a full-size tmp does not fit the UB layout of benchmarks/kernels/flash_attention.py (the A2/A3 "
-        "calibration kernel: 256 bytes short), and reducing each piece with a shared tmp costs +14.6% "
-        "cycles there; the spec gives no smaller tmp shape that is enough (§4.6: 'same shape as src is "
-        "always enough'). The mechanism is ready: target_constraints {a2a3: [needs_scratch]}"),
-}
+NOT_ENFORCED: dict[str, str] = {}
+# Not a rule: a row reduction written without its tmp operand (spec §4.6 "Legacy: ... Accepting it is
+# harmless", and §7 "Variants a parser must tolerate" item 11) runs on A2/A3 too: tests/emulator/core/forms/legacy.pto.
 
 
 def _params() -> list:
