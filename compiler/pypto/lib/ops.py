@@ -340,7 +340,10 @@ def slice(input: Expr, shape: Any, offset: Any, span: Span | None = None) -> Cal
                           {}, span)
 
 
-def concat(lhs: Expr, rhs: Expr, axis: int = 0, span: Span | None = None) -> Call:
+def concat(lhs: Expr, rhs: Expr, axis: int = -1, span: Span | None = None) -> Call:
+    """``lhs`` and ``rhs`` joined along ``axis``; by default the last one, so ``pl.concat(a, b)`` of two
+    ``[r, c]`` tensors is ``[r, ca + cb]`` as spec pypto-jit §6.5 says and as the tile form (``tconcat``)
+    joins (the seed documents do not say; torch's ``cat`` defaults to rows, pass ``axis=0`` for that)."""
     return create_op_call("tensor.concat", [lhs, rhs], {"axis": axis}, span)
 
 
