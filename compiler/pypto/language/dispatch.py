@@ -152,6 +152,7 @@ def pl_call(p: Any, node: ast.Call, name: str, pl: Any, args: list | None = None
         return dynamic(*args)
     first = _kind(args[0]) if args else "other"
     _refuse_tile_tensor_mix(p, node, name, args)
+    refuse_implicit_promotion(p, node, name, args)
     if name in ("cast", "min", "max") and first == "scalar":
         if name == "cast":
             if kwargs.get("mode", "round") not in ("round", 2):
@@ -185,6 +186,29 @@ _SAME_LEVEL_OPS = frozenset({
 })
 
 
+# Element-wise ops of two shaped operands: in @pl.jit code their dtypes must agree (no implicit promotion).
+_SAME_DTYPE_OPS = frozenset({
+    "add", "sub", "mul", "div", "maximum", "minimum", "rem", "and_", "or_", "xor", "prelu",
+    "row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand_div",
+    "col_expand_add", "col_expand_sub", "col_expand_mul", "col_expand_div",
+})
+
+
+def refuse_implicit_promotion(p: Any, node: ast.Call, name: str, args: list) -> None:
+    """In @pl.jit code an element-wise op of two tensors or tiles of different dtypes is an error at the
+    user's line naming both dtypes and the fix: spec pypto-jit §3 says "no implicit promotion anywhere:
+    mixing dtypes needs pl.cast". The seed surface (@pl.program) promotes (pypto-language §2.1) and
+    keeps doing so."""
+    if not p.fold_metadata or name not in _SAME_DTYPE_OPS:
+        return
+    shaped = [a.type for a in args[:2] if isinstance(getattr(a, "type", None), (TensorType, TileType))]
+    if len(shaped) == 2 and shaped[0].dtype is not shaped[1].dtype:
+        a, b = (t.dtype.name for t in shaped)
+        raise p.error(
+            f"pl.{name}: operands are {a} and {b}; @pl.jit code does not promote implicitly: cast one first, "
+            f"e.g. pl.{name}(x, pl.cast(y, pl.{a}))", node, PyptoTypeError)
+
+
 def _refuse_tile_tensor_mix(p: Any, node: ast.Call, name: str, args: list) -> None:
     """A binary op given a tile and a tensor (in InCore code ``x[...]`` and pl.slice load tiles, while a
     parameter or a view taken outside the region is a tensor) says so, instead of failing inside one
@@ -215,6 +239,7 @@ def namespace_call(p: Any, node: ast.Call, ns: str, name: str, args: list | None
     if args is None:
         args, kwargs = _args(p, node)
     module = {"block": B, "tensor": T, "system": SY}[ns]
+    refuse_implicit_promotion(p, node, name, args)
     if ns == "block" and name in SCALAR_OF and len(args) > 1 and _kind(args[1]) == "scalar":
         name = SCALAR_OF[name]
     if ns == "block" and name in ("min", "max", "sum") and len(args) > 1 and _kind(args[1]) == "tile":

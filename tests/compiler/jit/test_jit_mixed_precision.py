@@ -1,6 +1,9 @@
-"""Mixed float dtypes in jit code behave as torch's: FP16 (or BF16) with FP32 computes in FP32 and gives
-FP32 (the narrower operand is widened first, exactly), and nothing narrows a value silently: an FP32
-value written into an FP16 output is an error at the user's line until ``pl.cast`` states it."""
+"""Mixed float dtypes in jit code: spec pypto-jit §3 says "no implicit promotion anywhere: mixing dtypes
+needs pl.cast". An element-wise op of an FP16 and an FP32 tensor (or tile) is an error at the user's line
+naming both dtypes and the fix; with the cast written, FP16 widened to FP32 computes exactly in FP32. Nothing
+narrows a value silently either: an FP32 value written into an FP16 output is an error at the user's line
+until ``pl.cast`` states it. (Until red team round 4 the mix was promoted as torch does; the spec is explicit.)
+The seed-era @pl.program surface keeps its promotion rule (pypto-language §2.1)."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ import pytest
 
 import pypto.language as pl
 from pypto.errors import PyptoTypeError
+from pypto.runtime import run
 
 
 @pl.jit
@@ -18,14 +22,38 @@ def add_in_region(a: pl.Tensor, b: pl.Tensor, y: pl.Out[pl.Tensor]):
 
 
 @pl.jit
-def add_then_cast(a: pl.Tensor, b: pl.Tensor, y: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        y[:, :] = pl.cast(pl.add(a[:, :], b[:, :]), pl.FP16, mode="rint")
+def add_in_orchestration(a: pl.Tensor, b: pl.Tensor, y: pl.Out[pl.Tensor]):
+    y = pl.add(a, b)  # noqa: F841 -- the user pattern under test: rebinding an Out parameter
 
 
 @pl.jit
-def add_in_orchestration(a: pl.Tensor, b: pl.Tensor, y: pl.Out[pl.Tensor]):
-    y = pl.add(a, b)  # noqa: F841 -- the user pattern under test: rebinding an Out parameter
+def cast_add_in_region(a: pl.Tensor, b: pl.Tensor, y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        y[:, :] = pl.add(pl.cast(a[:, :], pl.FP32), b[:, :])
+
+
+@pl.jit
+def cast_add_in_orchestration(a: pl.Tensor, b: pl.Tensor, y: pl.Out[pl.Tensor]):
+    y = pl.add(pl.cast(a, pl.FP32), b)  # noqa: F841 -- rebinding an Out parameter
+
+
+@pl.jit
+def add_then_cast(a: pl.Tensor, b: pl.Tensor, y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        y[:, :] = pl.cast(pl.add(pl.cast(a[:, :], pl.FP32), b[:, :]), pl.FP16, mode="rint")
+
+
+@pl.program
+class SeedAdd:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kern(self, a: pl.Tensor[[16, 32], pl.FP16], b: pl.Tensor[[16, 32], pl.FP32]) -> pl.Tensor[[16, 32], pl.FP32]:
+        c = pl.add(a, b)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 32], pl.FP16], b: pl.Tensor[[16, 32], pl.FP32]) -> pl.Tensor[[16, 32], pl.FP32]:
+        c = self.kern(a, b)
+        return c
 
 
 def _operands() -> tuple[np.ndarray, np.ndarray]:
@@ -35,8 +63,20 @@ def _operands() -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
-@pytest.mark.parametrize("kernel", [add_in_region, add_in_orchestration])
-def test_fp16_plus_fp32_is_computed_and_returned_in_fp32(kernel):
+def _line(kernel, offset: int) -> int:
+    return kernel.__wrapped__.__code__.co_firstlineno + offset
+
+
+@pytest.mark.parametrize(("kernel", "offset"), [(add_in_region, 3), (add_in_orchestration, 2)])
+def test_fp16_plus_fp32_without_a_cast_is_an_error_at_the_line_naming_both_dtypes(kernel, offset):
+    a, b = _operands()
+    with pytest.raises(PyptoTypeError, match=rf"test_jit_mixed_precision.py:{_line(kernel, offset)}:\d+: .*pl.add: "
+                       r"operands are FP16 and FP32; .*does not promote implicitly.*pl.cast"):
+        kernel(a, b, np.zeros((16, 32), np.float32))
+
+
+@pytest.mark.parametrize("kernel", [cast_add_in_region, cast_add_in_orchestration])
+def test_fp16_cast_to_fp32_plus_fp32_is_computed_and_returned_in_fp32(kernel):
     a, b = _operands()
     y = np.zeros((16, 32), np.float32)
     kernel(a, b, y)
@@ -50,15 +90,14 @@ def test_fp32_value_into_an_fp16_output_in_a_region_is_an_error_at_the_line():
     a, b = _operands()
     with pytest.raises(PyptoTypeError, match=r"test_jit_mixed_precision.py:\d+:\d+: .*tile dtype FP32 differs from "
                        r"output tensor dtype FP16"):
-        add_in_region(a, b, np.zeros((16, 32), np.float16))
+        cast_add_in_region(a, b, np.zeros((16, 32), np.float16))
 
 
 def test_fp32_value_rebinding_an_fp16_output_in_orchestration_is_an_error_at_the_line():
     a, b = _operands()
-    line = add_in_orchestration.__wrapped__.__code__.co_firstlineno + 2
-    with pytest.raises(PyptoTypeError, match=rf"test_jit_mixed_precision.py:{line}:\d+: .*Cannot reassign 'y' with a "
-                       r"different type.*FP16.*FP32"):
-        add_in_orchestration(a, b, np.zeros((16, 32), np.float16))
+    with pytest.raises(PyptoTypeError, match=rf"test_jit_mixed_precision.py:{_line(cast_add_in_orchestration, 2)}:"
+                       r"\d+: .*Cannot reassign 'y' with a different type.*FP16.*FP32"):
+        cast_add_in_orchestration(a, b, np.zeros((16, 32), np.float16))
 
 
 def test_an_explicit_cast_narrows_the_fp32_result():
@@ -66,3 +105,10 @@ def test_an_explicit_cast_narrows_the_fp32_result():
     y = np.zeros((16, 32), np.float16)
     add_then_cast(a, b, y)
     np.testing.assert_array_equal(y, (a.astype(np.float32) + b).astype(np.float16))
+
+
+def test_the_seed_program_surface_still_promotes_fp16_plus_fp32_to_fp32():
+    a, b = _operands()
+    got = run(SeedAdd, a, b).outputs[0]
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, a.astype(np.float32) + b)
