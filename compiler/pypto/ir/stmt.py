@@ -98,6 +98,11 @@ class ScopeStmt(Stmt):
     span: Span = UNKNOWN_SPAN
     name_hint: str = ""
     blocks: int | None = None
+    # ``optimizations=[pl.split(mode), pl.cross_core_slot(slot_num=n)]`` of the pl.at (spec pypto-jit
+    # §4.1): the AIVs' split of a mixed region ("UP_DOWN", "LEFT_RIGHT", "NONE"; "" = not given) and the
+    # cross-core ring depth (None = not given); carried to the kernel, read by SplitCubeVector
+    split_mode: str = ""
+    slot_num: int | None = None
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -119,6 +124,8 @@ class Function:
     span: Span = UNKNOWN_SPAN
     type: FunctionType = FunctionType.Opaque
     param_directions: tuple = ()
+    split_mode: str = ""  # from the outlined pl.at's optimizations= (ScopeStmt.split_mode)
+    slot_num: int | None = None  # likewise (ScopeStmt.slot_num)
 
     def __post_init__(self) -> None:
         params, dirs = [], []

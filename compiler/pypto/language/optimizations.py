@@ -4,7 +4,8 @@ and ``pl.cross_core_slot(slot_num=N)``.
 Both only shape how a mixed cube/vector region is scheduled on hardware (the vector half split over
 the two AIVs, the depth of the cross-core ring); results must equal the unsplit region, which is what
 the emulator computes. They are checked here as upstream checks them (a list literal at the call
-site, known entries, a positive slot count) and otherwise have no effect. There is no op that splits
+site, known entries, a positive slot count) and carried on the region's kernel: SplitCubeVector's FIFO
+forms split the AIVs' work by rows or columns and size the ring by them (or say why they cannot). There is no op that splits
 a tensor: ``pl.split`` is only this entry.
 """
 
@@ -60,13 +61,22 @@ def _check_slots(p: Any, node: ast.AST, slots: Any) -> None:
         raise p.error(f"slot_num must be a positive integer, got {slots!r}", node, PyptoTypeError)
 
 
-def check(p: Any, call: ast.Call) -> None:
-    """Validate the ``optimizations=`` keyword of a ``pl.at(...)`` / ``pl.spmd(...)`` call, if any."""
+def check(p: Any, call: ast.Call) -> tuple[str, int | None]:
+    """Validate the ``optimizations=`` keyword of a ``pl.at(...)`` / ``pl.spmd(...)`` call, if any, and
+    return what it asks: the split mode's name ("" when no pl.split is given) and the ring depth (None
+    when not given). SplitCubeVector honours them in its FIFO forms."""
     value = next((k.value for k in call.keywords if k.arg == "optimizations"), None)
     if value is None:
-        return
+        return "", None
     if not isinstance(value, ast.List):
         raise p.error("optimizations= must be a list literal written at the call site", value)
+    mode, slots = "", None
     for item in value.elts:
-        if not isinstance(p.expr(item), (Split, CrossCoreSlot)):
+        entry = p.expr(item)
+        if not isinstance(entry, (Split, CrossCoreSlot)):
             raise p.error("optimizations=[...] entries are pl.split(...) and pl.cross_core_slot(...)", item)
+        if isinstance(entry, Split):
+            mode = entry.mode.name
+        if entry.slot_num is not None:
+            slots = entry.slot_num
+    return mode, slots

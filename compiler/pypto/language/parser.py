@@ -471,7 +471,7 @@ class FunctionParser:
             raise self.error("pl.at regions do not nest: this code already runs in an InCore kernel (the body "
                              "of a pl.at, a pl.spmd loop or an InCore function)", ctx)
         check_at(self, ctx)
-        optimizations.check(self, ctx)
+        split_mode, slot_num = optimizations.check(self, ctx)
         kw = {k.arg: k.value for k in ctx.keywords}
         deps = tasks.dependencies(self, self.expr(kw["deps"]), kw["deps"]) if "deps" in kw else set()
         deps |= self.__dict__.pop("spmd_deps", set())  # a pl.at launched by `with pl.spmd(deps=...)`
@@ -489,7 +489,8 @@ class FunctionParser:
                                  "it; that write lands when the region ends: compute it last, or with tile ops",
                                  node)
         hint = at_name_hint(self, ctx)
-        self.emit(St.ScopeStmt(ScopeKind.InCore, body, self.span(node), hint))
+        self.emit(St.ScopeStmt(ScopeKind.InCore, body, self.span(node), hint, split_mode=split_mode,
+                               slot_num=slot_num))
         for s in after[1]:
             self.emit(s)
         task_body = St.SeqStmts((body, *after[1]), body.span) if after[1] else body

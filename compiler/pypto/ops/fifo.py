@@ -140,9 +140,10 @@ class FifoSetup:
 
     slot_size: dict  # direction -> bytes
     split: dict  # direction -> the split of its pushes (0, 1 or 2)
+    c2v_slots: int = C2V_SLOTS  # pl.cross_core_slot(slot_num=) of the kernel's pl.at, else the default
 
     def slots(self, direction: str) -> int:
-        return C2V_SLOTS if direction == C2V else fifo_slots(False)
+        return self.c2v_slots if direction == C2V else fifo_slots(False)
 
     def local_slot(self, direction: str) -> int:
         """Bytes of one slot in a consumer's buffer: on the C2V pipe each AIV keeps its half of a split tile."""
@@ -173,4 +174,9 @@ def fifo_setup(func: St.Function) -> FifoSetup | None:
                                      f"and {split}: one pipe has one split", n.span)
     if not sizes:
         return None
-    return FifoSetup(sizes, splits)
+    slots = getattr(func, "slot_num", None)
+    if slots is not None and V2C in sizes and slots != fifo_slots(False):
+        raise PyptoTypeError(f"pl.cross_core_slot(slot_num={slots}) of '{func.name}': its V2C direction is the core "
+                             f"group's pipe, whose depth is the machine's {fifo_slots(False)} slots "
+                             "(fifo_slots_one_way); only the C2V ring's depth can be chosen", func.span)
+    return FifoSetup(sizes, splits, slots or C2V_SLOTS)

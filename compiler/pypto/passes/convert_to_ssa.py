@@ -245,5 +245,6 @@ class ConvertToSSAPass(Pass):
         ssa = _SSA(func)
         body = ssa.block(func.body)
         return St.Function(
-            func.name, tuple(zip(func.params, func.param_directions, strict=False)), func.return_types, body, func.span, func.type
+            func.name, tuple(zip(func.params, func.param_directions, strict=False)), func.return_types, body, func.span, func.type,
+            split_mode=func.split_mode, slot_num=func.slot_num
         )

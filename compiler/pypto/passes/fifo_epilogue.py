@@ -54,7 +54,8 @@ from pypto.passes.ir_utils import all_names
 CUBE_OP = "tensor.matmul"
 # The FIFO's consumer ring (slots x one accumulator) takes at most 1 / FIFO_SHARE of the UB.
 FIFO_SHARE = 2
-SPLIT_ROWS = 1  # the AIVs share a pushed block by rows (up/down)
+SPLIT_ROWS = 1  # the AIVs share a pushed block by rows (up/down), the default
+SPLIT_COLUMNS = 2  # pl.split(pl.SplitMode.LEFT_RIGHT): by columns
 ELEMENTWISE = ({f"tensor.{n}" for n in UNARY} | {f"tensor.{n}" for n in BINARY} | {f"tensor.{n}" for n in SCALAR}
                | {"tensor.pow", "tensor.cast"})
 
@@ -137,10 +138,10 @@ class _FifoMatmul(MatmulEmitter):
     """The product's cube loop nest, each block pushed to the AIVs and finished there by the epilogue."""
 
     def __init__(self, mm: St.AssignStmt, epilogue: list, result: E.Var, lane: E.Var, names: NameAllocator,
-                 log: list | None, where: str):
+                 log: list | None, where: str, split: int = SPLIT_ROWS, slots: int = fifo.C2V_SLOTS):
         # an AIV's half of a block is at most one tile of the library's shared plan, and the C2V ring
         # (slots x half an accumulator per AIV) at most 1 / FIFO_SHARE of the UB
-        ring = CAPACITY[MemorySpace.Vec] // FIFO_SHARE // fifo.C2V_SLOTS * 2
+        ring = CAPACITY[MemorySpace.Vec] // FIFO_SHARE // slots * 2
         super().__init__(mm.value, names.fresh, mm.value.span, log, where,
                          acc_bytes=min(2 * tiling.max_tile_bytes(), ring))
         self.product = mm.var
@@ -148,32 +149,38 @@ class _FifoMatmul(MatmulEmitter):
         self.result = result
         self.lane = lane
         self.names = names
+        self.split = split
 
     def finish(self, acc: E.Var, offs: list, out_tensor: Any, stmts: list) -> E.Var:
         span = self.span
-        stmts.append(St.EvalStmt(fifo.push(fifo.C2V, acc, SPLIT_ROWS, span), span))
-        (tr, tc), (vm, vn) = ([E.static_int(d) for d in acc.type.shape],
-                              [E.static_int(d) for d in acc.type.valid_shape])
-        half = tr // 2
+        split, axis = self.split, self.split - 1
+        stmts.append(St.EvalStmt(fifo.push(fifo.C2V, acc, split, span), span))
+        whole = [E.static_int(d) for d in acc.type.shape]
+        valid = [E.static_int(d) for d in acc.type.valid_shape]
+        n, vn = whole[axis], valid[axis]  # the split axis: its extent and valid extent
+        half = n // 2
         lane = self.lane
-        if vm == tr:
-            vr: Any = half
-        elif vm > half:  # the first AIV has half the block, the second the rest
-            vr = E.sub(E.ConstInt(half, DataType.INDEX), E.mul(lane, E.ConstInt(tr - vm, DataType.INDEX)))
-        else:  # the second AIV has no valid rows: it pops and frees the slot only
-            vr = E.mul(E.sub(E.ConstInt(1, DataType.INDEX), lane), E.ConstInt(vm, DataType.INDEX))
-        call = fifo.pop(fifo.C2V, [half, tc], [vr, vn], acc.type.dtype, SPLIT_ROWS, span)
+        if vn == n:
+            vh: Any = half
+        elif vn > half:  # the first AIV has half the block, the second the rest
+            vh = E.sub(E.ConstInt(half, DataType.INDEX), E.mul(lane, E.ConstInt(n - vn, DataType.INDEX)))
+        else:  # the second AIV has no valid rows (columns): it pops and frees the slot only
+            vh = E.mul(E.sub(E.ConstInt(1, DataType.INDEX), lane), E.ConstInt(vn, DataType.INDEX))
+        shape, lane_valid = list(whole), list(valid)
+        shape[axis], lane_valid[axis] = half, vh
+        call = fifo.pop(fifo.C2V, shape, lane_valid, acc.type.dtype, split, span)
         popped = E.Var(self.names.fresh(f"{self.product.name}_half"), call.type, span)
         stmts.append(St.AssignStmt(popped, call, span))
-        ro = E.add(offs[0], E.mul(lane, E.ConstInt(half, DataType.INDEX)))
-        if vm > half:
-            return self.rows(popped, Window(ro, offs[1], vr, vn, half, tc), out_tensor, stmts)
-        # ragged block within the first AIV's half: only it computes (its rows are all of them)
+        lane_offs = list(offs[:2])
+        lane_offs[axis] = E.add(offs[axis], E.mul(lane, E.ConstInt(half, DataType.INDEX)))
+        if vn > half:
+            return self.rows(popped, Window(*lane_offs, *lane_valid, *shape), out_tensor, stmts)
+        # ragged block within the first AIV's half: only it computes (its rows/columns are all of them)
         then: list = []
-        win = Window(ro, offs[1], vm, vn, half, tc)
+        win = Window(*lane_offs, *valid, *shape)
         view = E.Var(self.names.fresh(f"{self.product.name}_rows"), replace(
-            call.type, tile_view=replace(call.type.view, valid_shape=(E.ConstInt(vm, DataType.INDEX),
-                                                                     E.ConstInt(vn, DataType.INDEX)))), span)
+            call.type, tile_view=replace(call.type.view, valid_shape=tuple(E.ConstInt(v, DataType.INDEX)
+                                                                           for v in valid))), span)
         then.append(St.AssignStmt(view, popped, span))
         stored = self.rows(view, win, out_tensor, then)
         after = E.Var(self.names.fresh(f"{out_tensor.name}_if"), out_tensor.type, span)
@@ -265,7 +272,8 @@ def lower(func: St.Function, log: list | None = None, written: St.Function | Non
     span = mm.span
     lane = E.Var(names.fresh("lane"), ScalarType(DataType.INDEX), span)
     body = list(scalars) + [St.AssignStmt(lane, B.get_subblock_idx(span=span), span)]
-    emitter = _FifoMatmul(mm, epilogue, result, lane, names, log, func.name)
+    split = SPLIT_COLUMNS if func.split_mode == "LEFT_RIGHT" else SPLIT_ROWS
+    emitter = _FifoMatmul(mm, epilogue, result, lane, names, log, func.name, split, func.slot_num or fifo.C2V_SLOTS)
     nest, final = emitter.emit(out)
     body += nest
     body.append(replace(ret, value=tuple(final if v is result else v for v in ret.value)))

@@ -28,6 +28,7 @@ from typing import Any
 
 from pypto.dtype import DataType
 from pypto.enums import ParamDirection
+from pypto.errors import CompileError
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.types import ScalarType, TensorType, static_shape
@@ -164,6 +165,10 @@ def _idx(v: int) -> E.ConstInt:
 
 def lower(func: St.Function, log: list | None = None, written: St.Function | None = None) -> tuple[St.Function, list]:
     """``func`` (:func:`why_not` is None) as a group kernel, and the Out parameters it gained."""
+    if func.split_mode == "LEFT_RIGHT":
+        raise CompileError(f"pl.split(pl.SplitMode.LEFT_RIGHT) of '{func.name}': its matmul's left operand is computed "
+                           "by the AIVs chunk by chunk, each AIV taking half of a chunk's rows; a split by columns "
+                           "(half of each chunk's K) is not implemented: use UP_DOWN", func.span)
     names = NameAllocator(all_names(func))
     stmts = _without_tensor_aliases(list(stmt_list(func.body)))
     mm = next(s for s in stmts if op_name(s) == CUBE_OP)

@@ -228,7 +228,7 @@ class Outliner(BlockRewriter):
         stmts = prologue + list(stmt_list(body)) + epilogue
         stmts.append(St.ReturnStmt(tuple(substitute(r, dict(mapping)) for r in results), scope.span))
         kernel = St.Function(name, tuple(params), tuple(r.type for r in results), St.SeqStmts(tuple(stmts), scope.span),
-                             scope.span, FunctionType.InCore)
+                             scope.span, FunctionType.InCore, split_mode=scope.split_mode, slot_num=scope.slot_num)
         self.kernels.append(kernel)
         args = [self.spilled.get(v, v) for v in free] + [ddr for _, ddr in allocs]
         self.spilled.update({r: ddr for r, (_, ddr) in zip(spills, allocs, strict=True)})
