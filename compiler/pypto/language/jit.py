@@ -263,7 +263,7 @@ class JITFunction(InlineFunction):
         sig = Signature(self.__name__, params, dirs, (), dyn_vars)
         ctx = ProgramContext({})
         ctx.signatures[self.__name__] = (E.GlobalVar(self.__name__), sig)
-        entry = _with_returns(_parser(src, ns, sig, FunctionType.Orchestration, ctx).parse())
+        entry = _with_returns(_parser(src, ns, sig, FunctionType.Orchestration, ctx, "@pl.jit function").parse())
         _check_out_rebindings(entry, {p.name: p.type for p, d in zip(params, dirs, strict=True)
                                       if d is not ParamDirection.In})
         funcs = [entry, *(fn for _, fn in ctx.externals.values())]
@@ -302,7 +302,7 @@ class JITFunction(InlineFunction):
         name = self.__name__ if count == 0 else f"{self.__name__}_{count}"
         sig = Signature(name, params, dirs, (), {})
         ftype = FunctionType.Opaque if self.kind == OPAQUE else FunctionType.InCore
-        return _with_returns(_parser(src, ns, sig, ftype, p.program).parse())
+        return _with_returns(_parser(src, ns, sig, ftype, p.program, f"@pl.jit.{self.kind} function").parse())
 
 
 def _bind_dynamic(node: ast.AST, env: dict) -> tuple[str, int, str] | None:
@@ -318,9 +318,11 @@ def _bind_dynamic(node: ast.AST, env: dict) -> tuple[str, int, str] | None:
     return call.func.value.id, axis.value, var.name
 
 
-def _parser(src: SourceInfo, ns: Namespace, sig: Signature, ftype: FunctionType, ctx: Any) -> FunctionParser:
+def _parser(src: SourceInfo, ns: Namespace, sig: Signature, ftype: FunctionType, ctx: Any,
+            form: str) -> FunctionParser:
     parser = FunctionParser(src, ns, sig, ftype, ctx)
     parser.fold_metadata = True
+    parser.form = form
     return parser
 
 

@@ -131,6 +131,7 @@ class FunctionParser:
         self.cur_node: ast.AST | None = None
         self.assigned_once: set[str] = set()
         self.fold_metadata = False  # set by @pl.jit specialization
+        self.form = "@pl.function"  # the decorator the user wrote, for messages ("@pl.jit" in jit code)
         self.in_incore = func_type is FunctionType.InCore  # tensor subscripts load/store here
         self.computed_tensors: dict[str, bool] = {}  # name -> last bound to a newly computed tensor
 
@@ -208,7 +209,7 @@ class FunctionParser:
                 "Try": "'try'",
                 "Pass": "'pass'",
             }.get(type(node).__name__, f"'{type(node).__name__}' statements")
-            raise self.error(f"unsupported syntax: {what} inside a @pl.function body", node)
+            raise self.error(f"unsupported syntax: {what} inside a {self.form} body", node)
         meth(node)
 
     def stmt_Expr(self, node: ast.Expr) -> None:
