@@ -223,7 +223,7 @@ def __getattr__(name: str):
         import pypto.ops
 
         return getattr(pypto.ops, name)
-    if name in ("compile", "OptimizationStrategy", "BackendType"):
+    if name in ("compile", "CompiledProgram", "OptimizationStrategy", "BackendType"):
         from pypto.ir import compiler
 
         return getattr(compiler, name)

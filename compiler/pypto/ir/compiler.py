@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Self
 
 from pypto.backend import BackendType
 from pypto.codegen.common import core_kind, kernels
@@ -13,7 +14,7 @@ from pypto.codegen.cpp import CppCodegen
 from pypto.codegen.orchestration import generate_orchestration, kernel_config
 from pypto.codegen.pto import PTOCodegen
 from pypto.codegen.tile_ir import generate_tile_ir
-from pypto.enums import CAPACITY
+from pypto.enums import CAPACITY, FunctionType
 from pypto.errors import CompileError
 from pypto.ir.stmt import Program
 from pypto.ops import isa
@@ -26,7 +27,7 @@ EMIT_FORMS = ("pto", "tile-ir")
 
 
 @dataclass
-class CompiledProgram:
+class CompiledModule:
     """The transformed program plus one .pto and one C++ text per kernel."""
 
     program: Program
@@ -37,13 +38,13 @@ class CompiledProgram:
 
 
 def compile_program(program: Program, strategy: Any = OptimizationStrategy.Default, dump_dir: str | None = None,
-                    with_cpp: bool = True, target_arch: str = "a2a3") -> CompiledProgram:
+                    with_cpp: bool = True, target_arch: str = "a2a3") -> CompiledModule:
     """Run the strategy's passes and generate each kernel's .pto (its ``pto.target_arch`` is
     ``target_arch``: the emulator runs a module on that arch's machine) and C++."""
     strat = as_strategy(strategy)
     with isa.targeting(target_arch):  # the arch's instructions: a5 divides INT32 tiles natively
         out = PassManager.get_strategy(strat).run_passes(program, dump_ir=dump_dir is not None, output_dir=dump_dir)
-        result = CompiledProgram(out, strat, PTOCodegen(target_arch).generate(out))
+        result = CompiledModule(out, strat, PTOCodegen(target_arch).generate(out))
         if with_cpp:
             result.cpp = CppCodegen().generate(out)
     result.core = {f.name: {"cube": "aic", "group": "group"}.get(core_kind(f), "aiv") for f in kernels(out)}
@@ -59,8 +60,9 @@ def compile(
     skip_ptoas: bool = True,
     verification_level: Any = None,
     emit: str = "pto",
-) -> str:
-    """Compile ``program`` into ``output_dir`` and return the directory.
+) -> CompiledProgram:
+    """Compile ``program`` into ``output_dir`` and return a :class:`CompiledProgram`, which is also the
+    directory as a ``str`` (the seed's return value, pypto-language §6.1).
 
     Writes ``kernels/<aiv|aic>/<f>.pto`` and ``.cpp`` per kernel, ``orchestration/<f>.cpp`` per
     Orchestration function, ``kernel_config.py``, ``passes_dump/NN_after_<Pass>.py`` when
@@ -84,10 +86,61 @@ def compile(
         _write(os.path.join(d, f"{name}.cpp"), compiled.cpp[name])
     _write_orchestration(compiled, output_dir)
     _write_report(compiled, output_dir)
-    return output_dir
+    result = CompiledProgram(output_dir, program, compiled, backend_type)
+    _BY_OUTPUT_DIR[os.path.realpath(output_dir)] = result
+    return result
 
 
-def _write_orchestration(compiled: CompiledProgram, output_dir: str) -> None:
+class CompiledProgram(str):
+    """What ``ir.compile`` returns (spec pypto-jit §10.2, §10.5): the output directory, as a ``str``.
+
+    The seed surface (pypto-language §6.1) returns the directory as a ``str`` and the jit-era spec a
+    ``CompiledProgram`` whose ``str(c)`` and ``os.fspath(c)`` are that directory; a ``str`` that
+    carries the compiled program is both, so every existing caller (``os.path.join(out, ...)``,
+    ``os.walk(out)``) keeps working. Running it goes through ``pypto.runtime.run(c.program, ...)``
+    (this layer does not import the runtime)."""
+
+    output_dir: Path
+    program: Program
+    backend_type: Any
+
+    def __new__(cls, output_dir: str, program: Program, compiled: CompiledModule, backend_type: Any) -> Self:
+        self = super().__new__(cls, os.fspath(output_dir))
+        self.output_dir = Path(output_dir)
+        self.program = program  # as handed to compile (before the passes)
+        self.compiled = compiled
+        self.backend_type = backend_type
+        return self
+
+    @property
+    def transformed(self) -> Program:
+        """The program after the strategy's passes."""
+        return self.compiled.program
+
+    @property
+    def pto(self) -> dict[str, str]:
+        """Each kernel's ``.pto`` text, by kernel name."""
+        return self.compiled.pto
+
+    @property
+    def orchestration_names(self) -> list[str]:
+        return [f.name for f in self.program.functions_list if f.func_type is FunctionType.Orchestration]
+
+    @classmethod
+    def from_dir(cls, path: Any) -> CompiledProgram:
+        """The program ``ir.compile`` wrote into ``path`` in this process (the emulator keeps it in
+        memory rather than reloading it from the files)."""
+        found = _BY_OUTPUT_DIR.get(os.path.realpath(os.fspath(path)))
+        if found is None:
+            raise CompileError(f"{os.fspath(path)} is not the output directory of an ir.compile in this process")
+        return found
+
+
+# output directory (real path) -> what ir.compile wrote there, for CompiledProgram.from_dir
+_BY_OUTPUT_DIR: dict[str, CompiledProgram] = {}
+
+
+def _write_orchestration(compiled: CompiledModule, output_dir: str) -> None:
     """Write ``orchestration/<f>.cpp`` per Orchestration function and ``kernel_config.py`` (spec §6.7)."""
     sources = generate_orchestration(compiled.program, compiled.core)
     if sources:
@@ -98,7 +151,7 @@ def _write_orchestration(compiled: CompiledProgram, output_dir: str) -> None:
     _write(os.path.join(output_dir, "kernel_config.py"), kernel_config(compiled.program, compiled.core, list(sources)))
 
 
-def _write_report(compiled: CompiledProgram, output_dir: str) -> None:
+def _write_report(compiled: CompiledModule, output_dir: str) -> None:
     lines = []
     for f in kernels(compiled.program):
         for space, used in sorted(memory_report(f).items()):
