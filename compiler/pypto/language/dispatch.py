@@ -61,7 +61,7 @@ def call(p: Any, node: ast.Call) -> Any:
         if found and is_pl_module(root) and surface.claims(path):
             ns = path[1] if len(path) == 3 else ""
             args, kwargs = _args(p, node)
-            handle = surface.handler(ns, path[-1], args, kwargs)
+            handle = surface.handler(ns, path[-1], args, kwargs, getattr(p, "view_valid", {}))
             if handle is not None:
                 return handle(p, node, args, kwargs)
             return _pl_or_namespace(p, node, path, root, args, kwargs)

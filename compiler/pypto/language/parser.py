@@ -19,7 +19,7 @@ from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.types import ScalarType, TensorType, TileType, TupleType, UnknownType, static_int, type_str
 from pypto.ir.visitor import walk
-from pypto.language import dispatch, optimizations, slicing, spmd, tasks
+from pypto.language import dispatch, optimizations, slicing, spmd, surface, tasks
 from pypto.language.placement import at_name_hint, check_at, check_cluster
 from pypto.language.source import Namespace, SourceInfo, is_pl_module
 from pypto.language.typing import AnnotationError, DirectionAnnotation, DynVar, to_ir_type
@@ -131,6 +131,9 @@ class FunctionParser:
         self.cur_node: ast.AST | None = None
         self.assigned_once: set[str] = set()
         self.fold_metadata = False  # set by @pl.jit specialization
+        # orchestration views made with pl.slice(..., valid_shape=/pad_value=): view var -> (valid, pad),
+        # honoured by the loads of their windows in InCore code (spec pypto-jit §6.2)
+        self.view_valid: dict = {}
         self.form = "@pl.function"  # the decorator the user wrote, for messages ("@pl.jit" in jit code)
         self.in_incore = func_type is FunctionType.InCore  # tensor subscripts load/store here
         self.computed_tensors: dict[str, bool] = {}  # name -> last bound to a newly computed tensor
@@ -342,6 +345,8 @@ class FunctionParser:
         var = E.Var(name, t, self.span(node))
         self.emit(St.AssignStmt(var, value, self.span(node)))
         self.env[name] = var
+        if isinstance(value, E.Var) and value in self.view_valid:
+            self.view_valid[var] = self.view_valid[value]
         return var
 
     def _check_output_rebinding(self, name: str, t: Any, node: ast.AST) -> None:
@@ -928,6 +933,8 @@ class FunctionParser:
         offsets, shapes = slicing.window(self, base, node.slice)
         if not self.in_incore:  # orchestration: a view of the window, rank-reduced by scalar indices
             return slicing.view(self, node, base, node.slice, offsets, shapes)
+        if base in self.view_valid:  # a window of a view with a valid shape: the load narrows to it
+            return surface.load_window(self, node, base, offsets, shapes, None, False, None, None)
         return dispatch.namespace_call(self, node, "block", "load", [base, offsets, shapes], {})
 
     def _slice_store(self, target: ast.Subscript, value_node: ast.AST, node: ast.AST) -> None:

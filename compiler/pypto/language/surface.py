@@ -183,16 +183,51 @@ def tensor_slice(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
     names = ("x", "shape", "offset", "valid_shape", "drop_dims", "pad_value", "clamp")
     x, shape, offset, valid, drop, pad, clamp = _bind_args(p, node, "pl.slice", names, args, kwargs, 3)
     if not p.in_incore:
-        if valid is not None or pad is not None or clamp or drop:
-            raise p.error("pl.slice(valid_shape=/pad_value=/clamp=/drop_dims=) of a tensor view in orchestration is "
-                          "not supported by the emulator; give them where the window is loaded", node)
-        return T.view(x, list(shape), list(offset), span=p.span(node))
+        if clamp or drop:
+            raise p.error("pl.slice(clamp=/drop_dims=) of a tensor view in orchestration is not supported by the "
+                          "emulator; give them where the window is loaded", node)
+        view = T.view(x, list(shape), list(offset), span=p.span(node))
+        if valid is None and pad is None:
+            return view
+        return _view_with_valid_shape(p, node, view, list(shape), valid, _pad(p, node, pad))
     if drop:
         raise p.error("pl.slice(drop_dims=...) is not supported (tiles stay 2-D)", node)
     dims = [static_int(d) if isinstance(d, E.Expr) else d for d in shape]
     if any(not isinstance(d, int) or isinstance(d, bool) or d <= 0 for d in dims):
         raise p.error("pl.slice: a tile window needs positive constant shape entries", node)
     return load_window(p, node, x, list(offset), dims, valid, clamp, _pad(p, node, pad), None)
+
+
+def _view_with_valid_shape(p: Any, node: ast.Call, view: E.Call, shape: list, valid: Any,
+                           pad: TilePad | None) -> E.Var:
+    """An orchestration view with a valid region (spec pypto-jit §6.2): the view's window is bound to a
+    temporary whose valid shape and pad the parser keeps; InCore loads of it (``pl.load``, ``pl.slice``,
+    subscripts) read only the valid part and fill the rest with the pad. Its parent's valid region
+    cuts it too (a slice narrows, never widens)."""
+    vs = list(valid) if valid is not None else list(shape)
+    if len(vs) != len(shape):
+        raise p.error(f"valid_shape has {len(vs)} entries for a {len(shape)}-D window", node, PyptoTypeError)
+    for i, (v, n) in enumerate(zip(vs, shape, strict=True)):
+        sv, sn = _static(v), _static(n)
+        if sv is not None and sn is not None and not 0 < sv <= sn:
+            raise p.error(f"valid_shape[{i}] = {sv} must be in [1, {sn}]: a valid shape narrows the window, it "
+                          "never widens it", node, PyptoTypeError)
+    parent = p.view_valid.get(view.args[0])
+    if parent is not None:
+        offsets = view.args[2] if isinstance(view.args[2], (list, tuple)) else getattr(view.args[2], "elements", ())
+        vs = [_cut(p, node, v, pv, o) for v, pv, o in zip(vs, parent[0], offsets, strict=False)]
+        pad = pad if pad is not None else parent[1]
+    var = p.temp(view, node)
+    p.view_valid[var] = (vs, pad)
+    return var
+
+
+def _cut(p: Any, node: ast.AST, valid: Any, parent_valid: Any, offset: Any) -> Any:
+    """``min(valid, parent_valid - offset)``, at least 0: a window's valid extent inside a valid region."""
+    sv, sp, so = _static(valid), _static(parent_valid), _static(offset)
+    if None not in (sv, sp, so):
+        return max(0, min(sv, sp - so))
+    return E.min_(p.to_ir(valid, node), E.max_(p.to_ir(parent_valid, node) - p.to_ir(offset, node), 0))
 
 
 def _static(v: Any) -> int | None:
@@ -213,6 +248,11 @@ def load_window(p: Any, node: ast.AST, x: Any, offset: list, shape: list, valid:
         if sv is not None and not 0 < sv <= n:
             raise p.error(f"valid_shape[{i}] = {sv} must be in [1, {n}]: a valid shape narrows the window, it "
                           "never widens it", node, PyptoTypeError)
+    view = p.view_valid.get(x)
+    if view is not None:  # a window of an orchestration view with a valid region: cut to it
+        vs = [_cut(p, node, v, pv, o) for v, pv, o in zip(vs, view[0], offset, strict=True)]
+        pad = pad if pad is not None else view[1]
+        valid = vs
     if clamp:
         for i, (o, d) in enumerate(zip(offset, x.type.shape, strict=True)):
             so, sd, sv = _static(o), static_int(d), _static(vs[i])
@@ -444,11 +484,12 @@ def claims(path: list[str]) -> bool:
     return len(path) in (2, 3) and (path[-1] in OPS or path[-1] == "slice")
 
 
-def handler(ns: str, name: str, args: list, kwargs: dict) -> Any:
+def handler(ns: str, name: str, args: list, kwargs: dict, views: Any = ()) -> Any:
     """The handler of ``pl[.ns].name(...)``, or None when the call is not part of this surface (a
-    ``pl.load`` or ``pl.fillpad`` without the jit-era keywords keeps the older surface's handling)."""
+    ``pl.load`` or ``pl.fillpad`` without the jit-era keywords keeps the older surface's handling,
+    unless it loads from one of ``views``, orchestration views with a valid shape)."""
     first = args[0] if args else next(iter(kwargs.values()), None)
-    if name == "load" and not {"valid_shape", "clamp"} & set(kwargs):
+    if name == "load" and not {"valid_shape", "clamp"} & set(kwargs) and not (isinstance(first, E.Var) and first in views):
         return None
     if name == "fillpad" and "pad_value" not in kwargs and not (len(args) > 1 and not isinstance(args[1], str)):
         return None
