@@ -24,8 +24,9 @@ the rest is empty the second AIV pops and frees the slot without computing.
 :func:`why_not` says why a kernel does not have this form (the split pass then keeps the GM form and
 logs the reason): more than one matmul, a matmul operand computed in the kernel (that would take the
 V2C direction), an op that is not element-wise (a reduction or composite needs whole rows or
-columns of the product), an operand that does not broadcast to the product, a product dtype other
-than the accumulator's, a product that is itself returned, or more than one returned result.
+columns of the product), an operand that does not broadcast to the product, a product that is
+itself returned, or more than one returned result. A product whose dtype is not the accumulator's
+(FP16 x FP16 -> FP16) is pushed as the accumulator and cast by each AIV after its pop.
 """
 
 from __future__ import annotations
@@ -92,9 +93,6 @@ def why_not(func: St.Function) -> str | None:
     shape = static_shape(mm.var.type)
     if shape is None or len(shape) != 2:
         return "the product is not a static 2-D tensor"
-    if mm.var.type.dtype is not B.accumulator_dtype(c.args[0].type.dtype):
-        return (f"the product is {mm.var.type.dtype.name}, not the cube's {B.accumulator_dtype(c.args[0].type.dtype).name} "
-                "accumulator, which the FIFO carries")
     why = _why_not_epilogue(stmts, mm, params, shape)
     if why is not None:
         return why
@@ -194,7 +192,9 @@ class _FifoMatmul(MatmulEmitter):
         em = Emitter(self.names, self.span, no_workspace)
         body = Body(em, win)
         out_shape = tuple(static_shape(self.product.type))
-        tiles: dict = {self.product: popped}
+        # the FIFO carries the accumulator; a product of another dtype (an FP16 product of FP16
+        # operands) is the accumulator rounded once, here on the AIV, as the cube's store would
+        tiles: dict = {self.product: body.cast(popped, self.product.type.dtype)}
 
         def tile_of(x: Any) -> E.Var:
             if x not in tiles:

@@ -123,3 +123,29 @@ def test_the_pass_log_says_which_form_and_why(tmp_path):
     log = "".join(line for line in dump.read_text().splitlines(keepends=True) if line.startswith("# split-"))
     assert "split 'scores" in log and "through GM" in log
     assert "not one group kernel with a C2V FIFO because pl.softmax" in log and "is not element-wise" in log
+
+
+@pl.jit
+def biased_fp16_product(x: pl.Tensor, w: pl.Tensor, b: pl.Tensor, y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="biased16"):
+        y = pl.add(pl.matmul(x, w), b)  # FP16 x FP16 -> an FP16 product
+    return y
+
+
+def test_a_product_of_another_dtype_is_cast_by_the_aivs():
+    # was the GM form (two launches: "the product is FP16, not the cube's FP32 accumulator"): the FIFO
+    # carries the FP32 accumulator, each AIV rounds its half to FP16 once and adds the FP16 bias
+    x, w, b = _rand((33, 40), np.float16, 21, 0.5), _rand((40, 70), np.float16, 22), _rand((1, 70), np.float16, 23)
+    y = np.zeros((33, 70), np.float16)
+    biased_fp16_product(x, w, b, y)
+    assert biased_fp16_product.last_result.launches == 1
+    product = (_f64(x) @ _f64(w)).astype(np.float16)
+    want = _f64((product.astype(np.float32) + b.astype(np.float32)).astype(np.float16))
+    np.testing.assert_allclose(_f64(y), want, rtol=2e-3, atol=2e-3 * np.abs(want).max())
+    (text,) = biased_fp16_product.compile(x, w, b, y).compiled.pto.values()
+    cube, vector = text.split("pto.section.vector")
+    assert re.search(r"pto\.tpush\(%\d+, %\d+ : !pto\.tile_buf<loc=acc, dtype=f32", cube)
+    popped = re.search(r"pto\.tpop\((%\d+), %\d+ : !pto\.tile_buf<loc=vec, dtype=f32", vector).group(1)
+    assert re.search(rf"pto\.tcvt ins\({popped} [^:]*: !pto\.tile_buf<loc=vec, dtype=f32.*outs\(%\d+ : "
+                     r"!pto\.tile_buf<loc=vec, dtype=f16", vector)
+    assert "tstore" not in cube
