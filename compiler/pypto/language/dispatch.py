@@ -102,7 +102,19 @@ def _args(p: Any, node: ast.Call) -> tuple[list, dict]:
     return args, kwargs
 
 
+def refuse_valid_shape_views(p: Any, node: ast.Call, what: str, args: list) -> None:
+    """A view made with ``pl.slice(..., valid_shape=)`` in orchestration keeps its valid region for the
+    loads of its windows only; any other use would read the whole window, so it says so instead."""
+    views = getattr(p, "view_valid", {})
+    for a in args:
+        if isinstance(a, E.Var) and a in views:
+            raise p.error(f"{what}: '{a.name}' is a view with a valid_shape; only loads of its windows in a pl.at "
+                          "region (pl.load, pl.slice, subscripts) honour it. Load it, or slice without valid_shape",
+                          node, PyptoTypeError)
+
+
 def invoke(p: Any, node: ast.Call, qual: str, fn: Any, args: list, kwargs: dict) -> Any:
+    refuse_valid_shape_views(p, node, qual, [*args, *kwargs.values()])
     try:
         inspect.signature(fn).bind(*args, **kwargs)
     except TypeError as e:
@@ -344,6 +356,7 @@ def program_call(p: Any, node: ast.Call, name: str) -> E.Call:
 
 
 def external_call(p: Any, node: ast.Call, fn: Function, args: list | None = None) -> E.Call:
+    refuse_valid_shape_views(p, node, f"{fn.name}(...)", args or [])
     if p.program is None:
         raise p.error("calling another function is only allowed inside a @pl.program class", node)
     ext = p.program.externals

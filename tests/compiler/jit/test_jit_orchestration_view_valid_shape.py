@@ -5,8 +5,10 @@ read only the valid part (a reduction sees only it), and its pad value fills the
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import pypto.language as pl
+from pypto.errors import PyptoTypeError
 
 
 @pl.jit
@@ -46,3 +48,16 @@ def test_a_subscript_of_a_view_with_a_valid_shape_narrows_too():
     y = np.zeros((16, 1), np.float32)
     valid_subscript_max(x, y, 10)
     np.testing.assert_array_equal(y, x[8:24, :10].max(1, keepdims=True))
+
+
+@pl.jit
+def valid_view_into_library_op(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    v = pl.slice(x, [16, 32], [0, 0], valid_shape=[16, 8])
+    with pl.at(level=pl.Level.CORE_GROUP):
+        y[:, :] = pl.sum(v, axis=-1, keepdim=True)
+
+
+def test_a_view_with_a_valid_shape_given_to_a_library_op_is_refused_at_the_line():
+    line = valid_view_into_library_op.__wrapped__.__code__.co_firstlineno + 4
+    with pytest.raises(PyptoTypeError, match=rf"valid_shape.py:{line}:\d+: .*'v' is a view with a valid_shape"):
+        valid_view_into_library_op(_x(), np.zeros((16, 1), np.float32))
