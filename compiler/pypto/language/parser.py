@@ -19,7 +19,7 @@ from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.types import ScalarType, TensorType, TileType, TupleType, UnknownType, static_int, type_str
 from pypto.ir.visitor import walk
-from pypto.language import dispatch, optimizations, slicing, spmd, surface, tasks
+from pypto.language import dispatch, operators, optimizations, slicing, spmd, surface, tasks
 from pypto.language.placement import at_name_hint, check_at, check_cluster
 from pypto.language.source import Namespace, SourceInfo, is_pl_module
 from pypto.language.typing import AnnotationError, DirectionAnnotation, DynVar, to_ir_type
@@ -842,6 +842,8 @@ class FunctionParser:
             if node.attr == "dtype":  # jit-era metadata: static dims as ints, dynamic ones as their scalar
                 return base.type.dtype
             return tuple(d if static_int(d) is None else static_int(d) for d in base.type.shape)
+        if isinstance(base, E.Expr) and node.attr in ("T", "mT"):
+            return operators.attribute(self, node, base)
         if isinstance(base, E.Expr):
             raise self.error(f"attribute access '.{node.attr}' on IR values is not supported", node)
         try:
@@ -860,11 +862,8 @@ class FunctionParser:
         op = type(node.op).__name__
         if not isinstance(lhs, E.Expr) and not isinstance(rhs, E.Expr):
             return _static_binop(op, lhs, rhs)
-        for v, n in ((lhs, node.left), (rhs, node.right)):
-            if isinstance(getattr(v, "type", None), (TileType, TensorType)):
-                raise self.error(
-                    "Python operators on tiles/tensors are not supported; use pl.add, pl.mul, ...", n, PyptoTypeError
-                )
+        if operators.is_array(lhs) or operators.is_array(rhs):  # x + y on tensors/tiles: the pl op it spells
+            return operators.binop(self, node, lhs, rhs)
         builder = E.BINARY_BUILDERS.get(op)
         if builder is None:
             raise self.error(f"operator {op} is not supported on scalars", node)
@@ -876,9 +875,8 @@ class FunctionParser:
             return {"USub": lambda x: -x, "UAdd": lambda x: +x, "Not": lambda x: not x}.get(
                 type(node.op).__name__, lambda x: ~x
             )(v)
-        if isinstance(getattr(v, "type", None), (TileType, TensorType)):
-            hint = "pl.neg(x) for -x" if isinstance(node.op, ast.USub) else "the pl ops (pl.not_, ...)"
-            raise self.error(f"Python operators on tiles/tensors are not supported; use {hint}", node, PyptoTypeError)
+        if operators.is_array(v):
+            return operators.unary(self, node, v)
         if isinstance(node.op, ast.USub):
             return E.neg(v, self.span(node))
         if isinstance(node.op, ast.UAdd):
@@ -892,6 +890,8 @@ class FunctionParser:
         op = type(node.ops[0]).__name__
         if not isinstance(lhs, E.Expr) and not isinstance(rhs, E.Expr):
             return _static_binop(op, lhs, rhs)
+        if operators.is_array(lhs) or operators.is_array(rhs):
+            return operators.compare(self, node, lhs, rhs)
         builder = E.BINARY_BUILDERS.get(op)
         if builder is None:
             raise self.error(f"comparison {op} is not supported", node)

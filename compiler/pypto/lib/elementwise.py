@@ -300,6 +300,23 @@ for _n, _op in SCALAR.items():
     _scalar_def(_n, _op)
 
 
+@definition("tensor.rdiv_scalar")
+def _rdiv_scalar(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
+    """``s / x``: the block of ``s`` (``full``) divided by the block of ``x``, one rounding per element."""
+    dtype = call.type.dtype
+    s = call.args[1]
+
+    def body(b: Body, t: list, k: list) -> E.Var:
+        x = b.cast(t[0], dtype)
+        value = s.value if isinstance(s, (E.ConstFloat, E.ConstInt)) else s
+        full = b.op("full", [static_int(d) for d in x.type.shape], dtype, value)
+        return binary_tile(b, "div", full, x, ("full", "full"), dtype)
+
+    if dtype.is_int() and not legal(BINARY["div"] + BROADCAST_OPS, dtype):
+        return map_blocks(em, call, out, [call.args[0]], body, DataType.FP32, INT_DIV_LIVE)
+    return map_blocks(em, call, out, [call.args[0]], body, work_dtype(dtype, BINARY["div"] + BROADCAST_OPS, call.span))
+
+
 @definition("tensor.pow")
 def _pow(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
     n = static_int(call.args[1])

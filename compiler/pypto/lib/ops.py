@@ -41,7 +41,7 @@ LIB = "LibOp"
 UNARY = ("neg", "sqrt", "rsqrt", "reciprocal", "log", "abs", "relu", "sigmoid", "tanh", "gelu", "silu")
 # binary ops new to the library (add/sub/mul/div/maximum and their scalar forms live in pypto.ops.tensor)
 BINARY = ("minimum",)
-SCALAR = ("maximum_scalar", "minimum_scalar")
+SCALAR = ("maximum_scalar", "minimum_scalar", "rdiv_scalar")  # rdiv_scalar(x, s) is s / x
 REDUCTIONS = ("sum", "max", "min", "mean")
 COMPOSITES = ("softmax", "log_softmax", "layer_norm", "rms_norm", "swiglu")
 
@@ -301,6 +301,11 @@ def minimum(lhs: Expr, rhs: Any, span: Span | None = None) -> Call:
     return create_op_call("tensor.minimum_scalar", [lhs, scalar_arg(rhs, None, span)], {}, span)
 
 
+def rdiv_scalar(lhs: Expr, rhs: Any, span: Span | None = None) -> Call:
+    """``rhs / lhs``: a scalar divided by each element of tensor ``lhs`` (Python's ``s / x``)."""
+    return create_op_call("tensor.rdiv_scalar", [lhs, scalar_arg(rhs, None, span)], {}, span)
+
+
 def maximum(lhs: Expr, rhs: Any, span: Span | None = None) -> Call:
     if isinstance(getattr(rhs, "type", None), TensorType):
         return create_op_call("tensor.maximum", [lhs, rhs], {}, span)
@@ -370,7 +375,7 @@ def swiglu(gate: Expr, up: Expr, span: Span | None = None) -> Call:
 # names pl.<name> resolves here when the first argument is a Tensor
 BUILDERS = {
     **{n: globals()[n] for n in UNARY},
-    "recip": recip, "minimum": minimum, "maximum": maximum, "pow": pow,
+    "recip": recip, "minimum": minimum, "maximum": maximum, "pow": pow, "rdiv_scalar": rdiv_scalar,
     "sum": sum, "max": max, "min": min, "mean": mean,
     "broadcast_to": broadcast_to, "slice": slice, "concat": concat,
     "softmax": softmax, "log_softmax": log_softmax, "layer_norm": layer_norm, "rms_norm": rms_norm,
