@@ -29,7 +29,7 @@ from pypto.lib import tiling
 from pypto.lib.body import Body, legal, work_dtype
 from pypto.lib.broadcast import as_2d, expand
 from pypto.lib.emit import Emitter, Window, blocks, grid_shape, kind, read, write
-from pypto.lib.registry import definition
+from pypto.lib.registry import LIVE_NEEDS, definition
 from pypto.ops import block as B
 from pypto.ops import isa
 
@@ -107,23 +107,85 @@ INT_ABS_OPS = ("neg", "maximum")
 
 def binary_tile(b: Body, name: str, x: E.Var, y: E.Var, kinds: tuple[str, str], out_dtype: object) -> E.Var:
     if name == "div" and out_dtype.is_int():
-        if not legal(BINARY[name] + BROADCAST_OPS, out_dtype):
-            return int_div_tile(b, x, y, kinds, out_dtype)
-        return guarded_int_div_tile(b, x, y, kinds, out_dtype)  # (A5, compiled for it, has an integer tdiv)
+        if legal(BINARY[name] + BROADCAST_OPS, out_dtype):
+            return guarded_int_div_tile(b, x, y, kinds, out_dtype)  # (A5, compiled for it, has an integer tdiv)
+        if narrow_div_dtype(out_dtype) is not None:
+            return narrow_int_div_tile(b, x, y, kinds, out_dtype)
+        return int_div_tile(b, x, y, kinds, out_dtype)
     work = work_dtype(out_dtype, BINARY[name] + BROADCAST_OPS, b.em.span)
     if work is out_dtype:  # the tile op promotes mixed operands itself (u32 + i32 -> i32)
         return b.binary(name, x, y, kinds)
     return b.cast(b.binary(name, b.cast(x, work), b.cast(y, work), kinds), out_dtype)
 
 
-# Integer division where the target has no integer tdiv (A2/A3: f16/f32 only): the dtypes it is
-# exact for (through INT32), and the tiles of one block it keeps live at once (its tiling plan).
-INT_DIV_DTYPES = (DataType.INT16, DataType.INT32)
-INT_DIV_LIVE = 10
+# Integer division where the target has no integer tdiv (A2/A3: f16/f32 only): the dtypes the
+# estimate-and-correct sequence is exact for (through INT32), and the live-tile count its kernel's
+# shared plan takes (tiling.kernel_live: the plan's half-UB budget over 5, i.e. tiles of a tenth of the
+# UB; the sequence keeps about 6 tiles and its masks live at its peak, which leaves room for the tiles
+# of the element-wise ops fused with it; 3, the default, overflows the UB by a mask). Narrower integers
+# divide in a float type instead (narrow_div_dtype).
+INT_DIV_DTYPES = (DataType.INT32,)
+INT_DIV_LIVE = 5
+# IEEE significand bits (a format fact, not a machine number): FP16 holds 11, FP32 24
+FLOAT_PRECISION = {DataType.FP16: 11, DataType.FP32: 24}
+
+
+def narrow_div_dtype(dtype: DataType) -> DataType | None:
+    """The float type in which ``trunc(fl(a) / fl(b))`` is the exact integer quotient of any two
+    ``dtype`` values, and that the target converts ``dtype`` to and back from (directly or through
+    FP16); ``None`` when there is none (INT32 takes :func:`int_div_tile`; UINT16/UINT32 have no
+    conversion on A2/A3).
+
+    Why it is exact: with ``|a|, |b| < 2**(p-2)`` (``p`` the significand bits) the quotient ``a/b``
+    is either an integer (representable, so the division gives it exactly) or lies at least ``1/|b|``
+    from the integers around it, while the rounded division is off by at most a few ulps,
+    ``<= 4 |a/b| 2**-p < 1/|b|``: it stays strictly between the same two integers, and truncating it
+    gives the truncated quotient. FP16 (p = 11) covers INT8/UINT8, FP32 (p = 24) INT16/UINT16."""
+    for work, p in FLOAT_PRECISION.items():
+        if dtype.bits <= p - 2 and _converts(dtype, work) and _converts_back(work, dtype):
+            return work
+    return None
+
+
+def _converts(src: DataType, dst: DataType) -> bool:
+    direct = isa.conversions("block.cast", src)
+    return dst in direct or (DataType.FP16 in direct and dst in isa.conversions("block.cast", DataType.FP16))
+
+
+def _converts_back(src: DataType, dst: DataType) -> bool:
+    return dst in isa.conversions("block.cast", src) or (
+        DataType.FP16 in isa.conversions("block.cast", src) and dst in isa.conversions("block.cast", DataType.FP16))
+
+
+def _to(b: Body, t: E.Var, dtype: DataType, mode: str | None = None) -> E.Var:
+    """``t`` converted to ``dtype``, through FP16 where the target has no direct conversion (exact for
+    the narrow integers and their quotients, which FP16 holds)."""
+    if t.type.dtype is dtype:
+        return t
+    if dtype not in isa.conversions("block.cast", t.type.dtype):
+        t = b.cast(t, DataType.FP16)
+    return b.op("cast", t, dtype, mode=mode) if mode else b.cast(t, dtype)
+
+
+def narrow_int_div_tile(b: Body, x: E.Var, y: E.Var, kinds: tuple[str, str], out_dtype: DataType) -> E.Var:
+    """``x / y`` on 8- and 16-bit integer tiles, truncating toward zero, exactly: one division in
+    the float type :func:`narrow_div_dtype` names, truncated back. The defined results are those of
+    :func:`int_div_tile`: ``x / 0 = 0`` and ``MIN / -1 = MIN`` (the quotient -MIN wraps)."""
+    work = narrow_div_dtype(out_dtype)
+    fx, fy = _full_pair(b, _to(b, x, work), _to(b, y, work), kinds)
+    q = b.op("div", fx, fy)
+    q = b.op("sels", _mask(b, fy, CmpType.NE), q, E.ConstFloat(0.0, work))  # x / 0 = 0 (not inf / nan)
+    if out_dtype.is_signed():
+        lo = -(1 << (out_dtype.bits - 1))
+        q = b.op("sels", _mask(b, q, CmpType.NE, -lo), q, E.ConstFloat(float(lo), work))
+    q = _to(b, q, out_dtype, mode="trunc")
+    if b.win.rank1 and len(q.type.shape) == 2:
+        q = b.op("reshape", q, [b.win.tc])
+    return q
 
 
 def int_div_tile(b: Body, x: E.Var, y: E.Var, kinds: tuple[str, str], out_dtype: DataType) -> E.Var:
-    """``x / y`` on integer tiles, truncating toward zero, exact for every INT32 (and INT16) value.
+    """``x / y`` on integer tiles, truncating toward zero, exact for every INT32 value (narrower operands widened).
 
     The FP32 quotient alone is exact only below 2**24 (``fl(a) / fl(b)`` is within 3 * 2**-24 of
     ``a / b`` relatively; past 2**24 it is off by up to ~385 for INT32). So, with integer arithmetic
@@ -141,27 +203,27 @@ def int_div_tile(b: Body, x: E.Var, y: E.Var, kinds: tuple[str, str], out_dtype:
     compute (pto-text-format §4.3: integer division truncates; x/0 is target-defined).
     """
     if out_dtype not in INT_DIV_DTYPES:
-        raise CompileError(f"division of {out_dtype.name} tensors: the target has no {out_dtype.name} division; "
-                           f"integer division is computed exactly for "
-                           f"{' and '.join(d.name for d in INT_DIV_DTYPES)} tensors", b.em.span)
+        why = (f"converts {out_dtype.name} to no float type" if out_dtype.bits <= 16 else
+               f"has no exact route to one (FP32 holds {out_dtype.name} values only below 2**24)")
+        raise CompileError(f"division of {out_dtype.name} tensors: the target has no {out_dtype.name} division and "
+                           f"{why}; integer division is exact for INT32 (an FP32 estimate and integer corrections) "
+                           f"and for the 8- and 16-bit integers the target converts to a float type and back",
+                           b.em.span)
     i32, f32 = DataType.INT32, DataType.FP32
     a, d = _full_pair(b, _as_int32(b, x), _as_int32(b, y), kinds)
-    fa, fd = b.cast(a, f32), b.cast(d, f32)
+    fd = b.cast(d, f32)
 
     def towards(q: E.Var) -> E.Var:  # q + trunc(fl(a - q*d) / fl(d))
         r = b.op("sub", a, b.op("mul", q, d))
         return b.op("add", q, b.op("cast", b.op("div", b.cast(r, f32), fd), i32, mode="trunc"))
 
-    q = towards(b.op("cast", b.op("div", fa, fd), i32, mode="trunc"))
+    # fl(a) is made twice rather than kept: one tile fewer live across the corrections (INT_DIV_LIVE)
+    q = towards(b.op("cast", b.op("div", b.cast(a, f32), fd), i32, mode="trunc"))
     fr = b.cast(b.op("sub", a, b.op("mul", q, d)), f32)
-    beyond = _mask(b, b.op("mul", fr, fa), CmpType.LT)
+    beyond = _mask(b, b.op("mul", fr, b.cast(a, f32)), CmpType.LT)
     down = _mask(b, b.op("mul", fr, fd), CmpType.LT)
     q = b.op("sel", beyond, b.op("sel", down, b.scalar("adds", q, -1), b.scalar("adds", q, 1)), q)
     q = b.op("sels", _mask(b, fd, CmpType.NE), q, E.ConstInt(0, i32))  # x / 0 = 0
-    if out_dtype is not i32:  # MIN / -1 of the narrower type wraps to its MIN (the cast would saturate)
-        lo = -(1 << (out_dtype.bits - 1))
-        q = b.op("sels", _mask(b, b.cast(q, f32), CmpType.NE, -lo), q, E.ConstInt(lo, i32))
-    q = b.cast(q, out_dtype)
     if b.win.rank1 and len(q.type.shape) == 2:
         q = b.op("reshape", q, [b.win.tc])
     return q
@@ -236,7 +298,7 @@ def grid_of(out_shape: tuple) -> tuple[int, int, bool, tuple]:
 
 
 def map_blocks(em: Emitter, call: E.Call, out: E.Var, operands: list, body: Callable[[Body, list, list], E.Var],
-               work: DataType, live: int = tiling.SHARED_LIVE) -> E.Var:
+               work: DataType, live: int | None = None) -> E.Var:
     """``out`` with ``body(b, tiles, kinds)`` computed for every block of the result's tiling (the
     shared plan of :mod:`pypto.lib.tiling`, sized for the operands, the result and the ``work`` dtype
     the body computes in; a body that keeps more than the shared plan's tiles live passes ``live``)."""
@@ -274,12 +336,28 @@ def _binary_def(name: str) -> None:
         dtype = call.type.dtype
         body = lambda b, t, k: binary_tile(b, name, t[0], t[1], (k[0], k[1]), dtype)
         if name == "div" and dtype.is_int() and not legal(BINARY[name] + BROADCAST_OPS, dtype):
-            return map_blocks(em, call, out, list(call.args), body, DataType.FP32, INT_DIV_LIVE)
+            narrow = narrow_div_dtype(dtype)
+            if narrow is not None:  # a few tiles live, like any element-wise op: the shared plan
+                return map_blocks(em, call, out, list(call.args), body, narrow)
+            return map_blocks(em, call, out, list(call.args), body, DataType.FP32)
         return map_blocks(em, call, out, list(call.args), body, work_dtype(dtype, BINARY[name] + BROADCAST_OPS, call.span))
 
 
 for _n in BINARY:
     _binary_def(_n)
+
+
+def _int_div_live(call: E.Call) -> int:
+    """The exact INT32 division sequence keeps more tiles of a block live than the shared plan allows
+    for; every shared-plan op of its kernel plans for that (tiling.kernel_live), so it fuses with them
+    like any element-wise op (a plan of its own could not be fused)."""
+    dtype = call.type.dtype
+    exact_sequence = (dtype.is_int() and not legal(BINARY["div"] + BROADCAST_OPS, dtype)
+                      and narrow_div_dtype(dtype) is None)
+    return INT_DIV_LIVE if exact_sequence else 0
+
+
+LIVE_NEEDS["tensor.div"] = LIVE_NEEDS["tensor.rdiv_scalar"] = _int_div_live
 
 
 def _scalar_def(name: str, block_op: str) -> None:
@@ -313,7 +391,7 @@ def _rdiv_scalar(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
         return binary_tile(b, "div", full, x, ("full", "full"), dtype)
 
     if dtype.is_int() and not legal(BINARY["div"] + BROADCAST_OPS, dtype):
-        return map_blocks(em, call, out, [call.args[0]], body, DataType.FP32, INT_DIV_LIVE)
+        return map_blocks(em, call, out, [call.args[0]], body, narrow_div_dtype(dtype) or DataType.FP32)
     return map_blocks(em, call, out, [call.args[0]], body, work_dtype(dtype, BINARY["div"] + BROADCAST_OPS, call.span))
 
 

@@ -12,6 +12,9 @@ from typing import Any
 
 Definition = Callable[[Any, Any, Any], Any]
 DEFINITIONS: dict[str, Definition] = {}
+# op name -> the tiles one block of the op's call keeps live, for the ops that need more than the shared
+# plan's (pypto.lib.tiling.kernel_live); an op not listed needs no more
+LIVE_NEEDS: dict[str, Callable[[Any], int]] = {}
 
 
 def definition(*names: str) -> Callable[[Definition], Definition]:
@@ -29,3 +32,9 @@ def definition(*names: str) -> Callable[[Definition], Definition]:
 
 def defined(name: str) -> bool:
     return name in DEFINITIONS
+
+
+def live_need(call: Any) -> int:
+    """The tiles a block of library call ``call`` keeps live (0: no more than the shared plan's)."""
+    need = LIVE_NEEDS.get(call.op.name)
+    return need(call) if need is not None else 0

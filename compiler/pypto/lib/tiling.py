@@ -31,6 +31,9 @@ The rule (every number comes from the Vec buffer (UB) record of the machine file
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,11 +100,31 @@ class Plan:
         return out
 
 
-def plan(rows: int, cols: int, dtypes: list[DataType], live: int = SHARED_LIVE, *, row_vectors: bool = True,
+# The live-tile count of the shared plan in the kernel being expanded: SHARED_LIVE, or more when one of
+# its ops keeps more tiles live per block (the exact INT32 division); every shared-plan op of that kernel
+# then plans with it, so they still get the same blocks and fuse (see kernel_live).
+_KERNEL_LIVE: ContextVar[int] = ContextVar("kernel_live", default=SHARED_LIVE)
+
+
+@contextmanager
+def kernel_live(live: int) -> Iterator[None]:
+    """Plan every shared-plan op expanded inside with ``max(SHARED_LIVE, live)`` live tiles: the most
+    any op of the kernel needs (smaller blocks for all of them rather than a plan of its own for one,
+    which FuseLoops could not merge with its neighbours)."""
+    token = _KERNEL_LIVE.set(max(SHARED_LIVE, live))
+    try:
+        yield
+    finally:
+        _KERNEL_LIVE.reset(token)
+
+
+def plan(rows: int, cols: int, dtypes: list[DataType], live: int | None = None, *, row_vectors: bool = True,
          span: Span | None = None) -> Plan:
     """The block for ``live`` tiles over ``[rows, cols]``: sized by the widest of ``dtypes``, aligned
-    for the narrowest. The default ``live`` is the shared plan of the vector primitives (see the
-    module docstring)."""
+    for the narrowest. The default (``None``) is the shared plan of the vector primitives (see the
+    module docstring), with the kernel's live count (:func:`kernel_live`)."""
+    if live is None:
+        live = _KERNEL_LIVE.get()
     dynamic = not isinstance(rows, int)
     if (not dynamic and rows <= 0) or cols <= 0:
         raise CompileError(f"cannot tile an empty [{rows}, {cols}] tensor", span)

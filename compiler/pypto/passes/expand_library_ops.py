@@ -30,6 +30,8 @@ from pypto.ir.types import ScalarType, TensorType, shape_str, static_shape
 from pypto.ir.visitor import stmt_list, substitute, walk, walk_stmts
 from pypto.lib import DEFINITIONS
 from pypto.lib.emit import Emitter
+from pypto.lib.registry import live_need
+from pypto.lib.tiling import kernel_live
 from pypto.ops import tensor as T
 from pypto.passes.base import NameAllocator, Pass
 from pypto.passes.convert_tensor_to_block_ops import _without_tensor_aliases, rebound_output_params
@@ -126,6 +128,17 @@ class _Expander:
         rets = [s for s in stmts if isinstance(s, St.ReturnStmt)]
         returned = {v for v in (rets[-1].value if rets else ()) if isinstance(v, E.Var)}
         final = rebound_output_params(self.func, [v for v in (rets[-1].value if rets else ()) if isinstance(v, E.Var)])
+        live = max((live_need(s.value) for s in stmts if isinstance(s, St.AssignStmt) and library_call(s.value)),
+                   default=0)
+        with kernel_live(live):
+            body = self._expand_stmts(stmts, returned, final)
+        params = tuple(self.func.params) + tuple(self.added)
+        dirs = tuple(self.func.param_directions) + (ParamDirection.Out,) * len(self.added)
+        span = getattr(self.func.body, "span", E.UNKNOWN_SPAN)
+        return replace(self.func, params=params, param_directions=dirs, body=St.SeqStmts(tuple(body), span))
+
+    def _expand_stmts(self, stmts: list, returned: set, final: dict) -> list:
+        """``stmts`` with each library call replaced by its definition's IR."""
         mapping: dict = {}
         body: list = []
         for o in stmts:
@@ -144,10 +157,7 @@ class _Expander:
                 raise
             body += em.stmts
             mapping[o.var] = result
-        params = tuple(self.func.params) + tuple(self.added)
-        dirs = tuple(self.func.param_directions) + (ParamDirection.Out,) * len(self.added)
-        span = getattr(self.func.body, "span", E.UNKNOWN_SPAN)
-        return replace(self.func, params=params, param_directions=dirs, body=St.SeqStmts(tuple(body), span))
+        return body
 
 
 @dataclass(frozen=True)

@@ -108,11 +108,83 @@ def test_rank1_int32_division():
     np.testing.assert_array_equal(divide(a, b, I32).astype(np.int64), truncating_division(a, b, 32))
 
 
-@pytest.mark.parametrize("dtype", [DataType.INT64, DataType.INT8, DataType.UINT32])
-def test_integer_division_the_target_cannot_do_exactly_is_refused_with_its_location(dtype):
+@pytest.mark.parametrize("dtype,why", [(DataType.INT64, "no exact route"), (DataType.UINT32, "no exact route"),
+                                       (DataType.UINT16, "converts UINT16 to no float type")])
+def test_integer_division_the_target_cannot_do_exactly_is_refused_with_its_location(dtype, why):
+    """INT64 / UINT32 values do not fit FP32's significand; A2/A3 convert UINT16 tiles to nothing."""
     prog_src = lambda: program(lambda x, y: T.div(x, y), [("a", (4, 8), dtype), ("b", (4, 8), dtype)])
-    with pytest.raises(PyptoError, match=r"\.py:\d+:\d+: error: division of " + dtype.name):
-        run(prog_src(), np.ones((4, 8), np.int64), np.ones((4, 8), np.int64))
+    with pytest.raises(PyptoError, match=r"\.py:\d+:\d+: error: division of " + dtype.name + ".*" + why):
+        ones = np.ones((4, 8), {DataType.INT64: np.int64, DataType.UINT32: np.uint32, DataType.UINT16: np.uint16}[dtype])
+        run(prog_src(), ones, ones)
+
+
+NARROW = {DataType.INT8: np.int8, DataType.UINT8: np.uint8, DataType.INT16: np.int16}
+
+
+@pytest.mark.parametrize("dtype", [DataType.INT8, DataType.UINT8])
+def test_every_pair_of_8_bit_values(dtype):
+    """All 256 x 256 pairs: one division in FP16 (which holds every 8-bit integer), truncated back."""
+    info = np.iinfo(NARROW[dtype])
+    v = np.arange(info.min, info.max + 1).astype(NARROW[dtype])
+    a, b = np.repeat(v[:, None], len(v), axis=1), np.repeat(v[None, :], len(v), axis=0)
+    got = divide(a, b, dtype)
+    assert got.dtype == NARROW[dtype]
+    np.testing.assert_array_equal(got.astype(np.int64), truncating_division(a, b, 8) if info.min else
+                                  np.where(b == 0, 0, a.astype(np.int64) // np.maximum(b, 1)))
+
+
+def test_int16_edge_pairs_divide_in_fp32():
+    """INT16 divides in FP32 (one division, exact for 16-bit values), not the INT32 sequence."""
+    e = np.array(edges(16), np.int16)
+    a, b = np.repeat(e[:, None], len(e), axis=1), np.repeat(e[None, :], len(e), axis=0)
+    np.testing.assert_array_equal(divide(a, b, DataType.INT16).astype(np.int64), truncating_division(a, b, 16))
+    from pypto.ir.compiler import compile_program
+
+    prog = program(lambda x, y: T.div(x, y), [("a", a.shape, DataType.INT16), ("b", b.shape, DataType.INT16)])
+    text = compile_program(prog, with_cpp=False).pto["kern"]
+    assert "pto.tdiv " in text and "dtype=i32" not in text  # no INT32 estimate-and-correct
+
+
+@settings(max_examples=6, deadline=None)
+@given(data=st.data(), rows=st.integers(1, 40), cols=st.integers(1, 300), dtype=st.sampled_from(list(NARROW)),
+       form=st.sampled_from(["same", "row", "col", "vec"]))
+def test_random_narrow_division_with_broadcasting(data, rows, cols, dtype, form):
+    info = np.iinfo(NARROW[dtype])
+    shape = {"same": (rows, cols), "row": (rows, 1), "col": (1, cols), "vec": (cols,)}[form]
+    a = data.draw(hnp.arrays(NARROW[dtype], (rows, cols), elements=st.integers(info.min, info.max)))
+    b = data.draw(hnp.arrays(NARROW[dtype], shape, elements=st.integers(info.min, info.max)))
+    want = (truncating_division(a, b, info.bits) if info.min else
+            np.where(b == 0, 0, a.astype(np.int64) // np.maximum(b, 1)))
+    np.testing.assert_array_equal(divide(a, b, dtype).astype(np.int64), want)
+
+
+def _with_builder(fn):
+    fn.with_builder = True
+    return fn
+
+
+@_with_builder
+def _mul_div_add(ib, x, y, c):
+    return T.add(ib.let("q", T.div(ib.let("s", T.mul(x, c)), y)), c)
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (64, 256), (300, 130), (3, 9000)])
+def test_exact_int32_division_fuses_with_its_neighbours(shape):
+    """(x * c) / y + c: one loop, no GM workspace for x * c or the quotient (the division's kernel
+    plans every op for its live tiles, tiling.kernel_live); results exact."""
+    from pypto.ir.compiler import compile_program
+
+    prog = program(_mul_div_add, [("a", shape, I32), ("b", shape, I32), ("c", shape, I32)])
+    kern = compile_program(prog, with_cpp=False).program.get_function("kern")
+    assert [p.name for p in kern.params if p.name.startswith("ws")] == []
+    rng = np.random.default_rng(shape[0])
+    a = rng.integers(-2**28, 2**28, shape).astype(np.int32)
+    b = rng.integers(-70000, 70000, shape).astype(np.int32)
+    c = rng.integers(-7, 8, shape).astype(np.int32)
+    s = a.astype(np.int64) * c
+    r = run(prog, a, b, c)
+    assert not r.errors(), r.errors()
+    np.testing.assert_array_equal(r.outputs[0].astype(np.int64), truncating_division(s, b, 32) + c)
 
 
 def test_int64_arithmetic_is_refused_not_rounded_through_fp32():
