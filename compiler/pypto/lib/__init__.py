@@ -15,8 +15,9 @@ ExpandLibraryOps pass replaces it by the op's definition, PyPTO IR over the bloc
 * layout (:mod:`pypto.lib.layout`): broadcast_to, slice and concat of any rank, transpose of any two
   axes of any rank, and any reshape that keeps the element order.
 
-A ``pl.dynamic`` row count (or leading dim) is tiled with run-time trip counts and valid rows for the
-element-wise ops, last-axis reductions and composites (the last axis stays static; :mod:`pypto.lib.emit`).
+A ``pl.dynamic`` dim (rows, leading dims, the last axis) is tiled with run-time trip counts and valid
+rows / columns for the element-wise ops, reductions over any axes and composites; matmul and the layout
+ops stay static (:mod:`pypto.lib.emit`).
 Tiling for any shape, tails and the two-level loops are :mod:`pypto.lib.tiling`; the view casts
 ``cast_tensor_to_tile`` / ``cast_tile_to_tensor`` are :mod:`pypto.lib.ops`.
 """

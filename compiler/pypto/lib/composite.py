@@ -37,7 +37,7 @@ from pypto.ir import expr as E
 from pypto.lib import tiling
 from pypto.lib.body import Body, work_dtype
 from pypto.lib.elementwise import map_blocks, silu_tile
-from pypto.lib.emit import Emitter, Window, blocks, chunks, grid_shape, read, write
+from pypto.lib.emit import Emitter, Window, blocks, chunks, grid_shape, inverse, read, write
 from pypto.lib.reduction import row_stat
 from pypto.lib.registry import definition
 from pypto.ops import block as B
@@ -132,9 +132,9 @@ def _log_softmax(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
                        work_dtype(call.type.dtype, SOFTMAX_OPS))
 
 
-def _rstd(cols: int, eps: float) -> Callable[[Body, E.Var, dict], E.Var]:
-    """``sum -> rsqrt(sum / cols + eps)``."""
-    return lambda b, s, v: b.op("rsqrt", b.scalar("adds", b.scalar("muls", s, 1.0 / cols), eps))
+def _rstd(cols: int | E.Expr, eps: float) -> Callable[[Body, E.Var, dict], E.Var]:
+    """``sum -> rsqrt(sum / cols + eps)`` (``cols`` may be a dynamic dim)."""
+    return lambda b, s, v: b.op("rsqrt", b.scalar("adds", b.scalar("muls", s, inverse(cols)), eps))
 
 
 @definition("tensor.rms_norm")
@@ -162,7 +162,7 @@ def _layer_norm(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
         return b.op("row_expand_sub", t["x"], v["mean"])
 
     stats = [
-        RowStat("mean", "sum", lambda b, t, v: t["x"], lambda b, s, v: b.scalar("muls", s, 1.0 / cols)),
+        RowStat("mean", "sum", lambda b, t, v: t["x"], lambda b, s, v: b.scalar("muls", s, inverse(cols))),
         RowStat("rstd", "sum", lambda b, t, v: _square(b, centred(b, t, v)), _rstd(cols, eps)),
     ]
 

@@ -8,12 +8,13 @@ own static valid shape). A block reads its operands with :func:`read` (``cast_te
 the operand's window, broadcasting vectors and scalars NumPy's way) and writes its result with
 :func:`write` (``cast_tile_to_tensor`` + ``tensor.assemble`` into the output).
 
-Dynamic shapes: a dim that is a ``pl.dynamic`` variable (a kernel argument) may be the row count or a
-leading dim of an element-wise op, a last-axis reduction or a row composite. The leading dims are
-then loops with a run-time trip count, and the rows one loop ``range(0, rows, tr)`` whose blocks have
-the run-time valid row count ``min(rows - offset, tr)`` (TLOAD/TSTORE of ``?`` rows). The last axis
-(a tile's width) and every dim of the other ops stay static; :func:`shape2` and :func:`grid_shape`
-refuse the rest by name (:data:`DYNAMIC_SUPPORT`).
+Dynamic shapes: any dim of an element-wise op, a reduction or a row composite may be a ``pl.dynamic``
+variable (a kernel argument). The leading dims are then loops with a run-time trip count, the rows one
+loop ``range(0, rows, tr)`` whose blocks have the run-time valid row count ``min(rows - offset, tr)``
+(TLOAD/TSTORE of ``?`` rows), and a run-time last axis one loop ``range(0, cols, tc)`` over column
+chunks with valid columns ``min(cols - offset, tc)`` (the tile's width is static: the capacity rule of
+:mod:`pypto.lib.tiling`). Matmul and the layout ops stay static; :func:`shape2` refuses them by name
+(:data:`DYNAMIC_SUPPORT`).
 """
 
 from __future__ import annotations
@@ -144,6 +145,10 @@ def blocks(em: Emitter, plan: Plan, carried: list, body: Callable[[Emitter, Wind
     def row(e: Emitter, ro: E.Expr, rv: Any, li: tuple, c: list) -> list:
         if whole_rows:
             return body(e, Window(ro, idx(0), rv, plan.cols, plan.tr, plan.tc, rank1, li), c)
+        if plan.dynamic_cols:  # one loop over the column offsets up to the run-time width
+            return e.loop(plan.cols, c, lambda e3, co, c3: body(
+                e3, Window(ro, co, rv, E.min_(plan.cols - co, plan.tc), plan.tr, plan.tc, rank1, li), c3),
+                "bj", grid=True, step=plan.tc)
         for cs, ccount, cvalid in plan.segments(1):
             c = e.loop(ccount, c, lambda e3, j, c3, cs=cs, cv=cvalid: body(
                 e3, Window(ro, offset_of(cs, j, plan.tc), rv, cv, plan.tr, plan.tc, rank1, li), c3), "bj", grid=True)
@@ -175,6 +180,9 @@ def chunks(em: Emitter, plan: Plan, win: Window, carried: list, body: Callable[[
     """The output pass of a two-level loop: ``body`` over the column chunks of row block ``win``, as the
     grid loops an element-wise op over the same plan runs inside its row block (so that FuseLoops can
     fuse a following element-wise op into this pass, the statistics before it staying in front)."""
+    if plan.dynamic_cols:
+        return em.loop(plan.cols, carried, lambda e, co, c: body(
+            e, replace(win, co=co, vc=E.min_(plan.cols - co, plan.tc)), c), "bj", grid=True, step=plan.tc)
     for start, count, valid in plan.segments(1):
         carried = em.loop(count, carried, lambda e, j, c, s=start, v=valid: body(
             e, replace(win, co=offset_of(s, j, plan.tc), vc=v), c), "bj", grid=True)
@@ -185,8 +193,10 @@ def chunks(em: Emitter, plan: Plan, win: Window, carried: list, body: Callable[[
 
 
 # What is tiled over a dynamic (run-time) dim, said by every refusal.
-DYNAMIC_SUPPORT = ("dynamic dims are tiled for element-wise ops, reductions over the last axis and softmax, "
-                   "log_softmax, rms_norm, layer_norm and swiglu, with a static last axis")
+DYNAMIC_SUPPORT = ("dynamic dims (the last axis too) are tiled for element-wise ops, reductions over any axes, "
+                   "softmax, log_softmax, rms_norm, layer_norm, swiglu, transpose, slice, broadcast_to and concat "
+                   "(along a static axis), for reshape with a static last axis, and for matmul on a dynamic M "
+                   "(N, K and batch dims static, A not transposed)")
 
 
 def shape2(t: TensorType, what: str = "this library op") -> tuple[int, ...]:
@@ -202,13 +212,18 @@ def dims(t: TensorType) -> tuple:
     return tuple(static_int(d) if static_int(d) is not None else d for d in t.shape)
 
 
+def inverse(n: int | E.Expr) -> float | E.Expr:
+    """``1 / n`` for an element count (a mean's scale): a constant, or for a dynamic dim the run-time
+    FP32 scalar ``1.0 / float(n)``."""
+    if isinstance(n, int):
+        return 1.0 / n
+    return E.truediv(E.ConstFloat(1.0, DataType.FP32), E.cast(n, DataType.FP32))
+
+
 def grid_shape(t: TensorType, what: str) -> tuple:
-    """``t``'s dims for a row-blocked grid: any dim may be dynamic except the last (a tile's width)."""
-    d = dims(t)
-    if not isinstance(d[-1], int):
-        raise CompileError(f"{what} needs a static last axis (got {shape_str(t.shape)}): a tile's width is "
-                           f"static; {DYNAMIC_SUPPORT}")
-    return d
+    """``t``'s dims for a row-blocked grid: any dim may be dynamic (a dynamic last axis is walked in
+    column chunks with run-time valid columns)."""
+    return dims(t)
 
 
 def kind(x: Any, out_shape: tuple) -> str:

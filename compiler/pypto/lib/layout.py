@@ -28,12 +28,12 @@ from pypto.enums import MemorySpace
 from pypto.errors import CompileError
 from pypto.ir import expr as E
 from pypto.ir.expr import static_int
-from pypto.ir.types import TensorType
+from pypto.ir.types import TensorType, shape_str, static_shape
 from pypto.lib import tiling
 from pypto.lib.body import Body
 from pypto.lib.broadcast import expand
 from pypto.lib.elementwise import grid_of, map_blocks
-from pypto.lib.emit import Emitter, Window, blocks, idx, shape2
+from pypto.lib.emit import DYNAMIC_SUPPORT, Emitter, Window, blocks, dims, idx, shape2
 from pypto.lib.ops import cast_tensor_to_tile, cast_tile_to_tensor
 from pypto.lib.registry import definition
 from pypto.ops import block as B
@@ -55,8 +55,15 @@ def _broadcast_to(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
 
 
 def _shift(offsets: list, by: list) -> list:
-    return [o if not d else (idx(o.value + d) if isinstance(o, E.ConstInt) else o + d) for o, d in zip(offsets, by,
-                                                                                                   strict=True)]
+    """``offsets + by``, element by element (``by`` may hold a dynamic extent: an expression)."""
+    def one(o: Any, d: Any) -> Any:
+        if isinstance(d, int) and d == 0:
+            return o
+        if isinstance(d, int) and isinstance(o, E.ConstInt):
+            return idx(o.value + d)
+        return o + d
+
+    return [one(o, d) for o, d in zip(offsets, by, strict=True)]
 
 
 def _permuted(at: list, perm: tuple, fill: object) -> list:
@@ -116,13 +123,12 @@ def _slice(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
 @definition("tensor.concat")
 def _concat(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
     a, b = call.args
-    rank = len(shape2(a.type, call.op.name))
-    shape2(b.type, call.op.name)
+    rank = len(a.type.shape)
     axis = call.kwargs.get("axis", 0) % rank
     zero = [0] * rank
-    out = copy_blocks(em, a, shape2(a.type), out, zero, zero, call.span)
-    at = [shape2(a.type)[axis] if d == axis else 0 for d in range(rank)]
-    return copy_blocks(em, b, shape2(b.type), out, zero, at, call.span)
+    out = copy_blocks(em, a, dims(a.type), out, zero, zero, call.span)  # any dim but the axis may be dynamic
+    at = [dims(a.type)[axis] if d == axis else 0 for d in range(rank)]
+    return copy_blocks(em, b, dims(b.type), out, zero, at, call.span)
 
 
 def transpose_blocks(em: Emitter, x: E.Var, out: E.Var, perm: tuple, span: object) -> E.Var:
@@ -130,7 +136,7 @@ def transpose_blocks(em: Emitter, x: E.Var, out: E.Var, perm: tuple, span: objec
     axis becomes the result's rows (``perm[-2]`` is the last axis): square blocks of the result's last
     two dims, each read as the ``[cols, rows]`` window of ``x`` (its rows strided along ``x``'s axis
     ``perm[-1]``), transposed on chip (TTRANS) and stored; the leading dims looped over."""
-    shape = shape2(out.type)
+    shape = dims(out.type)
     rank = len(shape)
     rows, cols, _, lead = grid_of(shape)
     dtype = x.type.dtype
@@ -168,15 +174,14 @@ def permute(em: Emitter, x: E.Var, out: E.Var, perm: tuple, span: object) -> E.V
     rank = len(perm)
     last = rank - 1
     if perm[last] == last:
-        return copy_blocks(em, x, shape2(out.type), out, [0] * rank, [0] * rank, span, perm)
+        return copy_blocks(em, x, dims(out.type), out, [0] * rank, [0] * rank, span, perm)
     if perm[last - 1] == last:
         return transpose_blocks(em, x, out, perm, span)
     first = tuple(a for a in range(rank) if a not in (last, perm[last])) + (last, perm[last])
-    xs = shape2(x.type)
-    y = em.workspace(TensorType(tuple(idx(xs[a]) for a in first), x.type.dtype), "perm")
+    y = em.workspace(TensorType(tuple(x.type.shape[a] for a in first), x.type.dtype), "perm")
     y = transpose_blocks(em, x, y, first, span)
     where = {a: k for k, a in enumerate(first)}  # x's axis -> y's axis
-    return copy_blocks(em, y, shape2(out.type), out, [0] * rank, [0] * rank, span,
+    return copy_blocks(em, y, dims(out.type), out, [0] * rank, [0] * rank, span,
                        tuple(where[perm[k]] for k in range(rank)))
 
 
@@ -184,7 +189,7 @@ def permute(em: Emitter, x: E.Var, out: E.Var, perm: tuple, span: object) -> E.V
 def _transpose(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
     """A swap of any two axes of any rank (:func:`permute`)."""
     x = call.args[0]
-    rank = len(shape2(x.type, call.op.name))
+    rank = len(x.type.shape)  # any dim may be dynamic: the copies loop with run-time bounds
     i, j = (static_int(a) % rank for a in call.args[1:3])
     perm = list(range(rank))
     perm[i], perm[j] = j, i
@@ -221,8 +226,11 @@ def reshape_by_runs(em: Emitter, x: E.Var, out: E.Var, span: object) -> E.Var:
     in runs of ``gcd(last dim of x, last dim of the result)`` consecutive elements, each one row piece
     of both (so a ``[1, run]`` window of each), a run longer than a tile in pieces. A loop over the
     runs; the window offsets are computed from the run's flat index."""
-    src, dst = shape2(x.type), shape2(out.type)
+    src, dst = dims(x.type), dims(out.type)  # leading dims may be dynamic: the run count is then run-time
     dtype = x.type.dtype
+    if not isinstance(src[-1], int) or not isinstance(dst[-1], int):
+        raise CompileError(f"tensor.reshape of a dynamic last axis ({shape_str(x.type.shape)} -> "
+                           f"{shape_str(out.type.shape)}) is not tiled: {DYNAMIC_SUPPORT}", span)
     run = math.gcd(src[-1], dst[-1])
     unit = tiling.col_align(dtype)
     piece = min(run, max(unit, tiling.max_tile_bytes() // dtype.nbytes // unit * unit))
@@ -251,7 +259,18 @@ def reshape_by_runs(em: Emitter, x: E.Var, out: E.Var, span: object) -> E.Var:
             carried = e.loop(count, carried, one_piece, "rp")
         return carried
 
-    return em.loop(math.prod(src) // run, [out], one_run, "rr")[0]
+    return em.loop(_count(src, run), [out], one_run, "rr")[0]
+
+
+def _count(shape: tuple, run: int) -> int | E.Expr:
+    """The number of ``run``-element runs in a ``shape`` tensor (a run-time count for dynamic dims; ``run``
+    divides the static last dim)."""
+    static = math.prod(d for d in shape if isinstance(d, int))
+    count: int | E.Expr = static // run
+    for d in shape:
+        if not isinstance(d, int):
+            count = d if isinstance(count, int) and count == 1 else count * d
+    return count
 
 
 def _box(dims: tuple, h: int) -> list[int] | None:
@@ -319,6 +338,8 @@ def reshape_into(em: Emitter, x: E.Var, out: E.Var, span: object) -> E.Var:
     when such a row is wider than a tile, runs of the narrower row in tile-wide pieces. N-D reshapes
     move boxes of whole rows of both shapes where they exist (:func:`reshape_by_rows`); any other
     reshape copies runs of elements (:func:`reshape_by_runs`)."""
+    if static_shape(x.type) is None or static_shape(out.type) is None:  # dynamic leading dims: runs
+        return reshape_by_runs(em, x, out, span)
     src, dst = shape2(x.type, "tensor.reshape"), shape2(out.type, "tensor.reshape")
     dtype = x.type.dtype
     if len(src) > 2 or len(dst) > 2:

@@ -1,7 +1,9 @@
 """Matmul for any shape: ``[.., M, K] @ [.., K, N]`` tiled over the cube buffers (seed 003 §1-§3).
 
 ``tensor.matmul`` on tensors of any static M, N, K (and NumPy batch dims, broadcast like
-``numpy.matmul``) becomes a loop nest of cube tile ops:
+``numpy.matmul``) becomes a loop nest of cube tile ops. M may be a ``pl.dynamic`` dim: the M blocks
+are then one loop ``range(0, M, bm)`` whose blocks have ``min(M - offset, bm)`` valid rows, ``bm`` as
+large as rule 3 allows:
 
     for each output batch index:                   (one loop per batch dim; a size-1 operand dim is 0)
       for each M block, for each N block:          (full blocks in a loop, a ragged tail peeled)
@@ -56,7 +58,9 @@ from pypto.enums import CAPACITY, MemorySpace
 from pypto.errors import CompileError, Span
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
-from pypto.ir.types import ScalarType, static_shape
+from pypto.ir.expr import static_int
+from pypto.ir.types import ScalarType, shape_str
+from pypto.lib.emit import DYNAMIC_SUPPORT
 from pypto.ops import block as B
 
 # A tile may use at most 1 / SHARE of its buffer (rule 2).
@@ -66,6 +70,9 @@ SHARE = 2
 # load flag past the second load) and the run was slower than chunk by chunk (a2a3 model, 97x61 @
 # 61x131 FP32: 4526 vs 3829 cycles).
 PING_PONG_MIN_STEPS = 3
+# A run-time M is planned with blocks of rows that leave L0A room for a K chunk of this many granules
+# (a policy: without it an M block as tall as the accumulator allows left no room for K at all).
+DYNAMIC_M_K = 4
 
 
 def cube_granule(dtype: DataType) -> int:
@@ -103,14 +110,21 @@ class MatmulTiling:
     why: str = ""
 
 
-def plan_matmul(m: int, n: int, k: int, dtype: DataType, acc_dtype: DataType, batch: int = 1,
+def plan_matmul(m: int | None, n: int, k: int, dtype: DataType, acc_dtype: DataType, batch: int = 1,
                 acc_bytes: int | None = None) -> MatmulTiling:
     """The block sizes of an ``[M, K] @ [K, N]`` product (``batch`` of them) by the rule in the
     module docstring; ``acc_bytes`` caps an accumulator below rule 3's half of L0C (a product pushed
-    through a FIFO: its slots hold whole accumulators)."""
+    through a FIFO: its slots hold whole accumulators). ``m=None`` is an M only known at run time:
+    planned as if it were larger than any block, its blocks looped over with run-time valid rows."""
     g = cube_granule(dtype)
-    mp, np_, kp = _ceil_to(m, g), _ceil_to(n, g), _ceil_to(k, g)
     size, acc_size = dtype.nbytes, acc_dtype.nbytes
+    np_, kp = _ceil_to(n, g), _ceil_to(k, g)
+    if m is not None:
+        mp = _ceil_to(m, g)
+    else:  # the most rows the accumulator holds that leave L0A room for a K chunk of DYNAMIC_M_K granules
+        mp = min(CAPACITY[MemorySpace.Acc] // SHARE // (g * acc_size),
+                 CAPACITY[MemorySpace.Left] // SHARE // (DYNAMIC_M_K * g * size))
+        mp = max(g, mp // g * g)
     bm, bn = mp, np_
     cap = CAPACITY[MemorySpace.Acc] // SHARE if acc_bytes is None else min(acc_bytes, CAPACITY[MemorySpace.Acc] // SHARE)
     while bm * bn * acc_size > cap and (bm > g or bn > g):
@@ -118,7 +132,7 @@ def plan_matmul(m: int, n: int, k: int, dtype: DataType, acc_dtype: DataType, ba
             bm = max(g, _ceil_to(bm // 2, g))
         else:
             bn = max(g, _ceil_to(bn // 2, g))
-    bm, bn = _even(m, bm, g), _even(n, bn, g)
+    bm, bn = (_even(m, bm, g) if m is not None else bm), _even(n, bn, g)
 
     def fits(bk: int) -> bool:
         return (bm * bk * size <= CAPACITY[MemorySpace.Left] // SHARE
@@ -141,7 +155,7 @@ def plan_matmul(m: int, n: int, k: int, dtype: DataType, acc_dtype: DataType, ba
     mat = CAPACITY[MemorySpace.Mat]
     # rule 7, beside rule 8's two B chunks when the K loop has more than one chunk
     a_panel = panel_bytes <= mat // SHARE and (chunks == 1 or panel_bytes + 2 * bk * bn * size <= mat)
-    steps = chunks * batch * -(-m // bm) * -(-n // bn)
+    steps = chunks * batch * (-(-m // bm) if m is not None else 2) * -(-n // bn)  # a run-time M: >= 2 blocks
     depth, why = _ping_pong(bm, bn, bk, size, chunks, steps, panel_bytes if a_panel else None)
     return MatmulTiling(bm, bn, bk, g, a_panel=a_panel, depth=depth, why=why)
 
@@ -175,6 +189,19 @@ class _Segment:
     valid: int
 
 
+@dataclass(frozen=True)
+class _DynamicSegment:
+    """The blocks along a dim of run-time ``extent``: a loop ``range(0, extent, step)`` whose block has
+    ``min(extent - offset, step)`` valid rows (a tile of ``step``)."""
+
+    extent: Any
+    step: int
+
+
+def _dims(t: Any) -> tuple:
+    return tuple(static_int(d) if static_int(d) is not None else d for d in t.shape)
+
+
 def _segments(extent: int, block: int, g: int) -> list[_Segment]:
     full, rem = divmod(extent, block)
     segs = [_Segment(0, full, block, block, block)] if full else []
@@ -203,9 +230,12 @@ class MatmulEmitter:
         a, b = call.args
         self.a, self.b = a, b
         self.a_trans, self.b_trans = bool(call.kwargs.get("a_trans")), bool(call.kwargs.get("b_trans"))
-        sa, sb = static_shape(a.type), static_shape(b.type)
-        if sa is None or sb is None:
-            raise CompileError("tensor.matmul: operands need static shapes to be tiled", self.span)
+        sa, sb = _dims(a.type), _dims(b.type)
+        m_axis = len(sa) - (1 if self.a_trans else 2)
+        if any(not isinstance(d, int) for i, d in enumerate(sa) if i != m_axis) or any(
+                not isinstance(d, int) for d in sb):
+            raise CompileError(f"tensor.matmul needs static shapes but M (got {shape_str(a.type.shape)} x "
+                               f"{shape_str(b.type.shape)}): {DYNAMIC_SUPPORT}", self.span)
         if len(sa) < 2 or len(sb) < 2:
             raise CompileError(
                 "tensor.matmul: a 1-D operand is not tiled in a kernel; reshape it to [1, K] or [K, 1] first",
@@ -214,8 +244,10 @@ class MatmulEmitter:
         self.m = sa[-1] if self.a_trans else sa[-2]
         self.k = sa[-2] if self.a_trans else sa[-1]
         self.n = sb[-2] if self.b_trans else sb[-1]
-        out_shape = static_shape(call.type)
-        self.batch = out_shape[:-2]
+        if self.a_trans and not isinstance(self.m, int):
+            raise CompileError(f"tensor.matmul with a_trans=True needs a static M (got {shape_str(a.type.shape)}): "
+                               "transpose A's run-time columns outside the kernel, or pass it untransposed", self.span)
+        self.batch = tuple(static_int(d) for d in call.type.shape[:-2])
         acc_dtype = B.accumulator_dtype(a.type.dtype)
         if call.type.dtype is not acc_dtype and call.type.dtype not in B.ACC_STORE_DTYPES.get(acc_dtype, ()):
             raise CompileError(
@@ -223,8 +255,9 @@ class MatmulEmitter:
                 f"need a cast the store cannot do (use out_dtype=pl.{acc_dtype.name})",
                 self.span,
             )
-        self.tiling = t = plan_matmul(self.m, self.n, self.k, a.type.dtype, acc_dtype, math.prod(self.batch),
-                                      acc_bytes)
+        self.dynamic_m = not isinstance(self.m, int)
+        self.tiling = t = plan_matmul(None if self.dynamic_m else self.m, self.n, self.k, a.type.dtype, acc_dtype,
+                                      math.prod(self.batch), acc_bytes)
         if log is not None:
             buffering = "double-buffered (ping-pong)" if t.depth == 2 else f"single-buffered: {t.why}"
             log.append(f"{where}: matmul {self.m}x{self.k} @ {self.k}x{self.n}: blocks {t.bm}x{t.bn}x{t.bk}"
@@ -242,6 +275,17 @@ class MatmulEmitter:
         ``carried`` (iteration arguments in, yielded values out)."""
         stmts: list = []
         for seg in segs:
+            if isinstance(seg, _DynamicSegment):  # range(0, extent, step), valid min(extent - offset, step)
+                lv = E.Var(self.fresh(name), ScalarType(DataType.INDEX), self.span)
+                ias = [E.IterArg(self.fresh(f"{c.name}_it"), c.type, self.span, c) for c in carried]
+                here = _Segment(0, 1, seg.step, seg.step, E.min_(seg.extent - lv, seg.step))
+                more, new = inner(lv, here, ias)
+                body = St.SeqStmts(tuple(more + [St.YieldStmt(tuple(new), self.span)]), self.span)
+                rvs = [E.Var(self.fresh(f"{c.name}_next"), c.type, self.span) for c in carried]
+                stmts.append(St.ForStmt(lv, _idx(0), seg.extent, _idx(seg.step), tuple(ias), body, tuple(rvs),
+                                        self.span))
+                carried = rvs
+                continue
             if seg.count == 1:
                 more, carried = inner(_idx(seg.start), seg, carried)
                 stmts += more
@@ -286,7 +330,8 @@ class MatmulEmitter:
     def emit(self, out_tensor: E.Var) -> tuple[list, E.Var]:
         t = self.tiling
         batch_segs = [[_Segment(0, d, 1, 1, 1)] for d in self.batch]
-        m_segs, n_segs = _segments(self.m, t.bm, t.granule), _segments(self.n, t.bn, t.granule)
+        m_segs = [_DynamicSegment(self.m, t.bm)] if self.dynamic_m else _segments(self.m, t.bm, t.granule)
+        n_segs = _segments(self.n, t.bn, t.granule)
 
         def batch_level(level: int, idx: list) -> Callable:
             def inner(off: Any, seg: _Segment, carried: list) -> tuple[list, list]:

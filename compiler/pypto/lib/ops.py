@@ -181,7 +181,7 @@ for _n in REDUCTIONS:
 @register_op("tensor.broadcast_to", TENSOR, ("input", "shape"))
 def _broadcast_to(args: list, kw: dict, span: Span) -> TensorType:
     t = tensor("tensor.broadcast_to", args, 0, ("input", "shape"), span)
-    shape = int_list("tensor.broadcast_to", args[1], "shape", span, static=True)
+    shape = int_list("tensor.broadcast_to", args[1], "shape", span)  # a dim may be dynamic (another tensor's)
     out = broadcast_shapes(t.shape, shape, "tensor.broadcast_to", span)
     if len(out) != len(shape) or any(static_int(a) != static_int(b) for a, b in zip(out, shape, strict=False)):
         raise PyptoTypeError(f"tensor.broadcast_to: {shape_str(t.shape)} does not broadcast to {shape_str(shape)}",
@@ -219,6 +219,10 @@ def _concat(args: list, kw: dict, span: Span) -> TensorType:
         if i != axis and static_int(x) != static_int(y):
             raise PyptoTypeError(f"tensor.concat: {shape_str(a.shape)} and {shape_str(b.shape)} differ off axis {axis}",
                                  span)
+    if static_int(a.shape[axis]) is None or static_int(b.shape[axis]) is None:
+        raise PyptoTypeError(f"tensor.concat: along a dynamic axis ({shape_str(a.shape)} and {shape_str(b.shape)}, "
+                             f"axis {axis}) the result's extent is a sum no parameter holds; concat along a static "
+                             "axis (the other dims may be dynamic)", span)
     n = static_int(a.shape[axis]) + static_int(b.shape[axis])
     return TensorType(tuple(ConstInt(n, DataType.INDEX) if i == axis else d for i, d in enumerate(a.shape)), a.dtype)
 

@@ -28,10 +28,22 @@ from dataclasses import replace
 from pypto.dtype import DataType
 from pypto.errors import CompileError
 from pypto.ir import expr as E
-from pypto.ir.types import TensorType
+from pypto.ir.types import TensorType, shape_str
 from pypto.lib import tiling
 from pypto.lib.body import Body, work_dtype
-from pypto.lib.emit import Emitter, Window, assemble, blocks, grid_shape, idx, offset_of, read, shape2, write
+from pypto.lib.emit import (
+    Emitter,
+    Window,
+    assemble,
+    blocks,
+    dims,
+    grid_shape,
+    idx,
+    inverse,
+    offset_of,
+    read,
+    write,
+)
 from pypto.lib.layout import reshape_into
 from pypto.lib.ops import reduce_axes
 from pypto.lib.registry import definition
@@ -59,9 +71,18 @@ def combine(b: Body, reduce: str, acc: E.Var, part: E.Var) -> E.Var:
 def row_stat(em: Emitter, plan: Plan, win: Window, reduce: str, term: callable, work: DataType) -> E.Var:
     """``[tr, 1]``: ``reduce`` over the row block ``win`` of the tile ``term(body, chunk_window)``
     (a whole-row tile, or chunk by chunk with the partial result carried through a loop)."""
-    first = replace(win, co=idx(0), vc=min(plan.tc, plan.cols))
+    first = replace(win, co=idx(0), vc=E.min_(plan.cols, plan.tc) if plan.dynamic_cols else min(plan.tc, plan.cols))
     b = Body(em, first)
     acc = b.row_reduce(reduce, b.cast(term(b, first), work))
+    if plan.dynamic_cols:  # the chunks after the first, up to the run-time width (none if it fits one)
+        def dyn_chunk(e: Emitter, j: E.Expr, carried: list) -> list:
+            co = j + plan.tc
+            w = replace(win, co=co, vc=E.min_(plan.cols - co, plan.tc))
+            cb = Body(e, w)
+            return [combine(cb, reduce, carried[0], cb.row_reduce(reduce, cb.cast(term(cb, w), work)))]
+
+        (acc,) = em.loop(plan.cols - plan.tc, [acc], dyn_chunk, "bk", step=plan.tc)
+        return acc
     rest = plan.cols - plan.tc
     if rest <= 0:
         return acc
@@ -117,7 +138,7 @@ def reduce_cols(em: Emitter, x: E.Var, out: E.Var, reduce: str, scale: float | N
     """``out[..., c] = reduce(x[..., :, c])`` over the second-to-last axis (``out`` is ``[..., 1, C]``,
     or ``[C]`` for a 2-D ``x``): the leading dims looped over, column blocks, row chunks inner when a
     column is taller than one tile."""
-    shape = shape2(x.type)
+    shape = dims(x.type)
     rows, cols = shape[-2:]
     lead = tuple(shape[:-2])
     dtype = x.type.dtype
@@ -126,25 +147,33 @@ def reduce_cols(em: Emitter, x: E.Var, out: E.Var, reduce: str, scale: float | N
     pad = tiling.pad_for(reduce)
 
     def column_block(e: Emitter, co: E.Expr, vc: int, carried: list, li: tuple) -> list:
-        first = Window(idx(0), co, min(plan.tr, rows), vc, plan.tr, plan.tc, lead=li)
+        first_rows = E.min_(rows, plan.tr) if plan.dynamic_rows else min(plan.tr, rows)
+        first = Window(idx(0), co, first_rows, vc, plan.tr, plan.tc, lead=li)
         b = Body(e, first)
         acc = b.col_reduce(reduce, b.cast(read(e, x, first, pad=pad), work))
-        for start, count, valid in Plan(rows - plan.tr, cols, plan.tr, plan.tc).segments(0) if rows > plan.tr else ():
-            def chunk(ce: Emitter, i: E.Expr, c: list, s: int = start, v: int = valid) -> list:
-                w = replace(first, ro=offset_of(plan.tr + s, i, plan.tr), vr=v)
-                cb = Body(ce, w)
-                part = cb.col_reduce(reduce, cb.cast(read(ce, x, w, pad=pad), work))
-                return [combine(cb, reduce, c[0], part)]
 
-            (acc,) = e.loop(count, [acc], chunk, "bk")
+        def part(ce: Emitter, w: Window, c: list) -> list:
+            cb = Body(ce, w)
+            return [combine(cb, reduce, c[0], cb.col_reduce(reduce, cb.cast(read(ce, x, w, pad=pad), work)))]
+
+        if plan.dynamic_rows:  # the row chunks after the first, up to the run-time row count
+            (acc,) = e.loop(rows - plan.tr, [acc], lambda ce, i, c: part(
+                ce, replace(first, ro=i + plan.tr, vr=E.min_(rows - (i + plan.tr), plan.tr)), c), "bk", step=plan.tr)
+        for start, count, valid in Plan(rows - plan.tr, cols, plan.tr, plan.tc).segments(0) if (
+                not plan.dynamic_rows and rows > plan.tr) else ():
+            (acc,) = e.loop(count, [acc], lambda ce, i, c, s=start, v=valid: part(
+                ce, replace(first, ro=offset_of(plan.tr + s, i, plan.tr), vr=v), c), "bk")
         if scale is not None:
             acc = b.scalar("muls", acc, scale)
         acc = b.cast(acc, out.type.dtype)
-        if len(shape2(out.type)) == 1:
+        if len(out.type.shape) == 1:
             return [assemble(e, squeeze(e, acc, plan.tc, vc), carried[0], [co], first)]
         return [write(e, acc, carried[0], first, "col")]
 
     def columns(e: Emitter, li: tuple, carried: list) -> list:
+        if plan.dynamic_cols:
+            return e.loop(cols, carried, lambda ee, co, c: column_block(ee, co, E.min_(cols - co, plan.tc), c, li),
+                          "bj", step=plan.tc)
         for start, count, valid in plan.segments(1):
             carried = e.loop(count, carried, lambda ee, j, c, s=start, v=valid: column_block(
                 ee, offset_of(s, j, plan.tc), v, c, li), "bj")
@@ -158,7 +187,7 @@ def reduce_outer(em: Emitter, x: E.Var, out: E.Var, reduce: str, axis: int, scal
     """``out`` (``x``'s shape with ``axis`` of extent 1) = ``reduce`` over ``axis``, an axis before the
     last two of an N-D ``x``: every block of the last two dims is the combination, element by element,
     of the ``x`` blocks at each index of ``axis`` (a loop over them carrying the partial tile)."""
-    shape = shape2(x.type)
+    shape = dims(x.type)
     rows, cols = shape[-2:]
     extent = shape[axis]
     work = accumulator_dtype(x.type.dtype, reduce, (COMBINE[reduce], "muls"))
@@ -174,14 +203,14 @@ def reduce_outer(em: Emitter, x: E.Var, out: E.Var, reduce: str, axis: int, scal
             return [combine(Body(ee, win), reduce, c[0], tile_at(ee, nxt))]
 
         acc = tile_at(e, idx(0))
-        if extent > 1:
+        if not isinstance(extent, int) or extent > 1:  # a dynamic extent loops extent - 1 times at run time
             (acc,) = e.loop(extent - 1, [acc], step, "ra")
         b = Body(e, win)
         if scale is not None:
             acc = b.scalar("muls", acc, scale)
         return [write(e, b.cast(acc, out.type.dtype), carried[0], win)]
 
-    return blocks(em, plan, [out], block, lead=tuple(shape2(out.type)[:-2]))[0]
+    return blocks(em, plan, [out], block, lead=tuple(dims(out.type)[:-2]))[0]
 
 
 def reduce_nd(em: Emitter, x: E.Var, out: E.Var, reduce: str, axes: tuple, scale: float | None,
@@ -190,11 +219,15 @@ def reduce_nd(em: Emitter, x: E.Var, out: E.Var, reduce: str, axes: tuple, scale
     partial result (``keepdim``, in the compute dtype) in a GM workspace; ``scale`` (a mean's
     ``1 / count``) applies to the last step. Without ``keepdim`` the result is then copied into
     ``out`` with the reduced unit dims dropped (a reshape: one more pass through GM)."""
-    shape = shape2(x.type)
+    shape = dims(x.type)
     rank = len(shape)
     final = out
-    if len(shape2(out.type)) != rank:  # keepdim=False: into the kept shape, then its unit dims dropped
-        kept = tuple(idx(1 if a in axes else d) for a, d in enumerate(shape))
+    if len(out.type.shape) != rank:  # keepdim=False: into the kept shape, then its unit dims dropped
+        if not isinstance(shape[-1], int) and rank - 1 not in axes:
+            raise CompileError(f"{reduce} over axes {axes} of {shape_str(x.type.shape)} without keepdim: dropping the "
+                               "reduced dims is a reshape, not tiled over a dynamic last axis; pass keepdim=True",
+                               span)
+        kept = tuple(idx(1) if a in axes else x.type.shape[a] for a in range(rank))
         out = em.workspace(TensorType(kept, out.type.dtype), "kept")
     work = accumulator_dtype(x.type.dtype, reduce, ("row_" + reduce, reduce, COMBINE[reduce], "muls"))
     cur, cur_shape = x, list(shape)
@@ -202,7 +235,8 @@ def reduce_nd(em: Emitter, x: E.Var, out: E.Var, reduce: str, axes: tuple, scale
     for n, a in enumerate(order):
         cur_shape[a] = 1
         last = n == len(order) - 1
-        dest = out if last else em.workspace(TensorType(tuple(idx(d) for d in cur_shape), work), f"part{a}")
+        dest = out if last else em.workspace(TensorType(tuple(idx(d) if isinstance(d, int) else x.type.shape[i]
+                                                              for i, d in enumerate(cur_shape)), work), f"part{a}")
         s = scale if last else None
         if a == rank - 1:
             cur = reduce_rows(em, cur, dest, reduce, s, span)
@@ -221,20 +255,20 @@ def reduce_tensor(em: Emitter, x: E.Var, out: E.Var, reduce: str, axes: tuple, m
         raise CompileError(f"{reduce} over every axis leaves no dims: pass keepdim=True (kernels write tensors)", span)
     if axes == (rank - 1,):  # over the last axis: the other dims may be dynamic
         cols = grid_shape(x.type, f"{reduce} over the last axis")[-1]
-        return reduce_rows(em, x, out, reduce, 1.0 / cols if mean else None, span)
-    shape = shape2(x.type, f"{reduce} over axes {axes}")
+        return reduce_rows(em, x, out, reduce, inverse(cols) if mean else None, span)
+    shape = dims(x.type)  # a dynamic dim is looped over with run-time bounds, reduced or not
     count = 1
     for a in axes:
-        count *= shape[a]
-    scale = 1.0 / count if mean else None
+        count = shape[a] if isinstance(count, int) and count == 1 else count * shape[a]  # an Expr when dynamic
+    scale = inverse(count) if mean else None
     if len(shape) > 2 and axes != (len(shape) - 1,):
         return reduce_nd(em, x, out, reduce, axes, scale, span)
     if axes == (0,):
         return reduce_cols(em, x, out, reduce, scale, span)
-    if len(shape2(out.type)) != 2:
+    if len(out.type.shape) != 2:
         raise CompileError(f"{reduce} over every axis leaves no dims: pass keepdim=True (kernels write tensors)", span)
     partial = DataType.FP32 if accumulator_dtype(x.type.dtype, reduce, ()) == DataType.FP32 else x.type.dtype
-    cols = em.workspace(TensorType((idx(1), idx(shape[1])), partial), "cols")
+    cols = em.workspace(TensorType((idx(1), x.type.shape[1]), partial), "cols")
     cols = reduce_cols(em, x, cols, reduce, None, span)
     return reduce_rows(em, cols, out, reduce, scale, span)
 

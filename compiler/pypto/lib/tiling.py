@@ -22,7 +22,11 @@ The rule (every number comes from the Vec buffer (UB) record of the machine file
   blocks, inner loops over column chunks carrying the partial reductions as ``[tr, 1]`` tiles).
 * A row count only known at run time (a ``pl.dynamic`` dim) keeps the block of a large tensor (``tr``
   not capped by the rows) and one loop over the row offsets ``range(0, rows, tr)``, each block's
-  valid rows ``min(rows - offset, tr)`` at run time. The last axis (a tile's width) stays static.
+  valid rows ``min(rows - offset, tr)`` at run time.
+* A last axis only known at run time is taken as a row that does not fit: column chunks of the
+  widest ``tc`` that fits with :data:`DYNAMIC_COL_ROWS` rows, one loop ``range(0, cols, tc)`` over them
+  with run-time valid columns ``min(cols - offset, tc)`` (the tile's width is static, its valid width
+  is not).
 * The last block along an axis that does not divide evenly is a **tail**: it has the same tile shape
   and a smaller static valid shape (``valid_row`` / ``valid_col``), so loads, ops and stores touch
   only real data; where a consumer reads the padding the tile is padded with the consumer's
@@ -47,6 +51,10 @@ MIN_ROW_ALIGN = 8  # rows of a [tr, 1] row vector per 32-byte block of fp32 (its
 # shape plans with it, so that consecutive library calls get the same blocks and FuseLoops can merge
 # their loops (half the UB over 3 tiles is more than a sixth of it: the tile cap decides).
 SHARED_LIVE = 3
+# Rows of a block over a run-time width (a policy, not a machine number): the width is unknown, so the
+# block is neither a row strip (a narrow tensor would fill a few elements of each) nor one wide column
+# chunk per row (a column reduction of a tall tensor would walk it row by row); fp32 gets 32 x 256.
+DYNAMIC_COL_ROWS = 32
 
 
 def ceil_to(n: int, m: int) -> int:
@@ -83,11 +91,15 @@ class Plan:
 
     @property
     def chunked(self) -> bool:
-        return self.tc < self.cols
+        return self.dynamic_cols or self.tc < self.cols
 
     @property
     def dynamic_rows(self) -> bool:
         return not isinstance(self.rows, int)
+
+    @property
+    def dynamic_cols(self) -> bool:
+        return not isinstance(self.cols, int)
 
     def segments(self, axis: int) -> list[tuple[int, int, int]]:
         """``(start, count, valid)`` runs along rows (0) or columns (1): ``count`` full blocks from
@@ -126,7 +138,8 @@ def plan(rows: int, cols: int, dtypes: list[DataType], live: int | None = None, 
     if live is None:
         live = _KERNEL_LIVE.get()
     dynamic = not isinstance(rows, int)
-    if (not dynamic and rows <= 0) or cols <= 0:
+    dynamic_cols = not isinstance(cols, int)
+    if (not dynamic and rows <= 0) or (not dynamic_cols and cols <= 0):
         raise CompileError(f"cannot tile an empty [{rows}, {cols}] tensor", span)
     dtype = max(dtypes, key=lambda d: d.nbytes)
     narrow = min(dtypes, key=lambda d: d.nbytes)
@@ -135,9 +148,12 @@ def plan(rows: int, cols: int, dtypes: list[DataType], live: int | None = None, 
     ra = row_align(narrow) if row_vectors else 1
     budget = budget_bytes() // live
     tile_cap = min(budget, max_tile_bytes())
-    cp = ceil_to(cols, ca)
-    if ra * cp * nbytes <= tile_cap:
+    cp = None if dynamic_cols else ceil_to(cols, ca)
+    if cp is not None and ra * cp * nbytes <= tile_cap:
         tc = cp
+    elif cp is None:  # a run-time width: DYNAMIC_COL_ROWS rows of the widest chunk that leaves room for them
+        block_rows = ra if rows == 1 else max(ra, DYNAMIC_COL_ROWS)  # (one row, a vector: the widest chunk)
+        tc = max(ca, (tile_cap // (block_rows * nbytes)) // ca * ca)
     else:
         tc = (tile_cap // (ra * nbytes)) // ca * ca
         if tc < ca:

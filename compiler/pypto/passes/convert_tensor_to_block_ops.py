@@ -46,6 +46,7 @@ from pypto.ir.types import ScalarType, TensorType, TileType, nbytes, shape_str, 
 from pypto.ir.visitor import stmt_list, substitute, walk, walk_stmts
 from pypto.lib import DEFINITIONS
 from pypto.lib.broadcast import lower_binary
+from pypto.lib.emit import DYNAMIC_SUPPORT
 from pypto.lib.matmul import MatmulEmitter, cube_granule
 from pypto.ops import block as B
 from pypto.ops import tensor as T
@@ -122,8 +123,9 @@ class _Converter:
         self.results = list(dict.fromkeys(v for v in (self.ret.value if self.ret else ()) if v in self.converted))
         final = rebound_output_params(self.func, self.results)
         for r in self.results:
-            if static_shape(r.type) is None:
-                raise CompileError(f"'{r.name}': tensor-level ops need static shapes to be tiled", r.span)
+            if static_shape(r.type) is None and not self._allocatable(r):
+                raise CompileError(f"'{r.name}' ({shape_str(r.type.shape)}): a kernel with tensor.matmul needs "
+                                   f"static shapes but a product's M; {DYNAMIC_SUPPORT}", r.span)
             out = final.get(r)
             if out is None:
                 out = E.Var(self.names.fresh(f"out_{len(self.out_params)}"), r.type, r.span)
@@ -350,6 +352,14 @@ class _Converter:
         """'row' for an [R, 1] row vector, 'col' for a [1, C] / [C] column vector, else 'full'."""
         return "row" if v in self.row_vecs else "col" if v in self.col_vecs else "full"
 
+    def _allocatable(self, r: Any) -> bool:
+        """Whether result ``r`` of run-time shape is a tiled matmul's product stored straight to its Out
+        tensor (its M a dim of a parameter, which the caller allocates from ``tensor.dim``)."""
+        made = next((s for s in self.stmts if isinstance(s, St.AssignStmt) and s.var is r), None)
+        if made is None or not isinstance(made.value, E.Call) or made.value.op.name != "tensor.matmul":
+            return False
+        return all(static_int(d) is not None or dim_source(self.func, d) is not None for d in r.type.shape)
+
     # ------------------------------------------------------------------ whole-tensor conversion
     def emit_single(self) -> list:
         """Convert op by op with whole-tensor tiles, keeping every other statement in place."""
@@ -522,8 +532,39 @@ def _without_tensor_aliases(stmts: list) -> list:
     return out
 
 
-def _retarget_calls(func: St.Function, added: dict) -> St.Function:
-    """At each call of a converted kernel, allocate its new Out tensors and pass them."""
+def dim_source(func: St.Function, d: Any) -> tuple[int, int] | None:
+    """``(parameter index, axis)`` of the first tensor parameter of ``func`` whose shape has the dynamic
+    dim ``d`` (a ``pl.dynamic`` variable), or ``None``."""
+    for i, p in enumerate(func.params):
+        if isinstance(p.type, TensorType):
+            for k, x in enumerate(p.type.shape):
+                if x is d:
+                    return i, k
+    return None
+
+
+def allocation(p: E.Var, kernel: St.Function | None, call: E.Call, fresh: Any, pre: list) -> E.Call:
+    """``tensor.create`` of Out parameter ``p`` of ``kernel`` at ``call``: a dynamic dim of ``p`` is
+    ``tensor.dim`` of the argument the kernel reads it from (bound in ``pre``)."""
+    shape: list = []
+    for d in p.type.shape:
+        if static_int(d) is not None:
+            shape.append(static_int(d))
+            continue
+        source = dim_source(kernel, d) if kernel is not None else None
+        if source is None:
+            raise CompileError(f"Out tensor '{p.name}' {shape_str(p.type.shape)}: its dim {d} is not a dim of an "
+                               "argument, so the caller cannot allocate it", call.span)
+        i, k = source
+        dv = E.Var(fresh(f"{p.name}_d{len(shape)}"), ScalarType(DataType.INDEX), call.span)
+        pre.append(St.AssignStmt(dv, T.dim(call.args[i], k, span=call.span), call.span))
+        shape.append(dv)
+    return T.create(shape, p.type.dtype, span=call.span)
+
+
+def _retarget_calls(func: St.Function, added: dict, kernels: dict | None = None) -> St.Function:
+    """At each call of a converted kernel, allocate its new Out tensors and pass them (a dynamic dim
+    from the argument ``kernels[name]`` reads it from; without ``kernels`` every dim is static)."""
     names = NameAllocator(all_names(func))
 
     def block(body: Any) -> St.SeqStmts:
@@ -543,7 +584,7 @@ def _retarget_calls(func: St.Function, added: dict) -> St.Function:
             return [s]
         pre, extra = [], []
         for p in added[value.op.name]:
-            create = T.create([int(d) for d in static_shape(p.type)], p.type.dtype, span=value.span)
+            create = allocation(p, (kernels or {}).get(value.op.name), value, names.fresh, pre)
             v = E.Var(names.fresh(p.name), create.type, value.span)
             pre.append(St.AssignStmt(v, create, value.span))
             extra.append(v)
@@ -575,5 +616,6 @@ class ConvertTensorToBlockOpsPass(Pass):
                     added[f.name] = conv.added_params
             funcs.append(f)
         if added:
-            funcs = [f if f.type is FunctionType.InCore else _retarget_calls(f, added) for f in funcs]
+            kernels = {f.name: f for f in funcs}
+            funcs = [f if f.type is FunctionType.InCore else _retarget_calls(f, added, kernels) for f in funcs]
         return program.with_functions(funcs)

@@ -21,32 +21,24 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
-from pypto.dtype import DataType
 from pypto.enums import FunctionType, ParamDirection
 from pypto.errors import CompileError, PyptoError
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
-from pypto.ir.types import ScalarType, TensorType, shape_str, static_shape
+from pypto.ir.types import TensorType, shape_str, static_shape
 from pypto.ir.visitor import stmt_list, substitute, walk, walk_stmts
 from pypto.lib import DEFINITIONS
 from pypto.lib.emit import Emitter
 from pypto.lib.registry import live_need
 from pypto.lib.tiling import kernel_live
-from pypto.ops import tensor as T
 from pypto.passes.base import NameAllocator, Pass
-from pypto.passes.convert_tensor_to_block_ops import _without_tensor_aliases, rebound_output_params
+from pypto.passes.convert_tensor_to_block_ops import (
+    _without_tensor_aliases,
+    allocation,
+    dim_source,
+    rebound_output_params,
+)
 from pypto.passes.ir_utils import all_names
-
-
-def dim_source(func: St.Function, d: Any) -> tuple[int, int] | None:
-    """``(parameter index, axis)`` of the first tensor parameter of ``func`` whose shape has the dynamic
-    dim ``d`` (a ``pl.dynamic`` variable), or ``None``."""
-    for i, p in enumerate(func.params):
-        if isinstance(p.type, TensorType):
-            for k, x in enumerate(p.type.shape):
-                if x is d:
-                    return i, k
-    return None
 
 
 def allocate_outputs(func: St.Function, kernels: dict, added: dict) -> St.Function:
@@ -72,16 +64,7 @@ def allocate_outputs(func: St.Function, kernels: dict, added: dict) -> St.Functi
         pre, extra = [], []
         kernel = kernels[value.op.name]
         for p in added[value.op.name]:
-            shape = []
-            for d in p.type.shape:
-                if E.static_int(d) is not None:
-                    shape.append(E.static_int(d))
-                    continue
-                i, k = dim_source(kernel, d)
-                dv = E.Var(names.fresh(f"{p.name}_d{len(shape)}"), ScalarType(DataType.INDEX), value.span)
-                pre.append(St.AssignStmt(dv, T.dim(value.args[i], k, span=value.span), value.span))
-                shape.append(dv)
-            create = T.create(shape, p.type.dtype, span=value.span)
+            create = allocation(p, kernel, value, names.fresh, pre)
             v = E.Var(names.fresh(p.name), create.type, value.span)
             pre.append(St.AssignStmt(v, create, value.span))
             extra.append(v)
