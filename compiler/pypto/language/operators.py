@@ -17,7 +17,8 @@ Semantics are NumPy's / torch's where they differ from the ``pl.<op>`` spellings
   the library's ``rdiv_scalar`` on tensors (one rounding, as NumPy's);
 * ``x ** n`` for an integer constant ``n`` is ``pl.pow`` (repeated multiplication), ``x ** 0.5`` is
   ``sqrt`` and ``x ** -0.5`` is ``rsqrt``;
-* ``x.T`` reverses the axes (NumPy; a 1-D tensor is itself), ``x.mT`` swaps the last two.
+* ``x.T`` reverses the axes (NumPy; a 1-D tensor is itself; one ``pl.permute``), ``x.mT`` swaps the
+  last two.
 
 What has no meaning here is refused at the operator with what to write instead: ``//``, ``%``, bit
 operators and comparisons on tensors (a tensor-level compare would need a boolean tensor; compare
@@ -170,7 +171,8 @@ def attribute(p: Any, node: ast.Attribute, base: Any) -> Any:
         if rank < 2:
             raise p.error(f"'.mT' needs a tensor of rank >= 2, got rank {rank}", node, PyptoTypeError)
         return _call(p, node, "transpose", [base, rank - 2, rank - 1])
-    value = base
-    for i in range(rank // 2):  # reversing the axes is rank // 2 swaps of mirrored axes
-        value = _call(p, node, "transpose", [value, i, rank - 1 - i], top=i == rank // 2 - 1)
-    return value
+    if rank < 2:
+        return base
+    if rank == 2:  # a swap: tensor.transpose, which a matmul reading it folds into b_trans / a_trans
+        return _call(p, node, "transpose", [base, 0, 1])
+    return _call(p, node, "permute", [base, list(range(rank - 1, -1, -1))])

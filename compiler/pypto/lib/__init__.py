@@ -13,7 +13,7 @@ ExpandLibraryOps pass replaces it by the op's definition, PyPTO IR over the bloc
 * composites (:mod:`pypto.lib.composite`), built from the primitives' tile functions as one tile
   loop each: softmax, log_softmax, layer_norm, rms_norm, swiglu;
 * layout (:mod:`pypto.lib.layout`): broadcast_to, slice and concat of any rank, transpose of any two
-  axes of any rank, and any reshape that keeps the element order.
+  axes and permute (any permutation) of any rank, and any reshape that keeps the element order.
 
 A ``pl.dynamic`` dim (rows, leading dims, the last axis) is tiled with run-time trip counts and valid
 rows / columns for the element-wise ops, reductions over any axes and composites; matmul and the layout

@@ -196,6 +196,15 @@ def _transpose(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
     return permute(em, x, out, tuple(perm), call.span)
 
 
+@definition("tensor.permute")
+def _permute(em: Emitter, call: E.Call, out: E.Var) -> E.Var:
+    """Any permutation of any rank (NumPy ``np.transpose(x, axes)``): :func:`permute`."""
+    x = call.args[0]
+    rank = len(x.type.shape)
+    perm = tuple(static_int(a) % rank for a in call.args[1].elements)
+    return permute(em, x, out, perm, call.span)
+
+
 def _rows_cols(shape: tuple) -> tuple[int, int]:
     return (1, shape[0]) if len(shape) == 1 else (shape[0], shape[1])
 

@@ -189,6 +189,18 @@ def _broadcast_to(args: list, kw: dict, span: Span) -> TensorType:
     return TensorType(shape, t.dtype)
 
 
+@register_op("tensor.permute", TENSOR, ("input", "axes"))
+def _permute(args: list, kw: dict, span: Span) -> TensorType:
+    """NumPy's ``transpose(x, axes)``: result axis ``k`` is ``x``'s axis ``axes[k]``."""
+    t = tensor("tensor.permute", args, 0, ("input", "axes"), span)
+    rank = len(t.shape)
+    axes = [static_int(a) for a in (args[1].elements if isinstance(args[1], MakeTuple) else (args[1],))]
+    if None in axes or sorted(a % rank for a in axes if -rank <= a < rank) != list(range(rank)) or len(axes) != rank:
+        raise PyptoTypeError(f"tensor.permute: axes {axes} are not a permutation of the {rank} axes of "
+                             f"{shape_str(t.shape)}", span)
+    return TensorType(tuple(t.shape[a % rank] for a in axes), t.dtype)
+
+
 @register_op("tensor.slice", TENSOR, ("input", "shape", "offset"))
 def _slice(args: list, kw: dict, span: Span) -> TensorType:
     t = tensor("tensor.slice", args, 0, ("input", "shape", "offset"), span)
@@ -349,6 +361,22 @@ def slice(input: Expr, shape: Any, offset: Any, span: Span | None = None) -> Cal
                           {}, span)
 
 
+def permute(input: Expr, axes: Any, span: Span | None = None) -> Call:
+    """``x`` with its axes permuted (NumPy ``np.transpose(x, axes)``, torch ``x.permute(axes)``)."""
+    return create_op_call("tensor.permute", [input, to_tuple(axes, span, "axes")], {}, span)
+
+
+def transpose(input: Expr, axis1: Any = None, axis2: Any = None, span: Span | None = None) -> Call:
+    """``pl.transpose(x, i, j)`` swaps two axes; ``pl.transpose(x, axes)`` permutes them all and
+    ``pl.transpose(x)`` reverses them (NumPy's ``np.transpose``)."""
+    rank = len(input.type.shape)
+    if axis1 is None and axis2 is None:
+        return permute(input, list(range(rank - 1, -1, -1)), span)
+    if axis2 is None:
+        return permute(input, axis1, span)
+    return create_op_call("tensor.transpose", [input, as_expr(axis1, span), as_expr(axis2, span)], {}, span)
+
+
 def concat(lhs: Expr, rhs: Expr, axis: int = -1, span: Span | None = None) -> Call:
     """``lhs`` and ``rhs`` joined along ``axis``; by default the last one, so ``pl.concat(a, b)`` of two
     ``[r, c]`` tensors is ``[r, ca + cb]`` as spec pypto-jit §6.5 says and as the tile form (``tconcat``)
@@ -381,7 +409,7 @@ BUILDERS = {
     **{n: globals()[n] for n in UNARY},
     "recip": recip, "minimum": minimum, "maximum": maximum, "pow": pow, "rdiv_scalar": rdiv_scalar,
     "sum": sum, "max": max, "min": min, "mean": mean,
-    "broadcast_to": broadcast_to, "slice": slice, "concat": concat,
+    "broadcast_to": broadcast_to, "slice": slice, "concat": concat, "permute": permute, "transpose": transpose,
     "softmax": softmax, "log_softmax": log_softmax, "layer_norm": layer_norm, "rms_norm": rms_norm,
     "swiglu": swiglu,
 }
