@@ -10,6 +10,7 @@ The module is built as ``ptoisa.text.ast`` nodes and written by the one printer
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
@@ -105,6 +106,7 @@ class _FunctionGen:
         self.ops: list[A.Op] = []  # the region being filled
         self.values: dict = {}
         self.views: dict = {}  # DDR memref -> (view name, tensor type)
+        self.shaped_views: dict = {}  # tensor.as_shape result name -> (view name, tensor type)
         self.buffers: dict = {}  # (memref, tile_buf type) -> name
         self.var_bufs: dict = {}  # tile variable -> (name, type) for values made by treshape
         # (memref, tile_buf, valid dims) -> name for tiles with a run-time valid shape; scoped per region
@@ -301,6 +303,8 @@ class _FunctionGen:
         return ops
 
     def view(self, v: Any) -> tuple[str, TensorType]:
+        if getattr(v, "name", None) in self.shaped_views:  # tensor.as_shape: a second view of an argument
+            return self.shaped_views[v.name]
         m = memref_of(v)
         if m is None or m not in self.views:
             raise CompileError(f"'{getattr(v, 'name', v)}' does not resolve to a tensor parameter", getattr(v, "span", None))
@@ -692,6 +696,21 @@ class _FunctionGen:
         else:
             raise CompileError(f"op '{name}' has no PTO lowering", s.span)
 
+    def as_shape(self, call: E.Call, result: Any, s: Any) -> None:
+        """``tensor.as_shape(x, shape)``: another ``make_tensor_view`` of argument ``x``'s pointer, with
+        ``shape`` and its row-major strides (the same bytes; no data moves)."""
+        src = call.args[0]
+        index = next((i for i, p in enumerate(self.func.params) if p.name == src.name), None)
+        if index is None:
+            raise CompileError(f"tensor.as_shape: '{src.name}' is not an argument of the kernel", s.span)
+        dims = [static_int(d) for d in result.type.shape]
+        strides = [math.prod(dims[k + 1:]) for k in range(len(dims))]
+        name = self.new()
+        self.emit(_op("pto.make_tensor_view", results=[name], result_types=[tensor_view_type(result.type)],
+                      operands=[f"%arg{index}"], groups={"shape": [self.const(d, "index") for d in dims],
+                                                         "strides": [self.const(st, "index") for st in strides]}))
+        self.shaped_views[result.name] = (name, result.type)
+
     def tensor_dim(self, call: E.Call, result: Any, s: Any) -> None:
         if result is not None:
             t = call.args[0].type
@@ -913,6 +932,7 @@ _SPECIAL = {
     "block.create_tile": _nothing,
     "block.set_validshape": _nothing,  # the result is another declaration of the same buffer
     "tensor.dim": _FunctionGen.tensor_dim,
+    "tensor.as_shape": _FunctionGen.as_shape,
     "block.get_block_idx": _FunctionGen.block_id,
     "block.get_block_num": _FunctionGen.block_id,
     "block.get_subblock_idx": _FunctionGen.block_id,

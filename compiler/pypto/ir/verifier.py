@@ -15,7 +15,8 @@ from pypto.ir.visitor import stmt_list, walk
 
 PROPERTIES = ("SSAForm", "TypeChecked", "HasMemRefs", "AllocatedMemoryAddr", "SplitIncoreOrch", "IncoreBlockOps")
 # Tensor ops an InCore kernel may still contain once IncoreBlockOps holds: they only read a descriptor.
-KERNEL_TENSOR_OPS = frozenset({"tensor.dim"})
+# tensor.as_shape: a second view of a kernel argument (pypto.lib.ops), printed as a make_tensor_view
+KERNEL_TENSOR_OPS = frozenset({"tensor.dim", "tensor.as_shape"})
 
 
 class _Checker:

@@ -52,17 +52,21 @@ class Emitter:
 
     ``workspace(type, base)`` returns a GM tensor the definition may write and read back (an
     intermediate that does not stay on chip); the expansion pass turns it into an ``Out`` parameter
-    the caller allocates.
+    the caller allocates. ``inputs`` are the kernel's read-only tensor arguments.
     """
 
-    def __init__(self, names: NameAllocator, span: Span, workspace: Callable[[TensorType, str], E.Var]):
+    def __init__(self, names: NameAllocator, span: Span, workspace: Callable[[TensorType, str], E.Var],
+                 inputs: frozenset = frozenset()):
         self.names = names
         self.span = span
         self.workspace = workspace
+        # the kernel's read-only tensor arguments: their GM bytes may be viewed with another shape
+        # (tensor.as_shape), nothing in the kernel writes them
+        self.inputs = inputs
         self.stmts: list = []
 
     def child(self) -> Emitter:
-        return Emitter(self.names, self.span, self.workspace)
+        return Emitter(self.names, self.span, self.workspace, self.inputs)
 
     def let(self, base: str, call: E.Expr, valid: tuple | None = None) -> E.Var:
         """Bind ``call`` to a fresh variable; a tile result gets ``valid`` as its valid shape."""

@@ -93,6 +93,27 @@ def cast_tile_to_tensor(tile: Expr, rank: int | None = None, span: Span | None =
     return create_op_call("tensor.cast_tile_to_tensor", [tile], {"rank": rank if rank and rank != n else None}, span)
 
 
+@register_op("tensor.as_shape", LIB, ("tensor", "shape"))
+def _as_shape(args: list, kw: dict, span: Span) -> TensorType:
+    """The same GM bytes of a (contiguous, row-major) kernel tensor seen with another shape of as many
+    elements: a second tensor view of the kernel argument, no data moves (a reshape's source)."""
+    t = tensor("tensor.as_shape", args, 0, ("tensor", "shape"), span)
+    shape = int_list("tensor.as_shape", args[1], "shape", span, static=True)
+    n_old, n_new = 1, 1
+    for d in t.shape:
+        n_old = n_old * static_int(d) if static_int(d) is not None and n_old is not None else None
+    for d in shape:
+        n_new *= static_int(d)
+    if n_old != n_new:
+        raise PyptoTypeError(f"tensor.as_shape: {shape_str(t.shape)} is not {n_new} elements", span)
+    return TensorType(shape, t.dtype)
+
+
+def as_shape(tensor: Expr, shape: Any, span: Span | None = None) -> Call:
+    """Kernel tensor ``tensor`` viewed as ``shape`` (no data moves)."""
+    return create_op_call("tensor.as_shape", [tensor, to_tuple(shape, span, "shape")], {}, span)
+
+
 # ----------------------------------------------------------------------------- primitives
 
 

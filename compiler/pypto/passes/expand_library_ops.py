@@ -88,6 +88,8 @@ class _Expander:
         self.func = func
         self.names = NameAllocator(all_names(func))
         self.added: list[E.Var] = []
+        self.inputs = frozenset(p for p, d in zip(func.params, func.param_directions, strict=False)
+                                if d is ParamDirection.In and isinstance(p.type, TensorType))
 
     def new_param(self, t: TensorType, base: str, span: object) -> E.Var:
         if static_shape(t) is None:
@@ -131,7 +133,8 @@ class _Expander:
                 continue
             base = "out" if o.var in returned else "ws"
             dest = final.get(o.var) or self.new_param(s.var.type, f"{base}_{len(self.added)}", s.span)
-            em = Emitter(self.names, s.span, lambda t, b, sp=s.span: self.new_param(t, f"ws_{len(self.added)}_{b}", sp))
+            em = Emitter(self.names, s.span, lambda t, b, sp=s.span: self.new_param(t, f"ws_{len(self.added)}_{b}", sp),
+                         self.inputs)
             try:
                 result = DEFINITIONS[s.value.op.name](em, s.value, dest)
             except PyptoError as e:  # a definition's error without a location is at the op's line
