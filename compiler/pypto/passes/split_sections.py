@@ -100,12 +100,10 @@ class _Projector:
         return St.SeqStmts(tuple(out), getattr(body, "span", E.UNKNOWN_SPAN)), busy
 
     def stmt(self, s: Any) -> tuple[list, bool]:
-        if isinstance(s, St.ForStmt):
+        if isinstance(s, (St.ForStmt, St.WhileStmt)):
             return self.loop(s)
         if isinstance(s, St.IfStmt):
             return self.branch(s)
-        if isinstance(s, St.WhileStmt):
-            return self.while_loop(s)
         if isinstance(s, St.YieldStmt):
             return [], False  # rebuilt by the enclosing loop or branch
         s = substitute(s, self.mapping) if self.mapping else s
@@ -142,20 +140,8 @@ class _Projector:
             return None
         return St.YieldStmt(tuple(substitute(y.value[i], self.mapping) for i in keep), y.span)
 
-    def loop(self, s: St.ForStmt) -> tuple[list, bool]:
-        keep = self.carried(s.iter_args, s.return_vars)
-        iters = self.iters(s.iter_args, keep)
-        body, busy = self.block(s.body)
-        y = self.yielded(s.body, keep)
-        if y is not None and keep:
-            body = St.SeqStmts(tuple(body.stmts) + (y,), body.span)
-        rvs = tuple(s.return_vars[i] for i in keep)
-        if not busy and not any(isinstance(v.type, ScalarType) for v in rvs):
-            self.drop_results(s.return_vars, s.iter_args)
-            return [], False
-        return [replace(s, iter_args=iters, body=body, return_vars=rvs)], busy
-
-    def while_loop(self, s: St.WhileStmt) -> tuple[list, bool]:
+    def loop(self, s: St.ForStmt | St.WhileStmt) -> tuple[list, bool]:
+        """A for or while loop: the carried values this side keeps, its body for this side."""
         keep = self.carried(s.iter_args, s.return_vars)
         iters = self.iters(s.iter_args, keep)
         body, busy = self.block(s.body)
