@@ -112,10 +112,56 @@ def binary_tile(b: Body, name: str, x: E.Var, y: E.Var, kinds: tuple[str, str], 
         if narrow_div_dtype(out_dtype) is not None:
             return narrow_int_div_tile(b, x, y, kinds, out_dtype)
         return int_div_tile(b, x, y, kinds, out_dtype)
+    if narrow_int_dtype(name, out_dtype, b.em.span) is not None:
+        return narrow_int_binary_tile(b, name, x, y, kinds, out_dtype)
     work = work_dtype(out_dtype, BINARY[name] + BROADCAST_OPS, b.em.span)
     if work is out_dtype:  # the tile op promotes mixed operands itself (u32 + i32 -> i32)
         return b.binary(name, x, y, kinds)
     return b.cast(b.binary(name, b.cast(x, work), b.cast(y, work), kinds), out_dtype)
+
+
+# 8-bit integer add/sub/mul/maximum/minimum where the target has no 8-bit instruction (A2/A3: the
+# vector unit adds i16/i32/f16/f32). FP32 would give the right number only before the narrowing
+# convert, which saturates (127 + 1 -> 127), while NumPy wraps (127 + 1 = -128). So the op runs in
+# INT16 (exact for the wrapped low byte: INT16 arithmetic wraps mod 2**16, and 2**8 divides 2**16),
+# the result is wrapped to the 8-bit range with bit ops (signed: shift the low byte to the top and
+# back, arithmetically; unsigned: and 0xFF), and the then in-range value converts back exactly
+# (INT16 -> FP16 -> INT8/UINT8, the only narrowing route A2/A3 have).
+NARROW_INT_DTYPES = (DataType.INT8, DataType.UINT8)
+NARROW_INT_WORK = DataType.INT16
+NARROW_WRAP_OPS = ("shls", "shrs", "ands")
+
+
+def narrow_int_dtype(name: str, out_dtype: DataType, span: object = None) -> DataType | None:
+    """The integer type an 8-bit ``name`` (add/sub/mul/maximum/minimum) result is computed in and
+    wrapped from, where the target has no 8-bit instruction for it; ``None`` where it has one (A5) or
+    the result is no 8-bit integer. Refuses (never a different number) when the target lacks the
+    INT16 ops or the conversions the route needs."""
+    if name == "div" or out_dtype not in NARROW_INT_DTYPES or legal(BINARY[name] + BROADCAST_OPS, out_dtype):
+        return None
+    work = NARROW_INT_WORK
+    if not (legal(BINARY[name] + BROADCAST_OPS + NARROW_WRAP_OPS, work) and _converts(out_dtype, work)
+            and _converts_back(work, out_dtype)):
+        raise CompileError(f"{name} of {out_dtype.name} tensors: the target has no {out_dtype.name} {name} and no "
+                           f"exact {work.name} route (convert, {name}, wrap to 8 bits, convert back)", span)
+    return work
+
+
+def narrow_int_binary_tile(b: Body, name: str, x: E.Var, y: E.Var, kinds: tuple[str, str],
+                           out_dtype: DataType) -> E.Var:
+    """``name(x, y)`` on 8-bit integer tiles with NumPy's wrap-around (see ``NARROW_INT_DTYPES``)."""
+    work = narrow_int_dtype(name, out_dtype, b.em.span)
+    mixed = [t.type.dtype for t in (x, y) if t.type.dtype is not out_dtype]
+    if mixed:  # INT8 with UINT8: NumPy's result is INT16, so wrapping to this result's 8 bits is another number
+        raise CompileError(f"{name} of {mixed[0].name} and {out_dtype.name} tensors: the result type here is "
+                           f"{out_dtype.name}, NumPy's is INT16; cast both operands to INT16 first", b.em.span)
+    r = b.binary(name, _to(b, x, work, mode="trunc"), _to(b, y, work, mode="trunc"), kinds)
+    shift = work.bits - out_dtype.bits
+    if out_dtype.is_signed():
+        r = b.scalar("shrs", b.scalar("shls", r, shift), shift)
+    else:
+        r = b.scalar("ands", r, (1 << out_dtype.bits) - 1)
+    return _to(b, r, out_dtype, mode="trunc")
 
 
 # Integer division where the target has no integer tdiv (A2/A3: f16/f32 only): the dtypes the
@@ -340,6 +386,9 @@ def _binary_def(name: str) -> None:
             if narrow is not None:  # a few tiles live, like any element-wise op: the shared plan
                 return map_blocks(em, call, out, list(call.args), body, narrow)
             return map_blocks(em, call, out, list(call.args), body, DataType.FP32)
+        narrow = narrow_int_dtype(name, dtype, call.span)
+        if narrow is not None:
+            return map_blocks(em, call, out, list(call.args), body, narrow)
         return map_blocks(em, call, out, list(call.args), body, work_dtype(dtype, BINARY[name] + BROADCAST_OPS, call.span))
 
 
