@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 
 from ptoisa.machine import load_machine
-from pypto.enums import FunctionType, ParamDirection
 from pypto.errors import RuntimeFault
-from pypto.ir.compiler import compile_program
+from pypto.ir.compiler import compile_program, register_runner
+from pypto.ir.entry import default_entry, pure_out_indices
 from pypto.ir.stmt import Function, Program
 from pypto.ir.types import ScalarType, TensorType, static_shape
 from pypto.passes.manager import OptimizationStrategy, as_strategy
@@ -31,15 +31,6 @@ from pypto.runtime.launch import Launcher, LaunchStats
 from pyptoemu.api import attach_result, coerce_input
 from pyptoemu.errors import FindingsError, KernelFault
 from pyptoemu.result import PipeStats, RunResult, bound_of
-
-
-def default_entry(program: Program) -> Function:
-    orch = [f for f in program.functions_list if f.type is FunctionType.Orchestration]
-    if len(orch) == 1:
-        return orch[0]
-    if len(program.functions_list) == 1:
-        return program.functions_list[0]
-    raise RuntimeFault(f"program '{program.name}' has several candidate entries; pass entry=...")
 
 
 def program_result(func: Function, stats: Any, machine: str, outputs: tuple, named: dict, faulted: bool) -> RunResult:
@@ -77,17 +68,12 @@ def _tensor_arg(func: Function, p: Any, value: Any) -> tuple[np.ndarray, Any]:
     return work, writer
 
 
-def _pure_outs(func: Function) -> list[int]:
-    return [i for i, p in enumerate(func.params)
-            if func.param_directions[i] is ParamDirection.Out and isinstance(p.type, TensorType)]
-
-
 def _bind(func: Function, values: tuple) -> tuple[list, list]:
     """(the entry's arguments, [(array, caller object)] to write back) for the in-place style (every
     parameter given) or the return style (every parameter but the pure ``Out`` ones, which are
     allocated as zeros); other counts keep the older rule: trailing ``Out`` parameters may be left out."""
     params = list(func.params)
-    outs = _pure_outs(func)
+    outs = pure_out_indices(func)
     if len(values) > len(params):
         raise RuntimeFault(f"{func.name} takes {len(params)} arguments (or {len(params) - len(outs)} without its "
                            f"outputs), got {len(values)}", func.span)
@@ -156,7 +142,7 @@ class ProgramRun(RunResult):
         self.config = config
         self.result: RunResult | None = None
         self.param_names = [p.name for p in entry.params]
-        self.output_indices = _pure_outs(entry)
+        self.output_indices = pure_out_indices(entry)
         self.platform = config.platform if config is not None else None
 
     def __call__(self, *tensors: Any, config: RunConfig | None = None) -> Any:
@@ -237,6 +223,16 @@ def run(
         raise RuntimeFault(f"program '{program.name}' has no function '{entry}'")
     runner = ProgramRun(compiled, func, opts, config)
     codegen_only = config is not None and config.codegen_only
-    if not codegen_only and (tensors or not func.params or len(_pure_outs(func)) == len(func.params)):
+    if not codegen_only and (tensors or not func.params or len(pure_out_indices(func)) == len(func.params)):
         runner(*tensors)
     return runner
+
+
+def _program_run_of(compiled: Any, entry: Function, machine: str) -> ProgramRun:
+    """The runner behind a callable ``ir.compile`` result (spec pypto-jit §10.2): the same
+    :class:`ProgramRun` that ``run`` returns, over the module ``ir.compile`` already built."""
+    return ProgramRun(compiled, entry, _Options(compiled.strategy, machine, None, "error"), None)
+
+
+# pypto.ir sits below the runtime and cannot import it: the runtime hands it its runner instead
+register_runner(_program_run_of)
