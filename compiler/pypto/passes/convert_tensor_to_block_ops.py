@@ -562,7 +562,7 @@ def allocation(p: E.Var, kernel: St.Function | None, call: E.Call, fresh: Any, p
     return T.create(shape, p.type.dtype, span=call.span)
 
 
-def _retarget_calls(func: St.Function, added: dict, kernels: dict | None = None) -> St.Function:
+def allocate_outputs(func: St.Function, added: dict, kernels: dict | None = None) -> St.Function:
     """At each call of a converted kernel, allocate its new Out tensors and pass them (a dynamic dim
     from the argument ``kernels[name]`` reads it from; without ``kernels`` every dim is static)."""
     names = NameAllocator(all_names(func))
@@ -617,5 +617,5 @@ class ConvertTensorToBlockOpsPass(Pass):
             funcs.append(f)
         if added:
             kernels = {f.name: f for f in funcs}
-            funcs = [f if f.type is FunctionType.InCore else _retarget_calls(f, added, kernels) for f in funcs]
+            funcs = [f if f.type is FunctionType.InCore else allocate_outputs(f, added, kernels) for f in funcs]
         return program.with_functions(funcs)

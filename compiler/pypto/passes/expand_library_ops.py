@@ -34,44 +34,11 @@ from pypto.lib.tiling import kernel_live
 from pypto.passes.base import NameAllocator, Pass
 from pypto.passes.convert_tensor_to_block_ops import (
     _without_tensor_aliases,
-    allocation,
+    allocate_outputs,
     dim_source,
     rebound_output_params,
 )
 from pypto.passes.ir_utils import all_names
-
-
-def allocate_outputs(func: St.Function, kernels: dict, added: dict) -> St.Function:
-    """At each call of an expanded kernel, allocate its new Out tensors and pass them. A dynamic dim of
-    one is the caller's ``tensor.dim`` of the argument the kernel reads it from."""
-    names = NameAllocator(all_names(func))
-
-    def block(body: Any) -> St.SeqStmts:
-        out: list = []
-        for s in stmt_list(body):
-            out.extend(stmt(s))
-        return St.SeqStmts(tuple(out), getattr(body, "span", E.UNKNOWN_SPAN))
-
-    def stmt(s: Any) -> list:
-        if isinstance(s, (St.ForStmt, St.WhileStmt, St.ScopeStmt)):
-            return [replace(s, body=block(s.body))]
-        if isinstance(s, St.IfStmt):
-            eb = block(s.else_body) if s.else_body is not None else None
-            return [replace(s, then_body=block(s.then_body), else_body=eb)]
-        value = s.value if isinstance(s, St.AssignStmt) else s.expr if isinstance(s, St.EvalStmt) else None
-        if not (isinstance(value, E.Call) and isinstance(value.op, E.GlobalVar) and value.op.name in added):
-            return [s]
-        pre, extra = [], []
-        kernel = kernels[value.op.name]
-        for p in added[value.op.name]:
-            create = allocation(p, kernel, value, names.fresh, pre)
-            v = E.Var(names.fresh(p.name), create.type, value.span)
-            pre.append(St.AssignStmt(v, create, value.span))
-            extra.append(v)
-        call = replace(value, args=tuple(value.args) + tuple(extra))
-        return pre + [replace(s, value=call) if isinstance(s, St.AssignStmt) else replace(s, expr=call)]
-
-    return replace(func, body=block(func.body))
 
 
 def library_call(e: Any) -> bool:
@@ -165,5 +132,5 @@ class ExpandLibraryOpsPass(Pass):
             funcs.append(f)
         if added:
             kernels = {f.name: f for f in funcs}
-            funcs = [f if f.type is FunctionType.InCore else allocate_outputs(f, kernels, added) for f in funcs]
+            funcs = [f if f.type is FunctionType.InCore else allocate_outputs(f, added, kernels) for f in funcs]
         return program.with_functions(funcs)

@@ -58,8 +58,8 @@ from pypto.passes.base import NameAllocator, Pass
 from pypto.passes.block_rewriter import BlockRewriter
 from pypto.passes.convert_tensor_to_block_ops import (
     CONVERTIBLE,
-    _retarget_calls,
     _without_tensor_aliases,
+    allocate_outputs,
     rebound_output_params,
 )
 from pypto.passes.ir_utils import all_names, clone_definitions, used_vars
@@ -419,5 +419,5 @@ class SplitCubeVectorPass(Pass):
             funcs = [replace(g, body=_Inliner(g, split).block(g.body)) if g.type is FunctionType.Orchestration else g
                      for g in funcs]
         if added:
-            funcs = [_retarget_calls(g, added) if g.type is FunctionType.Orchestration else g for g in funcs]
+            funcs = [allocate_outputs(g, added) if g.type is FunctionType.Orchestration else g for g in funcs]
         return program.with_functions(funcs)
