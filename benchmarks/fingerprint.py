@@ -9,6 +9,12 @@ after, compare:
 
 Scalar arguments the kernel needs get a few fixed values (each run is one line), so kernels with
 scalar arguments are covered too. Errors are part of the fingerprint (their class and message).
+
+Besides what a user sees (cycles, outputs, findings, the bound text), each kernel is run a second
+time without data (``data=False``) keeping its log, and the whole schedule is hashed: every recorded
+instruction's pipe, name, issue, wait start, start, end and completion, in (start, program order).
+A change in how the simulator gets to its schedule (which process runs when, what is cached) must
+leave that hash alone, not only the total cycles.
 """
 
 from __future__ import annotations
@@ -50,6 +56,30 @@ def _scalar_choices(path: Path) -> list[dict]:
     return runs
 
 
+def schedule_hash(result) -> str:
+    """One hash of every recorded instruction's timing on every core (needs ``keep_log=True``)."""
+    h = hashlib.sha256()
+    for core in result.chip.cores:
+        rows = sorted((i.start, i.iseq, i.pipe, i.name, i.issue, i.wait_start, i.end, i.done)
+                      for i in core.trace_log)
+        h.update(repr(rows).encode())
+    return h.hexdigest()[:16]
+
+
+def timing_only(path: Path, args: dict) -> dict:
+    """The run without data: its cycles, bound and schedule (or its error)."""
+    try:
+        r = pyptoemu.run(str(path), args=args, races="warn", data=False, keep_log=True)
+    except FindingsError as e:
+        r = e.result
+    except PtoError as e:
+        return {"error": type(e).__name__, "message": str(e)}
+    except Exception as e:  # noqa: BLE001 - a fingerprint records whatever happens
+        return {"crash": type(e).__name__, "message": str(e)[:300]}
+    return {"cycles": r.cycles, "bound": r.bound, "bound_pipe": r.bound_pipe,
+            "findings": [str(f) for f in r.findings], "schedule": schedule_hash(r)}
+
+
 def fingerprint(path: Path, args: dict) -> dict:
     try:
         r = pyptoemu.run(str(path), args=args, races="warn")
@@ -62,7 +92,7 @@ def fingerprint(path: Path, args: dict) -> dict:
     outs = {k: hashlib.sha256(np.ascontiguousarray(v).tobytes()).hexdigest()[:16]
             for k, v in sorted(r.outputs.items())}
     return {"cycles": r.cycles, "outputs": outs, "findings": [str(f) for f in r.findings],
-            "sync": r.sync_mode, "printed": r.printed,
+            "sync": r.sync_mode, "printed": r.printed, "bound": r.bound, "bound_pipe": r.bound_pipe,
             "pipes": {k: [v.busy_cycles, v.instructions] for k, v in r.pipes.items()}}
 
 
@@ -75,6 +105,7 @@ def main() -> None:
         for args in _scalar_choices(p):
             key = rel + ("" if not args else " " + json.dumps(args, sort_keys=True))
             out[key] = fingerprint(p, args)
+            out[key]["timing_only"] = timing_only(p, args)
             print(key, file=sys.stderr)
     json.dump(out, sys.stdout, indent=1, sort_keys=True)
     print()
