@@ -33,6 +33,8 @@ The numbers are ``chip.shared`` in the machine file (:data:`SHARED_KEYS`); a mac
 them keeps the per-core timing only.
 """
 
+# ruff: noqa: PLR1730, FURB136 - per-instruction code compares where it could call max() (a call costs
+# several comparisons in CPython)
 from __future__ import annotations
 
 import math
@@ -146,30 +148,47 @@ class SharedMemory:
 
     def admit(self, core: object, ins: Instr, start: int) -> None:
         """A DMA instruction of ``core`` starts at ``start``: stretch the streaming part of a GM
-        transfer to what HBM/L2 and its core's HBM port can serve."""
+        transfer to what HBM/L2 and its core's HBM port can serve.
+
+        Called for every DMA instruction of a chip run, so written for the interpreter: a
+        comparison where the formula says ``max`` (the same value, without a call)."""
         self.transfers += 1
         self.bytes += ins.nbytes
         transfer = ins.transfer
-        if not self.enabled or not transfer or transfer[0] <= 0:
+        if not transfer or not self.enabled or transfer[0] <= 0:
             return
-        traffic, peak = transfer[0], transfer[1]
+        traffic = transfer[0]
         if not self.started:
             self.start(getattr(getattr(core, "memory", None), "gm", {}))
-        # a third element names the medium outright (FIFO slots: a small GM workspace kept in L2)
-        medium = transfer[2] if len(transfer) > 2 else self.medium(ins)
-        stream = traffic / peak
-        begin = start + max(0.0, ins.occupancy - stream)  # the fixed part moves no data
+        # a third element names the medium outright (FIFO slots: a small GM workspace kept in L2);
+        # when all of GM fits in L2, every transfer is served there (:meth:`medium`)
+        if len(transfer) > 2:
+            medium = transfer[2]
+        else:
+            medium = L2 if self.fits else self.medium(ins)
+        stream = traffic / transfer[1]
+        fixed = ins.occupancy - stream  # the fixed part moves no data
+        begin = start + (fixed if fixed > 0.0 else 0.0)
         end = begin + stream
-        total_bw = self.hbm_bw if medium == HBM else self.l2_bw
-        served = max(begin, self.free_at[medium]) + traffic / total_bw
-        self.free_at[medium] = served
-        end = max(end, served)
+        free_at = self.free_at
+        served = free_at[medium]
+        if begin > served:
+            served = begin
+        served += traffic / (self.hbm_bw if medium == HBM else self.l2_bw)
+        free_at[medium] = served
+        if served > end:
+            end = served
         if medium == HBM:
-            port = max(begin, self.port_free.get(core, 0.0)) + traffic / self.hbm_core_bw
+            port = self.port_free.get(core, 0.0)
+            if begin > port:
+                port = begin
+            port += traffic / self.hbm_core_bw
             self.port_free[core] = port
-            end = max(end, port)
-        extra = max(0, math.ceil(end - begin - stream))
-        ins.occupancy += extra
-        ins.latency += extra
-        self.stretched += extra
+            if port > end:
+                end = port
+        extra = math.ceil(end - begin - stream)
+        if extra > 0:
+            ins.occupancy += extra
+            ins.latency += extra
+            self.stretched += extra
         self.traffic[medium] += traffic

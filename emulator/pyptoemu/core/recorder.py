@@ -32,7 +32,10 @@ _START = attrgetter("start")
 
 
 class Consumer(Protocol):
-    """Something that follows a run: it sees every recorded instruction once, in start order."""
+    """Something that follows a run: it sees every recorded instruction once, in start order.
+
+    A consumer may also have ``consume_batch(records)``, the same as ``consume`` on each record in
+    turn: the recorder uses it when that consumer is the only one (one call per drain)."""
 
     def consume(self, ins: Instr) -> None: ...
 
@@ -135,11 +138,16 @@ class Recorder:
             batch = held[:ready]
             del held[:ready]
             consumers = self.consumers
-            if len(consumers) == 1:  # the usual case (the critical path alone): no inner loop per record
-                consume = consumers[0].consume
-                for ins in batch:
-                    consume(ins)
-            else:
+            if len(consumers) == 1:  # the usual case (the critical path alone): the batch in one call
+                consumer = consumers[0]
+                consume_batch = getattr(consumer, "consume_batch", None)
+                if consume_batch is not None:
+                    consume_batch(batch)
+                else:
+                    consume = consumer.consume
+                    for ins in batch:
+                        consume(ins)
+            else:  # each record to every consumer before the next record (as they were recorded)
                 for ins in batch:
                     for c in consumers:
                         c.consume(ins)

@@ -21,6 +21,8 @@ up by the chain of waits (``latency-bound: 61% of the makespan waiting on MTE2->
 40-52``), or by the scalar unit issuing (``issue-bound``).
 """
 
+# ruff: noqa: PLR1730, FURB136 - per-instruction code compares where it could call max() (a call costs
+# several comparisons in CPython)
 from __future__ import annotations
 
 from collections import deque
@@ -93,13 +95,22 @@ def _waited(path: list, flag: tuple, lo: int, hi: int, line: int) -> list:
 
 def _cross(path: list, flag: tuple, lo: int, hi: int, line: int) -> None:
     """:func:`_waited` on a path copy of one's own (changed in place: one copy, not two)."""
-    waits = dict(path[WAITS])
-    total, last, first_line, last_line = waits.get(flag, (0, 0, 0, 0))
-    total += max(0, hi - max(lo, last))
+    waits = path[WAITS].copy()
+    entry = waits.get(flag)
+    if entry is None:
+        total = last = first_line = last_line = 0
+    else:
+        total, last, first_line, last_line = entry
+    if lo < last:  # the cycles up to ``last`` are on the path already
+        lo = last
+    if hi > lo:
+        total += hi - lo
     if line:
-        first_line = min(first_line, line) if first_line else line
-        last_line = max(last_line, line)
-    waits[flag] = (total, max(last, hi), first_line, last_line)
+        if not first_line or line < first_line:
+            first_line = line
+        if line > last_line:
+            last_line = line
+    waits[flag] = (total, hi if hi > last else last, first_line, last_line)
     path[WAITS] = waits
 
 
@@ -147,10 +158,34 @@ def _until(node: Instr, t: int) -> list:
     return _plus(path, SYNC[node.pipe], t - start)
 
 
+class _PipeTrack:
+    """One pipe of one core as the path sees it: the instruction it saw last there, its recent
+    instructions indexed by the cycles they released the pipe (end and completion), and the path
+    slots its cycles go to (looked up once, not per instruction).
+
+    ``last`` answers the usual question (did the previous instruction release this one?) without
+    the index: the index maps a cycle to the most recent instruction that released the pipe then,
+    and nothing is more recent than ``last``."""
+
+    __slots__ = ("index", "last", "latency", "limit", "sync", "work")
+
+    def __init__(self, pipe: str) -> None:
+        self.index: dict[int, Instr] = {}
+        self.limit = MIN_LOOKBACK  # index size that triggers the next pass dropping stale times
+        self.last: Instr | None = None
+        self.work, self.latency, self.sync = WORK[pipe], LATENCY[pipe], SYNC[pipe]
+
+    def prune(self, start: int) -> dict[int, Instr]:
+        """The index without the times before ``start`` (instructions come in start order: a time
+        before this start can release nothing later)."""
+        index = self.index = {t: n for t, n in self.index.items() if t >= start}
+        self.limit = max(MIN_LOOKBACK, 2 * len(index))
+        return index
+
+
 class _CoreState:
-    """Per core: the pipe instructions that may still have released a later one (indexed by the
-    cycles they released their pipe: end and completion), the recent scalar sync points, and the
-    pipe instruction that completed last.
+    """Per core: each pipe's recent instructions (:class:`_PipeTrack`), the recent scalar sync
+    points, and the pipe instruction that completed last.
 
     What it keeps is what is still in flight, not a fixed window: a chip holds one of these per
     core, so its memory follows the instructions in flight on all cores, not the core count times
@@ -158,21 +193,18 @@ class _CoreState:
     since the last such pass (amortised constant work per instruction); the scalar sync points
     before the latest one that ended by the current start are never the answer again."""
 
-    __slots__ = ("by_time", "draining", "latest", "limits", "s_syncs")
+    __slots__ = ("draining", "latest", "pipes", "s_syncs")
 
     def __init__(self) -> None:
-        self.by_time: dict[str, dict[int, Instr]] = {}
-        self.limits: dict[str, int] = {}  # pipe -> index size that triggers the next pass
+        self.pipes: dict[str, _PipeTrack] = {}  # in the order the pipes were first seen
         self.s_syncs: deque = deque(maxlen=S_SYNCS)
         self.draining: list[_Drain] = []  # full barriers whose drain may still be recorded
         self.latest: Instr | None = None  # the pipe instruction seen so far that completed last
 
-    def prune(self, pipe: str, start: int) -> dict[int, Instr]:
-        """A pipe's index without the times before ``start`` (instructions come in start order: a
-        time before this start can release nothing later)."""
-        index = self.by_time[pipe] = {t: n for t, n in self.by_time[pipe].items() if t >= start}
-        self.limits[pipe] = max(MIN_LOOKBACK, 2 * len(index))
-        return index
+    def track(self, pipe: str) -> _PipeTrack:
+        """The pipe's track, made when the pipe's first instruction is seen."""
+        track = self.pipes[pipe] = _PipeTrack(pipe)
+        return track
 
     def note_drained(self, node: Instr) -> None:
         """A pipe instruction seen while full barriers drain: the last to complete by their end?"""
@@ -189,8 +221,8 @@ class _CoreState:
         if latest is not None and latest.done <= barrier.end:
             drain.drained = latest
         else:  # not drained by it (cannot happen on one core): the latest that was
-            for index in self.by_time.values():
-                for node in index.values():
+            for track in self.pipes.values():
+                for node in track.index.values():
                     if node.done <= barrier.end and (drain.drained is None or node.done >= drain.drained.done):
                         drain.drained = node
         self.draining.append(drain)
@@ -223,6 +255,9 @@ class _CoreState:
         syncs.append(node)
 
 
+_NO_CORE = object()  # what CriticalPath._core holds before the first instruction (a core may be None)
+
+
 class CriticalPath:
     """Follows a run (a recorder consumer) and sums its critical path when asked (:meth:`result`).
 
@@ -232,7 +267,8 @@ class CriticalPath:
     def __init__(self) -> None:
         self.cores: dict[int, _CoreState] = {}
         self.last: Instr | None = None
-        self._core = None  # the core of the previous instruction and its state (no lookup per record)
+        # the core of the previous instruction and its state (no lookup per record); none at first
+        self._core: object = _NO_CORE
         self._state: _CoreState | None = None
 
     def _state_of(self, core) -> _CoreState:
@@ -242,109 +278,115 @@ class CriticalPath:
         self._core, self._state = core, state
         return state
 
-    def consume(self, ins: Instr) -> None:  # noqa: C901 - the per-instruction path, inline on purpose
-        core = ins.core
-        state = self._state if core is self._core else self._state_of(core)
-        start = ins.start
-        if state.draining and state.draining[0].end < start:
-            state.settle(start)
-        pipe, kind = ins.pipe, ins.kind
-        if pipe == "S":
-            if kind == BARRIER:  # a full barrier: waited for the pipes to drain
-                state.begin_drain(ins)
-            else:
-                made = ins.flag.made_by if kind == XWAIT and type(ins.flag) is QueueRoom else None
-                if made is not None and made.path is not None:
-                    # a stall on a full issue queue, ended as the pipe took its next instruction
-                    # after starting ``made`` (or ending it, a wait or set): _path_to_start, inline
-                    if made.kind == OP:
-                        t = min(made.start, start)
-                        path = made.path if t == made.start else _until(made, t)  # up to its start: its path
-                    else:
-                        t = min(made.end, start)
-                        path = _until(made, t)
-                    if start > t:
-                        path = path[:]
-                        path[SYNC_S] += start - t
-                    ins.path = path
-                else:
-                    ins.path = self._path_to_start(ins, state)
-            if kind == BARRIER or kind == WAIT or kind == XWAIT:  # the scalar unit waited: later issues follow it
-                syncs = state.s_syncs
-                if syncs and syncs[-1].end <= start:  # state.add_sync, inline: only the latest stays
-                    while len(syncs) > 1:
-                        syncs.popleft()
-                    syncs.append(ins)
-                else:
-                    state.add_sync(ins)
-        else:
-            index = state.by_time.get(pipe)
-            pred = None
-            if kind == WAIT:
-                setter = ins.released_by
-                if (type(setter) is Instr and setter.kind == SET and start > ins.wait_start
-                        and setter.path is not None):
-                    # a wait released by a set (_path_to_start, inline): the set's path, the cycles
-                    # from the set to the wait's start, and the wait crossed
-                    s_end = setter.end
-                    ts = min(start, s_end)
-                    slot = SYNC[setter.pipe]
-                    path = setter.path[:]
-                    if ts > setter.start:
-                        path[slot] += ts - setter.start
-                    if start > ts:
-                        path[slot] += start - ts
-                    _cross(path, ins.flag[:2], ins.wait_start, start, ins.loc.line if ins.loc else 0)
-                    ins.path = path
-                else:
-                    ins.path = self._path_to_start(ins, state)
-            elif kind != XWAIT and index is not None:
-                # the usual case, inline: the pipe's previous instruction released it
-                pred = index.get(start)
-                if pred is None:
-                    ins.path = self._path_to_start(ins, state)
-            else:
-                ins.path = self._path_to_start(ins, state)
-            if pred is not None:
-                path = pred.path
-                p_start = pred.start
-                if pred.kind == OP:  # _until(pred, start): its work, then its results in flight
-                    p_end = pred.end
-                    if p_end == start:  # it started as the previous one released the pipe
-                        if start > p_start:
-                            path = path[:]
-                            path[WORK[pipe]] += start - p_start
-                    else:
-                        work_end = min(start, p_end)
-                        n = work_end - p_start
-                        m = start - (max(p_start, work_end))
-                        if n > 0 or m > 0:
-                            path = path[:]
-                            if n > 0:
-                                path[WORK[pipe]] += n
-                            if m > 0:
-                                path[LATENCY[pipe]] += m
-                elif start > p_start:
-                    path = path[:]
-                    path[SYNC[pipe]] += start - p_start
-                ins.path = path
-            # indexed by the cycles it releases its pipe (a later one wins: the most recent answers)
-            if index is None:
-                index = state.by_time[pipe] = {}
-                state.limits[pipe] = MIN_LOOKBACK
-            elif len(index) > state.limits[pipe]:
-                index = state.prune(pipe, start)
-            done = ins.done
-            index[ins.end] = ins
-            index[done] = ins
-            latest = state.latest
-            if latest is None or done >= latest.done:
-                state.latest = ins
-            if state.draining:
-                state.note_drained(ins)
+    def consume(self, ins: Instr) -> None:
+        """One instruction (:meth:`consume_batch` of one)."""
+        self.consume_batch((ins,))
+
+    def consume_batch(self, batch) -> None:  # noqa: C901 - the per-instruction path, inline on purpose
+        """Each instruction of ``batch`` in turn (in start order): its path up to its start.
+
+        One call per recorder drain, not per instruction: the loop keeps the current core's state
+        and the instruction that completed last in local names."""
+        core = self._core
+        state = self._state
         last = self.last
-        if last is None or ins.done > last.done or ins.done == last.done and ins.seq > last.seq:
-            self.last = ins
+        for ins in batch:
+            if ins.core is not core:
+                core = ins.core
+                state = self._state_of(core)
+            start = ins.start
+            if state.draining and state.draining[0].end < start:
+                state.settle(start)
+            pipe, kind = ins.pipe, ins.kind
+            if pipe == "S":
+                if kind == BARRIER:  # a full barrier: waited for the pipes to drain
+                    state.begin_drain(ins)
+                else:
+                    made = ins.flag.made_by if kind == XWAIT and type(ins.flag) is QueueRoom else None
+                    if made is not None and made.path is not None:
+                        # a stall on a full issue queue, ended as the pipe took its next instruction
+                        # after starting ``made`` (or ending it, a wait or set): _path_to_start, inline
+                        if made.kind == OP:
+                            t = min(made.start, start)
+                            path = made.path if t == made.start else _until(made, t)  # up to its start: its path
+                        else:
+                            t = min(made.end, start)
+                            path = _until(made, t)
+                        if start > t:
+                            path = path[:]
+                            path[SYNC_S] += start - t
+                        ins.path = path
+                    else:
+                        ins.path = self._path_to_start(ins, state)
+                if kind == BARRIER or kind == WAIT or kind == XWAIT:  # the scalar unit waited: later issues follow it
+                    syncs = state.s_syncs
+                    if syncs and syncs[-1].end <= start:  # state.add_sync, inline: only the latest stays
+                        while len(syncs) > 1:
+                            syncs.popleft()
+                        syncs.append(ins)
+                    else:
+                        state.add_sync(ins)
+            else:
+                track = state.pipes.get(pipe) or state.track(pipe)
+                if kind == WAIT:
+                    setter = ins.released_by
+                    if (type(setter) is Instr and setter.kind == SET and start > ins.wait_start
+                            and setter.path is not None):
+                        # a wait released by a set (_path_to_start, inline): the set's path, the cycles
+                        # from the set to the wait's start, and the wait crossed
+                        s_start = setter.start
+                        path = setter.path[:]
+                        if start > s_start:  # up to the set's end, then on to the wait's start: one slot
+                            path[SYNC[setter.pipe]] += start - s_start
+                        _cross(path, ins.flag[:2], ins.wait_start, start, ins.loc.line if ins.loc else 0)
+                        ins.path = path
+                    else:
+                        ins.path = self._path_to_start(ins, state)
+                elif kind == XWAIT:
+                    ins.path = self._path_to_start(ins, state)
+                else:
+                    # the usual case, inline: the pipe's previous instruction released it (what the
+                    # index would answer for ``start``, when the last one seen released the pipe then)
+                    pred = track.last
+                    if pred is None or pred.end != start and pred.done != start:
+                        pred = track.index.get(start)
+                    if pred is None:
+                        ins.path = self._path_to_start(ins, state)
+                    else:  # _until(pred, start), inline
+                        path = pred.path
+                        p_start = pred.start
+                        if pred.kind == OP:  # its work, then its results in flight
+                            p_end = pred.end
+                            if p_end >= start:  # still working at this start (or released the pipe then)
+                                if start > p_start:
+                                    path = path[:]
+                                    path[track.work] += start - p_start
+                            else:
+                                path = path[:]
+                                if p_end > p_start:
+                                    path[track.work] += p_end - p_start
+                                path[track.latency] += start - p_end
+                        elif start > p_start:
+                            path = path[:]
+                            path[track.sync] += start - p_start
+                        ins.path = path
+                # indexed by the cycles it releases its pipe (a later one wins: the most recent answers)
+                index = track.index
+                if len(index) > track.limit:
+                    index = track.prune(start)
+                end, done = ins.end, ins.done
+                index[end] = ins
+                if done != end:
+                    index[done] = ins
+                track.last = ins
+                latest = state.latest
+                if latest is None or done >= latest.done:
+                    state.latest = ins
+                if state.draining:
+                    state.note_drained(ins)
+            if last is None or ins.done > last.done or ins.done == last.done and ins.seq > last.seq:
+                last = ins
+        self.last = last
 
     def _path_to_start(self, ins: Instr, state: _CoreState) -> list:
         start = ins.start
@@ -364,8 +406,8 @@ class CriticalPath:
                 return _waited(_plus(_until(setter, ts), SYNC[setter.pipe], start - ts), flag, ins.wait_start,
                                start, line)
         if ins.pipe != "S":
-            index = state.by_time.get(ins.pipe)
-            pred = index.get(start) if index else None
+            track = state.pipes.get(ins.pipe)
+            pred = track.index.get(start) if track else None
             if pred is not None:
                 return _until(pred, start)
         # issued late: the scalar unit was busy up to here since its last sync point

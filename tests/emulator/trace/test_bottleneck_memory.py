@@ -24,7 +24,7 @@ def _held(monkeypatch, blocks: int, tiles: int) -> tuple[list, object]:
     monkeypatch.setattr(bottleneck.CriticalPath, "result", keep)
     rows = 16 * tiles * blocks
     res = pyptoemu.run(VADD, args={"arg3": rows}, blocks=blocks, data=False)
-    sizes = [(sum(len(i) for i in s.by_time.values()), len(s.s_syncs)) for s in held["cp"].cores.values()]
+    sizes = [(sum(len(t.index) for t in s.pipes.values()), len(s.s_syncs)) for s in held["cp"].cores.values()]
     return sizes, res
 
 
