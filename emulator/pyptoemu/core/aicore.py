@@ -110,6 +110,17 @@ class Memories:
             else:
                 known.add(r)
 
+    def writes_noted(self, writes: tuple) -> bool:
+        """Whether :meth:`note_writes` of ``writes`` would change nothing, now and later: each range
+        is known written in full already (that never reverts) or outside the on-chip buffers (GM
+        is not followed). A timing-only tile instruction whose writes are noted has nothing to
+        commit (TileOpBinding.start)."""
+        written, known = self.written, self.known_written
+        for w in writes:
+            if w not in known and w[0] in written:
+                return False
+        return True
+
     def note_writes(self, writes: tuple) -> None:
         written, known = self.written, self.known_written
         for w in writes:

@@ -30,9 +30,11 @@ XSET, XWAIT = 4, 5
 
 class BoundOp(Protocol):
     """What a tile instruction runs (``pyptoemu.core.tileop.TileOpBinding``): ``start`` when its pipe
-    starts it (reads, computes), ``commit`` when its writes land."""
+    starts it (reads, computes), ``commit`` when its writes land. ``start`` returns what ``commit``
+    applies, or None when committing would change nothing (a timing-only instruction whose writes
+    are noted already): then the pipe queues no commit at all."""
 
-    def start(self, instr: Instr) -> list: ...
+    def start(self, instr: Instr) -> list | None: ...
 
     def commit(self, instr: Instr, results: list) -> None: ...
 
@@ -332,11 +334,12 @@ class Pipe:
             done = last_done
         occupancy = ins.occupancy
         ins.start, ins.end, ins.done = start, start + occupancy, done
-        commits.seq += 1
-        entry = [done, commits.seq, ins, results]  # CommitQueue.push, inline
-        heapq.heappush(heap, entry)
-        if in_order:
-            own_pending.append(entry)
+        if results is not None:  # something to commit when its writes land
+            commits.seq += 1
+            entry = [done, commits.seq, ins, results]  # CommitQueue.push, inline
+            heapq.heappush(heap, entry)
+            if in_order:
+                own_pending.append(entry)
         self.busy += occupancy
         self.count += 1
         self.record(self.core, ins)

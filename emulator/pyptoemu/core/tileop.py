@@ -389,9 +389,9 @@ class TileOpBinding:
 
     # ---- start: the pipe, when the instruction starts (reads happen now)
 
-    def start(self, instr: Instr) -> list:
+    def start(self, instr: Instr) -> list | None:
         """Read the operands as memory holds them now and run the semantics; the results wait for
-        :meth:`commit`."""
+        :meth:`commit` (None: there is nothing to commit, see Pipe.BoundOp)."""
         try:
             return self._compute(instr)
         except OperandError as e:  # the semantics said why: at this op
@@ -406,14 +406,14 @@ class TileOpBinding:
         except Exception as e:
             raise InternalError(e, self.op.name, self.op.loc) from e
 
-    def _compute(self, instr: Instr) -> list:
+    def _compute(self, instr: Instr) -> list | None:
         snaps = instr.operands
         n_ins = self.n_ins
         self.memory.note_reads(instr.reads, instr)
         if not self.data:  # timing only: nothing to compute, only the faults shapes alone decide
             if instr.key not in self.shapes_checked:
                 self._check_shapes(snaps, instr.key)
-            return []
+            return None if self.memory.writes_noted(instr.writes) else []  # None: nothing to commit
         res = self.semantics([_arg(s) for s in snaps[:n_ins]], [_out_arg(s) for s in snaps[n_ins:]], self.attrs)
         for r in res:
             if r is not None and isinstance(r, np.ndarray) and not r.flags.owndata:

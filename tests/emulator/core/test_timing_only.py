@@ -104,3 +104,37 @@ def test_a_result_that_does_not_fit_its_tile_faults_with_and_without_data(data):
     # on a5 (on a2a3 unequal static shapes are a tmov rule the verifier checks, §4.2 "(A3)")
     with pytest.raises(KernelFault, match=r"<string>:\d+:5: pto.tmov: result 16x64 does not fit tile 16x32"):
         pyptoemu.run(_faulting(body), data=data, machine="a5")
+
+
+def test_a_timing_only_write_commits_only_while_it_has_something_to_note():
+    """Timing only, a tile instruction's commit does nothing but note its written bytes (for the
+    uninitialised-read check), so once its ranges are known written, or lie in GM (not followed),
+    it queues no commit. A range not written yet must still be noted when it lands."""
+    res = pyptoemu.run(EXAMPLES / "vadd_32x32.pto", data=False)
+    memory = res.core.memory
+    assert memory.writes_noted((("UB", 0, 4096, None),))  # written by the run
+    assert memory.writes_noted((("arg2", 0, 4096, ("view",)),))  # GM: nothing to note
+    assert not memory.writes_noted((("UB", 0, 4096, None), ("UB", 65536, 69632, None)))  # one never written
+    assert not memory.writes_noted((("UB", 0, 8192, "other layout"),))  # known by its exact range only
+    assert res.chip.commits.heap == []
+
+
+def test_a_read_after_a_first_write_lands_is_not_uninitialised_without_data():
+    """The first write of a UB range must be noted when it lands (its commit is not skipped): a
+    later read of that range finds it written, timing only as with data."""
+    tile = vec(16, 64)
+    body = (f"    %t = pto.alloc_tile : {tile}\n    %u = pto.alloc_tile : {tile}\n"
+            f"    pto.tload ins(%p0 : {pview(16, 64)}) outs(%t : {tile})\n"
+            "    pto.set_flag[<PIPE_MTE2>, <PIPE_V>, <EVENT_ID0>]\n"
+            "    pto.wait_flag[<PIPE_MTE2>, <PIPE_V>, <EVENT_ID0>]\n"
+            f"    pto.tadd ins(%t, %t : {tile}, {tile}) outs(%u : {tile})\n"
+            "    pto.set_flag[<PIPE_V>, <PIPE_MTE3>, <EVENT_ID0>]\n"
+            "    pto.wait_flag[<PIPE_V>, <PIPE_MTE3>, <EVENT_ID0>]\n"
+            f"    pto.tstore ins(%u : {tile}) outs(%p1 : {pview(16, 64)})")
+    text = binary_kernel(body, nargs=2)
+    timing = pyptoemu.run(text, data=False, races="warn")
+    assert [str(f) for f in timing.findings] == [str(f) for f in pyptoemu.run(text, races="warn").findings] == []
+    racy = text.replace("    pto.set_flag[<PIPE_V>, <PIPE_MTE3>, <EVENT_ID0>]\n", "").replace(
+        "    pto.wait_flag[<PIPE_V>, <PIPE_MTE3>, <EVENT_ID0>]\n", "")  # the store reads before the add lands
+    kinds = sorted(f.kind for f in pyptoemu.run(racy, data=False, races="warn").findings)
+    assert kinds == ["race", "uninitialised-read"]
