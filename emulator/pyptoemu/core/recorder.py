@@ -35,7 +35,7 @@ class Consumer(Protocol):
     """Something that follows a run: it sees every recorded instruction once, in start order.
 
     A consumer may also have ``consume_batch(records)``, the same as ``consume`` on each record in
-    turn: the recorder uses it when that consumer is the only one (one call per drain)."""
+    turn: the recorder then hands it each drain's records in one call."""
 
     def consume(self, ins: Instr) -> None: ...
 
@@ -137,20 +137,16 @@ class Recorder:
         if ready:
             batch = held[:ready]
             del held[:ready]
-            consumers = self.consumers
-            if len(consumers) == 1:  # the usual case (the critical path alone): the batch in one call
-                consumer = consumers[0]
+            # each consumer takes the whole batch in turn: they are independent (each keeps its own
+            # per-instruction state, Instr.path or Instr.vc, and none reads another's)
+            for consumer in self.consumers:
                 consume_batch = getattr(consumer, "consume_batch", None)
-                if consume_batch is not None:
+                if consume_batch is not None:  # one call for the batch
                     consume_batch(batch)
                 else:
                     consume = consumer.consume
                     for ins in batch:
                         consume(ins)
-            else:  # each record to every consumer before the next record (as they were recorded)
-                for ins in batch:
-                    for c in consumers:
-                        c.consume(ins)
         if not self.keep_log:
             self._forget_epochs()
 

@@ -271,11 +271,9 @@ class CriticalPath:
         self._core: object = _NO_CORE
         self._state: _CoreState | None = None
 
-    def _state_of(self, core) -> _CoreState:
-        state = self.cores.get(id(core))
-        if state is None:
-            state = self.cores[id(core)] = _CoreState()
-        self._core, self._state = core, state
+    def _new_state(self, core) -> _CoreState:
+        """The state of a core seen for the first time."""
+        state = self.cores[id(core)] = _CoreState()
         return state
 
     def consume(self, ins: Instr) -> None:
@@ -289,11 +287,12 @@ class CriticalPath:
         and the instruction that completed last in local names."""
         core = self._core
         state = self._state
+        states = self.cores
         last = self.last
         for ins in batch:
-            if ins.core is not core:
+            if ins.core is not core:  # on a chip, consecutive records are often of other cores
                 core = ins.core
-                state = self._state_of(core)
+                state = states.get(id(core)) or self._new_state(core)
             start = ins.start
             if state.draining and state.draining[0].end < start:
                 state.settle(start)
@@ -387,6 +386,7 @@ class CriticalPath:
             if last is None or ins.done > last.done or ins.done == last.done and ins.seq > last.seq:
                 last = ins
         self.last = last
+        self._core, self._state = core, state
 
     def _path_to_start(self, ins: Instr, state: _CoreState) -> list:
         start = ins.start
