@@ -13,7 +13,7 @@ from pyptoemu.core.crossops import CROSS_CORE_OPS
 from pyptoemu.core.memory import OnChipBuffer, PartitionView, Ptr, TensorView, Tile
 from pyptoemu.core.pipe import BARRIER, SET, WAIT, Instr
 from pyptoemu.core.pipenames import event_of, pipe_of
-from pyptoemu.core.scalar import Lowering, ScalarUnit, Step, fail_step, lower_noop, require
+from pyptoemu.core.scalar import Lowering, ScalarUnit, Step, fail_step, lower_noop, require, values_of
 from pyptoemu.errors import BoundsError, InputError, KernelFault, Loc, UnsupportedOpError, VerifyError
 from pyptoemu.isa.arg import Arg
 from pyptoemu.isa.semantics import format_tile
@@ -62,9 +62,40 @@ def lower_partition_view(su: ScalarUnit, op: A.Op) -> Step:
     res = op.results[0]
     loc = op.loc
     value = su.value
+    get_offsets, get_sizes = values_of(off_n), values_of(size_n)
+    # The last window this op made, and what it was made from: a loop stepping a window along a
+    # tensor gives the same parent and sizes with new offsets, so only the offsets are checked
+    # and the last window is moved (step); anything else goes the whole way (make).
+    last_parent = last_sizes = last_window = None
+    last_base0 = 0
+    last_strides: tuple = ()
+    last_most: tuple = ()  # per dimension: the largest offset the window fits at
 
     def step(frame):
+        try:
+            tv = frame[tv_name]
+            sizes = get_sizes(frame)
+            offsets = get_offsets(frame)
+        except KeyError:
+            return make(frame)  # says which value is undefined
+        if tv is last_parent and sizes == last_sizes and len(offsets) == len(last_most):
+            base = last_base0
+            for o, stride, most in zip(offsets, last_strides, last_most, strict=True):
+                if o.__class__ is not int or o < 0 or o > most:
+                    return make(frame)  # outside (or not an int): the whole way says what is wrong
+                base += o * stride
+            pv = last_window.moved(base)
+            pv.check_bounds(loc)
+            frame[res] = pv
+            su.charge(su.arith_cost)
+            return None
+        return make(frame)
+
+    def make(frame):
+        nonlocal last_parent, last_sizes, last_window, last_base0, last_strides, last_most
         tv = value(frame, tv_name, loc)
+        offs = [int(value(frame, n, loc)) for n in off_n]
+        sizes = tuple([int(value(frame, n, loc)) for n in size_n])
         if isinstance(tv, PartitionView):  # a window of a window
             parent_strides, base0, parent_shape = tv.strides, tv.base, tv.sizes
             gm = tv.gm
@@ -73,12 +104,6 @@ def lower_partition_view(su: ScalarUnit, op: A.Op) -> Step:
             gm = tv.ptr.gm
         else:
             raise VerifyError(f"partition_view needs a tensor view, got {tv_name}", loc)
-        try:  # the operands are SSA names or literal ints (ScalarUnit.value, without a call each)
-            offs = [int(n if n.__class__ is int else frame[n]) for n in off_n]
-            sizes = tuple([int(n if n.__class__ is int else frame[n]) for n in size_n])
-        except KeyError:
-            offs = [int(value(frame, n, loc)) for n in off_n]  # raises the undefined-value error
-            sizes = tuple([int(value(frame, n, loc)) for n in size_n])
         if len(offs) != len(parent_shape) or len(sizes) != len(parent_shape):
             raise VerifyError(f"partition_view: view has rank {len(parent_shape)} but "
                               f"{len(offs)} offsets and {len(sizes)} sizes were given", loc)
@@ -91,6 +116,9 @@ def lower_partition_view(su: ScalarUnit, op: A.Op) -> Step:
             base += o * parent_strides[d]
         pv = PartitionView(gm, base, sizes, tuple(parent_strides))
         pv.check_bounds(loc)
+        last_parent, last_sizes, last_window, last_base0 = tv, sizes, pv, base0
+        last_strides = tuple(parent_strides)
+        last_most = tuple(n - z for z, n in zip(sizes, parent_shape, strict=True))
         frame[res] = pv
         su.charge(su.arith_cost)
 
@@ -332,11 +360,13 @@ def lower_flag(su: ScalarUnit, op: A.Op) -> Step:
     kind, pipe = (SET, src) if is_set else (WAIT, dst)
     static_flag = (src, dst, static_id) if dyn is None else None
     if static_flag is not None and pipe != "S":  # nearly every flag op: nothing to decide per execution
-        issue, note_flag_order = su.issue, su.note_flag_order
+        issue = su.issue
+        order = su.flag_order(static_flag)
+        note = order.on_set if kind == SET else order.on_wait
 
         def step_static(frame):
             instr = Instr(kind, name, loc, pipe, 0, 0, 0, None, (), (), static_flag)
-            note_flag_order(instr)
+            note(instr)
             issue(pipe, instr)
 
         return step_static

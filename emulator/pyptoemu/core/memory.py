@@ -505,6 +505,15 @@ class PartitionView:
                     lo += (z - 1) * s
         self.lo, self.hi = lo, hi  # element index range touched (inclusive)
 
+    def moved(self, base: int) -> PartitionView:
+        """This window at another base element: the same shape, so nothing per dimension is
+        recomputed (a loop stepping a window along its tensor, ``lower_partition_view``)."""
+        pv = PartitionView.__new__(PartitionView)
+        pv.gm, pv.sizes, pv.strides, pv.rows, pv.cols = self.gm, self.sizes, self.strides, self.rows, self.cols
+        shift = base - self.base
+        pv.base, pv.lo, pv.hi = base, self.lo + shift, self.hi + shift
+        return pv
+
     def check_bounds(self, loc: Loc) -> None:
         n = self.gm.size
         if 0 in self.sizes:

@@ -14,7 +14,8 @@ scalar process only synchronises with SimPy time when it must observe pipe state
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from operator import itemgetter
+from typing import Any, NamedTuple
 
 from ptoisa.text import ast as A
 from pyptoemu.core.pipe import SET, XWAIT, Instr, QueueRoom
@@ -26,11 +27,44 @@ Binder = Callable[["ScalarUnit", A.Op], Step]  # binds any op (pyptoemu.core.bin
 Lowering = Callable[["ScalarUnit", A.Op], Step]  # binds the ops of one kind
 
 
+class BoundRegion(NamedTuple):
+    """A region bound once: (op, step) in program order, up to the first op whose binding failed,
+    and that failure (raised when execution reaches it), or None."""
+
+    steps: tuple[tuple[A.Op, Step], ...]
+    error: Exception | None
+
+
 class Return(Exception):
     """Unwinds a function body at ``func.return``."""
 
     def __init__(self, values: list):
         self.values = values
+
+
+class FlagOrder:
+    """Flags are binary (§6.2): a second set of a flag before a wait consumes the first is
+    illegal. Checked in program order, so it does not depend on how the pipes happen to run:
+    the balance of sets minus waits issued so far may go below zero (a wait queued before the
+    set that releases it) but a set must not find it above zero. One record per flag, so a flag
+    op bound to a fixed flag updates it without a lookup."""
+
+    __slots__ = ("balance", "core", "flag", "last")
+
+    def __init__(self, flag: tuple, core) -> None:
+        self.flag = flag
+        self.core = core
+        self.balance = 0  # sets minus waits issued so far
+        self.last: Instr | None = None  # the last set issued
+
+    def on_set(self, instr: Instr) -> None:
+        if self.balance >= 1 and self.last is not None:
+            self.core.findings.double_set(self.flag, self.last, instr)
+        self.balance += 1
+        self.last = instr
+
+    def on_wait(self, instr: Instr) -> None:
+        self.balance -= 1
 
 
 class ScalarUnit:
@@ -50,8 +84,9 @@ class ScalarUnit:
         self.busy = 0
         self.count = 0  # instructions the scalar unit executed (scalar ops and issues)
         self.issued_total = 0  # program order across pipes, for naming races in program order
-        self.flag_balance: dict[tuple, tuple] = {}  # flag -> (sets - waits issued, last set)
+        self.flag_orders: dict[tuple, FlagOrder] = {}  # flag -> its sets and waits issued so far
         self.steps: dict[A.Op, Step] = {}
+        self.regions: dict[A.Region, BoundRegion] = {}  # each region's ops bound to their steps once
         self.functions = {f.name: f for f in self.module.functions}
         self.max_steps = int(core.max_steps)
         self.step_count = 0
@@ -121,12 +156,31 @@ class ScalarUnit:
         self.core.commits.flush(env.now)
         self.resume_at_now()
 
+    def bound_region(self, region: A.Region) -> BoundRegion:
+        """The region's ops paired with their steps, bound on the region's first entry, so that
+        running it again looks nothing up per op. Binding stops at the first op whose binding
+        raises: that error is raised when execution reaches the op, after the ops before it ran
+        (as if each op were bound just before it runs)."""
+        bound = self.regions.get(region)
+        if bound is None:
+            steps = self.steps
+            pairs = []
+            error = None
+            for op in region.ops:
+                step = steps.get(op)
+                if step is None:
+                    try:
+                        step = steps[op] = self.bind(self, op)
+                    except Exception as e:  # noqa: BLE001 - raised where the op runs (exec_region)
+                        error = e
+                        break
+                pairs.append((op, step))
+            bound = self.regions[region] = BoundRegion(tuple(pairs), error)
+        return bound
+
     def exec_region(self, region: A.Region, frame: dict):
-        steps = self.steps
-        for op in region.ops:
-            step = steps.get(op)
-            if step is None:
-                step = steps[op] = self.bind(self, op)
+        bound = self.regions.get(region) or self.bound_region(region)
+        for op, step in bound.steps:
             try:
                 gen = step(frame)
                 if gen is not None:
@@ -147,6 +201,8 @@ class ScalarUnit:
                 raise ResourceError(f"{op.name}: out of memory", op.loc) from None
             except Exception as e:  # anything else is a bug of the emulator, not of the kernel
                 raise InternalError(e, op.name, op.loc) from e
+        if bound.error is not None:
+            raise bound.error
 
     def count_step(self, op: A.Op) -> None:
         self.step_count += 1
@@ -164,19 +220,20 @@ class ScalarUnit:
         except KeyError:
             raise VerifyError(f"undefined SSA value {operand}", loc) from None
 
+    def flag_order(self, flag: tuple) -> FlagOrder:
+        """The program-order record of ``flag`` (a static flag op binds it once)."""
+        order = self.flag_orders.get(flag)
+        if order is None:
+            order = self.flag_orders[flag] = FlagOrder(flag, self.core)
+        return order
+
     def note_flag_order(self, instr: Instr) -> None:
-        """Flags are binary (§6.2): a second set of a flag before a wait consumes the first is
-        illegal. Checked in program order, so it does not depend on how the pipes happen to run:
-        the balance of sets minus waits issued so far may go below zero (a wait queued before the
-        set that releases it) but a set must not find it above zero."""
-        flag = instr.flag
-        balance, last = self.flag_balance.get(flag, (0, None))
+        """Note a set or wait of ``instr.flag`` in program order (see :class:`FlagOrder`)."""
+        order = self.flag_order(instr.flag)
         if instr.kind == SET:
-            if balance >= 1 and last is not None:
-                self.core.findings.double_set(flag, last, instr)
-            self.flag_balance[flag] = (balance + 1, instr)
+            order.on_set(instr)
         else:
-            self.flag_balance[flag] = (balance - 1, last)
+            order.on_wait(instr)
 
     def issue(self, pipe: str, instr: Instr) -> None:
         cost = self.issue_cost
@@ -268,6 +325,21 @@ class FailedStep:
 
 def fail_step(err: Exception) -> Step:
     return FailedStep(err)
+
+
+def values_of(operands: list) -> Callable[[dict], tuple]:
+    """A reader of several operands at once (SSA names or literal ints), bound once: one C-level
+    ``itemgetter`` when all are names. An undefined name raises ``KeyError``; the caller then reads
+    them through :meth:`ScalarUnit.value`, which says which one, where."""
+    names = list(operands)
+    if any(n.__class__ is int for n in names):
+        return lambda frame: tuple([n if n.__class__ is int else frame[n] for n in names])
+    if len(names) == 1:
+        name = names[0]
+        return lambda frame: (frame[name],)
+    if not names:
+        return lambda frame: ()
+    return itemgetter(*names)
 
 
 def require(op: A.Op, *, operands: int = 0, results: int = 0, regions: int = 0, ins: int = 0,

@@ -168,6 +168,9 @@ class TileOpBinding:
     # (snapshots, (timing key, timing, reads, writes)) of the last issue: an op issued again on the
     # same snapshots (tiles unchanged, the same scalars: a loop over in-place compute) reuses them
     last_issue: tuple | None = None
+    # (sizes, strides, GM buffer, element size, timing key part) of the last GM window operand: a
+    # window moved along its tensor keeps them, and so its key part (the same object)
+    view_shape: tuple | None = None
     # Derived once at binding, read on every issue:
     fetch: tuple = ()  # (operand name or literal int, scalar type written at the use), ins then outs
     n_ins: int = 0
@@ -246,10 +249,15 @@ class TileOpBinding:
                 spans.append(span)
             elif cls is PartitionView and (v.gm.store is not None or v.gm.size):
                 gm = v.gm
-                dtype, sizes, strides = gm.dtype_name, v.sizes, v.strides
-                snaps.append(OperandSnap(VIEW, v, v.rows, v.cols, dtype, "gm"))
-                key.append((VIEW, v.rows, v.cols, dtype, "gm", sizes, strides))
-                es = gm.dtype.itemsize
+                sizes, strides = v.sizes, v.strides
+                shape = self.view_shape  # the last window's: a window moved along a tensor keeps it
+                if shape is None or shape[0] is not sizes or shape[1] is not strides or shape[2] is not gm:
+                    shape = self.view_shape = (sizes, strides, gm, gm.dtype.itemsize,
+                                               (VIEW, v.rows, v.cols, gm.dtype_name, "gm", sizes, strides))
+                tkey = shape[4]
+                snaps.append(OperandSnap(VIEW, v, tkey[1], tkey[2], tkey[3], "gm"))
+                key.append(tkey)
+                es = shape[3]
                 spans.append((gm.name, v.lo * es, (v.hi + 1) * es, (v.base, sizes, strides)))
             else:
                 if cls is float or cls is int or cls is bool:  # a scalar: its snapshot kept while
@@ -270,17 +278,15 @@ class TileOpBinding:
         if last is not None and all(map(is_, snaps, last[0])):  # the very operands of the last issue
             key, hit, reads, writes = last[1]
         else:
-            n_ins = self.n_ins
-            # (a GM view's strides decide its bursts; a result over its own source runs in place)
-            key.append(_in_place(snaps[:n_ins], snaps[n_ins:])
-                       if self.times_in_place and snaps[n_ins].kind == TILE else 0)
-            key = tuple(key)
-            hit = self.timing_cache.get(key)
-            if hit is None:
-                hit = self.timing_cache[key] = self._check_and_time(snaps[:n_ins], snaps[n_ins:])
-            reads = tuple([r for i in self.read_idx if (r := spans[i]) is not None])
-            writes = tuple([r for i in self.write_idx if (r := spans[i]) is not None])
-            self.last_issue = (snaps, (key, hit, reads, writes))
+            parts = key
+            if last is not None and not self.times_in_place and all(map(is_, parts, last[2])):
+                key, hit = last[1][0], last[1][1]  # the very key parts (a window moved along its tensor)
+            else:
+                key, hit = self._timing_of(parts, snaps)
+            span_at = spans.__getitem__  # (byte ranges are non-empty tuples; a scalar's is None)
+            reads = tuple(filter(None, map(span_at, self.read_idx)))
+            writes = tuple(filter(None, map(span_at, self.write_idx)))
+            self.last_issue = (snaps, (key, hit, reads, writes), parts)
         pipe, occ, lat, nbytes, transfer = hit
         instr = Instr(OP, self.short_name, op.loc, pipe, 0, occ, lat, self, reads, writes, None, snaps, nbytes)
         instr.transfer = transfer
@@ -291,6 +297,18 @@ class TileOpBinding:
             return _run_on_scalar(self.su, instr)
         self.su.issue(pipe, instr)
         return None
+
+    def _timing_of(self, parts: list, snaps: list) -> tuple[tuple, tuple]:
+        """(timing key, (pipe, occupancy, latency, bytes, GM transfer)) of operands whose
+        timing key parts are ``parts``: checked and timed the first time the key is seen."""
+        n_ins = self.n_ins
+        # (a GM view's strides decide its bursts; a result over its own source runs in place)
+        key = (*parts, _in_place(snaps[:n_ins], snaps[n_ins:])
+               if self.times_in_place and snaps[n_ins].kind == TILE else 0)
+        hit = self.timing_cache.get(key)
+        if hit is None:
+            hit = self.timing_cache[key] = self._check_and_time(snaps[:n_ins], snaps[n_ins:])
+        return key, hit
 
     def _check_and_time(self, in_snap: list, out_snap: list) -> tuple:
         """(pipe, occupancy, latency, bytes, GM transfer or None) of the op on these operand
