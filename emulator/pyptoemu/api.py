@@ -426,6 +426,8 @@ def _run_chip(chip: Chip, fn: A.Function, values: list, blocks: int, launch, pro
         _fault_finding(chip, fault)
     result = _result(chip, fn.name, mach, cycles, mode, notices, blocks, faulted=fault is not None,
                      neck=neck)
+    for gm in chip.memory.gm.values():  # the outputs live on in the result alone (GMBuffer.release)
+        gm.release()
     if output_dir is not None and fault is None:
         save_outputs(result, output_dir)
     if writer is not None:

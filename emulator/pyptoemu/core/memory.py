@@ -187,6 +187,9 @@ class Tile:
         return self.buffer.data[self.addr:self.addr + self.nbytes].view(self.dtype)
 
     def logical(self) -> np.ndarray:
+        kept = self._view  # an unboxed tile's view (_nd_view), asked for by every operand read
+        if kept is not None and kept[0] is self.buffer.data and kept[1] == self.addr:
+            return kept[2]
         if self._nd:
             return self._nd_view()
         return self._flat()[self._offs]
@@ -213,10 +216,16 @@ class Tile:
             raise ValueError(f"result {h}x{w} does not fit tile {self.rows}x{self.cols}")
 
     def write(self, arr: np.ndarray) -> None:
-        self.check_fits(arr.shape)
         h, w = arr.shape
+        rows, cols = self.rows, self.cols
+        if h > rows or w > cols:
+            self.check_fits(arr.shape)  # raises, saying why
         if self._nd:
-            self._nd_view()[:h, :w] = arr
+            view = self._nd_view()
+            if h == rows and w == cols:
+                view[...] = arr  # the whole tile (most writes): no sub-view to build
+            else:
+                view[:h, :w] = arr
         else:
             self._flat()[self._offs[:h, :w]] = arr
 
@@ -397,22 +406,21 @@ class GMBuffer:
         if todo.size:
             self._generate(np.unique(todo))
 
-    def cover_window(self, base: int, sizes: tuple, strides: tuple) -> bool:
+    def cover_window(self, base: int, sizes: tuple, strides: tuple, hi: int) -> bool:
         """A write of every element of the window is about to land in ``store``: mark them
         written, so that the pieces they fill are never drawn (checked when a piece is first
-        needed: :meth:`_generate`). False (nothing marked) when the window has a negative stride,
-        and the caller draws its pieces first as for a read."""
+        needed: :meth:`_generate`). ``hi`` is the last element the window touches (its view
+        knows it: :attr:`PartitionView.hi`). False (nothing marked) when the window has a
+        negative stride, and the caller draws its pieces first as for a read."""
         pending = self.pending
         if pending is None or 0 in sizes:
             return True
         if min(strides) < 0:
             return False
         chunk = STANDIN_CHUNK
-        hi = base + 1
-        for z, s in zip(sizes, strides, strict=False):
-            hi += (z - 1) * s
-        if not pending[base // chunk:-(-hi // chunk)].any():
-            return True
+        # (count_nonzero: a third of what .any() costs on a few pieces, as here on every tstore)
+        if not np.count_nonzero(pending[base // chunk:hi // chunk + 1]):
+            return True  # every piece around it drawn already: the write simply lands
         covered = self.covered
         if covered is None:
             covered = self.covered = _untouched_zeros(self.backing.size, np.dtype(bool))
@@ -434,7 +442,11 @@ class GMBuffer:
             self._draw(k, written)
         self.pending[pieces] = False
         if not self.pending.any():
-            self.pending = None
+            # every piece drawn: the written-elements mask has nothing left to say. Dropped now (the
+            # outputs are gathered so), not with the run's objects at the next garbage collection:
+            # the next run then gets its mask from memory already mapped, not page by page anew
+            self.pending = self.covered = None
+            self.covered_rows.clear()
 
     def _draw(self, k: int, written: np.ndarray | None) -> None:
         """Piece ``k``'s numbers, from its own seed; the elements ``written`` marks are kept."""
@@ -449,6 +461,17 @@ class GMBuffer:
             drawn = random_data(self.dtype_name, self.dtype, chunk, rng)
             keep = ~written
             piece[keep] = drawn[keep]
+
+    def release(self) -> None:
+        """The run is over and its result holds the outputs: drop the arrays here, so that they
+        are freed with the result, not with the run's objects at some later garbage collection
+        (they reference each other). A run after it then gets its memory from what is already
+        mapped instead of faulting in fresh pages on every first write: two faults per 64x64 f32
+        tstore, about a fifth of the data path of the stream kernel (benchmarks/speed_vs_simpy.py).
+        What describes the buffer (size, dtype, the pieces still pending) stays; its data is gone."""
+        self.store = self.backing = self.covered = None
+        self.store_rows.clear()
+        self.covered_rows.clear()
 
     def writable(self, lo: int = 0, hi: int | None = None) -> np.ndarray:
         """The backing array, elements [lo, hi) present (all by default), made a private copy
@@ -537,6 +560,8 @@ class PartitionView:
         return window(gm.store, self.base, self.sizes, strides, gm.store_rows)
 
     def read(self) -> np.ndarray:
+        if len(self.sizes) == 2:
+            return self._strided()  # (rows, cols) already
         return self._strided().reshape(self.rows, self.cols)
 
     def write(self, arr: np.ndarray | Accumulate) -> None:
@@ -546,12 +571,13 @@ class PartitionView:
             gm.writable(0, 0)  # a private copy of the caller's input before the first write
         if isinstance(arr, Accumulate):  # read-modify-write at completion (atomic add)
             arr = arr.combine(self.read()[:h, :w])
+        sizes = self.sizes
         whole = h == self.rows and w == self.cols
         # a whole-window write draws no stand-in numbers for the elements it replaces
-        covered = whole and (gm.pending is None or gm.cover_window(self.base, self.sizes, self.strides))
+        covered = whole and (gm.pending is None or gm.cover_window(self.base, sizes, self.strides, self.hi))
         view = self._strided(drawn=not covered)
         if whole:
-            view[...] = arr.reshape(self.sizes)
+            view[...] = arr if len(sizes) == 2 else arr.reshape(sizes)
         else:
             v2 = view.reshape(self.rows, self.cols)
             if np.shares_memory(v2, self.gm.store):

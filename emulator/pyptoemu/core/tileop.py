@@ -467,9 +467,13 @@ class TileOpBinding:
         """Write the results into the out operands."""
         try:
             if results:
-                for s, r in zip(instr.operands[self.n_ins:], results, strict=False):
+                outs = instr.operands[self.n_ins:]
+                for s, r in zip(outs, results, strict=False):
                     if r is not None:
-                        self._write(s, r)
+                        try:
+                            s.obj.write(r)
+                        except ValueError as e:  # Tile.write: the result does not fit the tile
+                            raise self._unfit(e) from None
             self.memory.note_writes(instr.writes)
         except PtoError as e:
             if e.loc is None:
@@ -477,12 +481,6 @@ class TileOpBinding:
             raise
         except Exception as e:
             raise InternalError(e, self.op.name, self.op.loc) from e
-
-    def _write(self, s: OperandSnap, r) -> None:
-        try:
-            s.obj.write(r)
-        except ValueError as e:  # Tile.write: the result does not fit the tile
-            raise self._unfit(e) from None
 
     def _unfit(self, e: ValueError) -> KernelFault:
         return KernelFault(f"{self.op.name}: {e}", self.op.loc)

@@ -17,25 +17,36 @@ F32 = np.dtype(np.float32)
 F64 = np.dtype(np.float64)
 
 
+_COMPUTE: dict[str, np.dtype] = {}  # compute_dtype by name (asked by every elementwise op)
+_DTYPE: dict[str, np.dtype] = {}  # np_dtype by name (asked by every finish)
+
+
 def compute_dtype(dtype_name: str) -> np.dtype:
     """Arithmetic precision for a tile dtype: f16/bf16/fp8 compute in f32 and round once at the end;
     f32/f64 and integers compute in their own type (integers wrap)."""
-    if is_float(dtype_name):
-        return F64 if dtype_name == "f64" else F32
-    return np_dtype(dtype_name)
+    dt = _COMPUTE.get(dtype_name)
+    if dt is None:
+        dt = (F64 if dtype_name == "f64" else F32) if is_float(dtype_name) else np_dtype(dtype_name)
+        _COMPUTE[dtype_name] = dt
+    return dt
 
 
 def region(arg: Arg, rows: int, cols: int, dtype: np.dtype | None = None) -> np.ndarray:
-    """``arg.value[:rows, :cols]``, optionally converted to ``dtype`` (a copy when converted)."""
-    block = np.asarray(arg.value)[:rows, :cols]
+    """``arg.value[:rows, :cols]``, optionally converted to ``dtype``: a copy only when converted,
+    else a view of the operand (read-only, as every operand: semantics never mutate what they
+    read), so an op computing in the tile's own type reads it without copying it first."""
+    value = arg.value
+    block = (value if value.__class__ is np.ndarray else np.asarray(value))[:rows, :cols]
     if block.shape != (rows, cols):
         raise OperandError(f"{arg.kind} of shape {arg.rows}x{arg.cols} has no {rows}x{cols} region")
-    return block if dtype is None else block.astype(dtype)
+    return block if dtype is None or block.dtype == dtype else block.astype(dtype)
 
 
 def finish(values: np.ndarray, dtype_name: str) -> np.ndarray:
     """Round/wrap computed values into ``dtype_name`` (nearest-even for floats)."""
-    dt = np_dtype(dtype_name)
+    dt = _DTYPE.get(dtype_name)
+    if dt is None:
+        dt = _DTYPE[dtype_name] = np_dtype(dtype_name)
     if (values.__class__ is np.ndarray and values.dtype == dt and values.flags.owndata
             and values.flags.c_contiguous):
         return values  # a fresh result of the type already (an op's own array): nothing to convert or copy
