@@ -262,6 +262,11 @@ def random_data(dtype_name: str, dtype: np.dtype, n: int, rng: np.random.Generat
 # smaller buffers come from the ordinary allocator, which reuses memory that is already mapped.
 MAPPED_RESERVE_BYTES = 16 * 2**20
 
+# Whole-window writes into stand-in pieces not drawn yet wait at most this many to be marked
+# (GMBuffer.unmarked): a bound on what a long run of stores keeps, far above what a run of stores
+# between two draws needs to be marked in one go.
+UNMARKED_WINDOWS = 1024
+
 
 def _untouched_zeros(n: int, dtype: np.dtype) -> np.ndarray:
     """``n`` zero elements. A large reservation is an anonymous mapping, whose memory the operating
@@ -306,7 +311,9 @@ class GMBuffer:
     array, every piece generated (outputs, rare whole-buffer readers). A whole-window write into
     pieces not generated yet (:meth:`cover_window`, a tstore) draws nothing: its elements are
     marked in ``covered``, a piece covered in full is never drawn, and a piece drawn later keeps
-    what was written into it (the numbers are those a draw before the writes would have left)."""
+    what was written into it (the numbers are those a draw before the writes would have left).
+    The marks are made when a piece is about to be drawn, not at each write: the windows written
+    wait in ``unmarked`` (at most :data:`UNMARKED_WINDOWS` of them) until something draws."""
 
     index: int  # argument position N (named argN)
     dtype_name: str
@@ -320,6 +327,7 @@ class GMBuffer:
     pending: np.ndarray | None = None  # per piece of stand-in data: not generated yet (None: none)
     backing: np.ndarray | None = None  # stand-in data: whole pieces (``store`` is its first ``size``)
     covered: np.ndarray | None = None  # per element of ``backing``: written before its piece was drawn
+    unmarked: list = field(default_factory=list)  # (base, sizes, strides) written, not yet in ``covered``
     # per row pitch: ``store`` (``covered``) seen as rows of that pitch, for windows (:func:`window`)
     store_rows: dict = field(default_factory=dict)
     covered_rows: dict = field(default_factory=dict)
@@ -338,6 +346,7 @@ class GMBuffer:
     @data.setter
     def data(self, values: np.ndarray | None) -> None:
         self.store, self.backing, self.pending, self.covered = values, None, None, None
+        self.unmarked.clear()
         self.store_rows.clear()
         self.covered_rows.clear()
 
@@ -345,6 +354,8 @@ class GMBuffer:
         """Grow the buffer to ``n`` elements of stand-in data, generated when touched; the pieces
         generated so far (and what the kernel wrote into them) are kept."""
         chunk = STANDIN_CHUNK
+        if self.unmarked:
+            self._mark_covered()
         if self.covered is not None:  # pieces written in part: drawn (around what was written) first
             if self.pending is not None:
                 chunk_mask = self.covered.reshape(-1, chunk).any(axis=1)
@@ -421,15 +432,30 @@ class GMBuffer:
         # (count_nonzero: a third of what .any() costs on a few pieces, as here on every tstore)
         if not np.count_nonzero(pending[base // chunk:hi // chunk + 1]):
             return True  # every piece around it drawn already: the write simply lands
+        unmarked = self.unmarked
+        unmarked.append((base, sizes, strides))
+        if len(unmarked) >= UNMARKED_WINDOWS:
+            self._mark_covered()
+        return True
+
+    def _mark_covered(self) -> None:
+        """Mark the windows written so far in ``covered``. Done in one go when a piece is about to
+        be drawn (or the list is full), not at each tstore: a mark at each store wrote into a
+        mask as large as the buffer that no cache held any more (a 64x64 f32 store: 64 cache
+        lines), several times what the marks cost together."""
         covered = self.covered
         if covered is None:
             covered = self.covered = _untouched_zeros(self.backing.size, np.dtype(bool))
-        window(covered, base, sizes, strides, self.covered_rows)[...] = True
-        return True
+        rows = self.covered_rows
+        for base, sizes, strides in self.unmarked:
+            window(covered, base, sizes, strides, rows)[...] = True
+        self.unmarked.clear()
 
     def _generate(self, pieces: np.ndarray) -> None:
         """Draw the stand-in numbers of these pending pieces; a piece the kernel has written in
         full is only marked drawn, one written in part keeps what was written."""
+        if self.unmarked:
+            self._mark_covered()
         chunk, covered = STANDIN_CHUNK, self.covered
         for k in pieces.tolist():
             written = None
@@ -470,6 +496,7 @@ class GMBuffer:
         tstore, about a fifth of the data path of the stream kernel (benchmarks/speed_vs_simpy.py).
         What describes the buffer (size, dtype, the pieces still pending) stays; its data is gone."""
         self.store = self.backing = self.covered = None
+        self.unmarked.clear()
         self.store_rows.clear()
         self.covered_rows.clear()
 

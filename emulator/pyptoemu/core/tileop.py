@@ -409,9 +409,23 @@ class TileOpBinding:
 
     def start(self, instr: Instr) -> list | None:
         """Read the operands as memory holds them now and run the semantics; the results wait for
-        :meth:`commit` (None: there is nothing to commit, see Pipe.BoundOp)."""
+        :meth:`commit` (None: there is nothing to commit, see Pipe.BoundOp). One frame, not a
+        wrapper around a compute step: it runs for every instruction of every pipe."""
         try:
-            return self._compute(instr)
+            snaps = instr.operands
+            n_ins = self.n_ins
+            self.memory.note_reads(instr.reads, instr)
+            if not self.data:  # timing only: nothing to compute, only the faults shapes alone decide
+                if instr.key not in self.shapes_checked:
+                    self._check_shapes(snaps, instr.key)
+                return None if self.memory.writes_noted(instr.writes) else []  # None: nothing to commit
+            res = self.semantics([_arg(s) for s in snaps[:n_ins]], [_out_arg(s) for s in snaps[n_ins:]],
+                                 self.attrs)
+            for r in res:
+                if r is not None and isinstance(r, np.ndarray) and not r.flags.owndata:
+                    # results must not alias memory that may change before commit
+                    return [_owned(r) for r in res]
+            return res
         except OperandError as e:  # the semantics said why: at this op
             e.message, e.loc = f"{self.op.name}: {e.message}", e.loc or self.op.loc
             raise
@@ -423,21 +437,6 @@ class TileOpBinding:
             raise ResourceError(f"{self.op.name}: out of memory while computing the result", self.op.loc) from None
         except Exception as e:
             raise InternalError(e, self.op.name, self.op.loc) from e
-
-    def _compute(self, instr: Instr) -> list | None:
-        snaps = instr.operands
-        n_ins = self.n_ins
-        self.memory.note_reads(instr.reads, instr)
-        if not self.data:  # timing only: nothing to compute, only the faults shapes alone decide
-            if instr.key not in self.shapes_checked:
-                self._check_shapes(snaps, instr.key)
-            return None if self.memory.writes_noted(instr.writes) else []  # None: nothing to commit
-        res = self.semantics([_arg(s) for s in snaps[:n_ins]], [_out_arg(s) for s in snaps[n_ins:]], self.attrs)
-        for r in res:
-            if r is not None and isinstance(r, np.ndarray) and not r.flags.owndata:
-                # results must not alias memory that may change before commit
-                return [_owned(r) for r in res]
-        return res
 
     def _check_shapes(self, snaps: list, key: tuple) -> None:
         """Timing-only runs still find the faults that need no data (a window leaving its source,

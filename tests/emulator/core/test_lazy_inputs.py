@@ -183,3 +183,48 @@ def test_an_outputs_memory_goes_with_the_result():
     finally:
         if enabled:
             gc.enable()
+
+
+def _standin(rows: int, cols: int) -> tuple[GMBuffer, np.ndarray]:
+    """arg1 as stand-in data of rows x cols, and the numbers a draw of all of it gives."""
+    gm = GMBuffer(1, "f32", np.dtype(np.float32))
+    gm.reserve_standin(rows * cols, 0)
+    reference = GMBuffer(1, "f32", np.dtype(np.float32))
+    reference.reserve_standin(rows * cols, 0)
+    return gm, reference.data.reshape(rows, cols).copy()
+
+
+def test_a_read_after_stores_keeps_what_they_wrote():
+    """Whole-window stores are marked written only when a piece is about to be drawn: a read that
+    draws the pieces they fell in (here a row band across both) keeps what they wrote, and the rest
+    of those pieces holds the drawn numbers."""
+    from pyptoemu.core.memory import PartitionView
+
+    rows, cols = 32, 1024  # two pieces of 16 rows
+    gm, expect = _standin(rows, cols)
+    tiles = [(0, 0), (8, 512), (16, 64)]  # the second straddles the two pieces
+    for k, (r, c) in enumerate(tiles):
+        value = np.full((TILE_ROWS // 2, TILE_COLS), k + 1, np.float32)
+        PartitionView(gm, r * cols + c, (TILE_ROWS // 2, TILE_COLS), (cols, 1)).write(value)
+        expect[r:r + TILE_ROWS // 2, c:c + TILE_COLS] = value
+    assert gm.unmarked and gm.covered is None  # nothing marked before something draws
+    band = PartitionView(gm, 4 * cols, (20, cols), (cols, 1)).read()
+    np.testing.assert_array_equal(band, expect[4:24])
+    assert not gm.unmarked
+    np.testing.assert_array_equal(gm.data.reshape(rows, cols), expect)
+
+
+def test_stores_waiting_to_be_marked_are_bounded():
+    """A long run of stores into pieces nothing draws keeps at most UNMARKED_WINDOWS of them
+    waiting; the marks made on the way hold what the stores wrote."""
+    from pyptoemu.core.memory import UNMARKED_WINDOWS, PartitionView
+
+    rows, cols = 16, 64
+    gm, expect = _standin(rows, cols)
+    for k in range(UNMARKED_WINDOWS + 5):
+        r = k % rows
+        PartitionView(gm, r * cols, (1, cols), (cols, 1)).write(np.full((1, cols), k, np.float32))
+        expect[r] = k
+        assert len(gm.unmarked) < UNMARKED_WINDOWS
+    assert gm.covered is not None
+    np.testing.assert_array_equal(gm.data.reshape(rows, cols), expect)

@@ -190,14 +190,14 @@ def convert(values: np.ndarray, src: str, dst: str, rmode: str | None = None,
     (two's complement) and lets floats overflow to inf; None (absent) clamps integers and lets
     floats overflow (IEEE).
     """
-    mode = (rmode or "CAST_RINT").upper()
     arr = np.asarray(values)
-    ddt = np_dtype(dst)
-    if src == dst:
-        if is_float(src) and rmode is not None:  # "f32 rounding": to an integral value, same type
+    if src == dst:  # (rmode None, nearly every tstore / tmov: a copy, nothing else looked up)
+        if rmode is not None and is_float(src):  # "f32 rounding": to an integral value, same type
             with QUIET:
-                return _round_to_int(arr.astype(F64), mode).astype(ddt)
-        return arr.astype(ddt, copy=True)
+                return _round_to_int(arr.astype(F64), rmode.upper()).astype(np_dtype(dst))
+        return arr.astype(np_dtype(dst), copy=True)
+    mode = (rmode or "CAST_RINT").upper()
+    ddt = np_dtype(dst)
     with QUIET:
         if is_float(dst) and not is_float(src):
             # int -> float is exact or nearest-even (§4.9), whatever rmode says; a direct cast
