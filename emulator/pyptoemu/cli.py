@@ -238,7 +238,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
             doc["expect"] = {m.name: str(m) for m in mismatches}
         print(json.dumps(doc))
     else:
-        print(format_summary(res, paths))
+        print(format_summary(res, paths, data=not ns.no_data))
         if ns.report and res.trace:
             from pyptoemu.report import format_report, load_report
 
@@ -295,7 +295,7 @@ def _check_expected(res, expect: dict[str, str], rtol: float | None, atol: float
     return [m for m in out if isinstance(m, Mismatch)]
 
 
-def format_summary(res, paths: dict[str, str]) -> str:
+def format_summary(res, paths: dict[str, str], data: bool = True) -> str:
     lines = [f"entry      @{res.entry}  (machine {res.machine}, sync {res.sync_mode})",
              f"simulated  {res.cycles} cycles = {res.time_us:.3f} us"
              + ("  (stopped at the fault)" if res.faulted else "")]
@@ -311,6 +311,8 @@ def format_summary(res, paths: dict[str, str]) -> str:
         lines.extend(format_cores(res))
     if res.faulted:
         lines.append("outputs    (not written: the kernel faulted)")
+    elif not data:  # --no-data: nothing was computed, so there is nothing to write (not "nothing written")
+        lines.append("outputs    (none: timing only, --no-data computes no data)")
     elif paths:
         lines.append("outputs    " + ", ".join(f"{k} -> {v}" for k, v in paths.items()))
     else:

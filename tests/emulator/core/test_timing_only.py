@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import pyptoemu
+from pyptoemu.cli import main
 from pyptoemu.errors import BoundsError, InputError, KernelFault
 from tests.emulator.core.kernels import binary_kernel, pview, vec
 
@@ -138,3 +139,16 @@ def test_a_read_after_a_first_write_lands_is_not_uninitialised_without_data():
         "    pto.wait_flag[<PIPE_V>, <PIPE_MTE3>, <EVENT_ID0>]\n", "")  # the store reads before the add lands
     kinds = sorted(f.kind for f in pyptoemu.run(racy, data=False, races="warn").findings)
     assert kinds == ["race", "uninitialised-read"]
+
+
+def test_cli_summary_says_a_timing_only_run_wrote_nothing_because_it_computed_nothing(capsys, tmp_path):
+    """`--no-data` computes no outputs: the summary says so, instead of saying the kernel wrote no
+    pointer argument (this kernel writes arg1), and nothing is saved."""
+
+
+    rc = main(["run", str(EXAMPLES / "double_buffer_1024.pto"), "--no-data", "--output-dir", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "outputs    (none: timing only, --no-data computes no data)" in out
+    assert "wrote no pointer argument" not in out
+    assert not list(tmp_path.iterdir())
