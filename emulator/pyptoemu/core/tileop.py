@@ -182,6 +182,11 @@ class TileOpBinding:
     data: bool = True  # False: a timing-only run computes nothing
     index_pos: tuple[int, ...] = ()  # operands written as index scalars (their values shape the result)
     times_in_place: bool = False  # the timing formulas read ``in_place`` (else the key leaves it out)
+    # The data path of a semantics written in two steps (registry.prepared): its preparation, the
+    # run steps it gave per operand shapes, and (the operands, the run step) of the last start
+    prepare: Callable | None = None
+    plans: dict = field(default_factory=dict)
+    last_plan: tuple | None = None
 
     def for_core(self, su: ScalarUnit) -> TileOpBinding:
         """This binding on another core of the same kind: everything shared but the core's own
@@ -205,6 +210,7 @@ class TileOpBinding:
         self.data = self.su.core.data
         self.index_pos = tuple(i for i, (_, st) in enumerate(self.fetch) if st == "index")
         self.times_in_place = self.has_outs and _formulas_read(self.spec.timing, "in_place")
+        self.prepare = getattr(self.semantics, "prepare", None)
 
     # ---- issue: the scalar unit, in program order
 
@@ -419,8 +425,12 @@ class TileOpBinding:
                 if instr.key not in self.shapes_checked:
                     self._check_shapes(snaps, instr.key)
                 return None if self.memory.writes_noted(instr.writes) else []  # None: nothing to commit
-            res = self.semantics([_arg(s) for s in snaps[:n_ins]], [_out_arg(s) for s in snaps[n_ins:]],
-                                 self.attrs)
+            if self.prepare is not None:  # read the ins, then run what was prepared for their shapes
+                values = [_value(s) for s in snaps[:n_ins]]
+                res = self._plan(snaps)(values)
+            else:
+                res = self.semantics([_arg(s) for s in snaps[:n_ins]], [_out_arg(s) for s in snaps[n_ins:]],
+                                     self.attrs)
             for r in res:
                 if r is not None and isinstance(r, np.ndarray) and not r.flags.owndata:
                     # results must not alias memory that may change before commit
@@ -437,6 +447,26 @@ class TileOpBinding:
             raise ResourceError(f"{self.op.name}: out of memory while computing the result", self.op.loc) from None
         except Exception as e:
             raise InternalError(e, self.op.name, self.op.loc) from e
+
+    def _plan(self, snaps: list) -> Callable:
+        """The run step of the semantics prepared for these operands' kinds, dtypes and shapes:
+        prepared the first time they are seen; the last start's is reused while its operands are
+        the same or of the same shapes (a loop over in-place compute, a window moved along its
+        tensor)."""
+        last = self.last_plan
+        if last is not None and all(map(_same_shape, snaps, last[0])):
+            return last[1]
+        key = tuple(map(_shape_key, snaps))
+        plans = self.plans
+        plan = plans.get(key)
+        if plan is None:
+            if len(plans) >= _SHAPES_REMEMBERED:
+                plans.clear()
+            n = self.n_ins
+            plan = plans[key] = self.prepare([_meta_arg(s) for s in snaps[:n]], [_meta_arg(s) for s in snaps[n:]],
+                                             self.attrs)
+        self.last_plan = (snaps, plan)
+        return plan
 
     def _check_shapes(self, snaps: list, key: tuple) -> None:
         """Timing-only runs still find the faults that need no data (a window leaving its source,
@@ -816,6 +846,52 @@ def _arg(s: OperandSnap) -> Arg:
     if kept is None:
         kept = s.arg = Arg("scalar", s.dtype, np_dtype(s.dtype), obj, 0, 0, 0, 0, 0, "")
     return kept
+
+
+def _value(s: OperandSnap) -> Any:
+    """An in operand's value as a semantics reads it (:func:`_arg`'s ``value``)."""
+    kind = s.kind
+    if kind == TILE:
+        return s.obj.logical()
+    if kind == VIEW:
+        return s.obj.read()
+    return s.obj
+
+
+def _meta_arg(s: OperandSnap) -> Arg:
+    """What a semantics' preparation may look at of an operand: its :func:`_arg` without a value."""
+    kind, obj = s.kind, s.obj
+    if kind == TILE:
+        return Arg("tile", s.dtype, obj.dtype, None, obj.rows, obj.cols, s.vrow, s.vcol, obj.type.pad, s.loc)
+    if kind == VIEW:
+        return Arg("view", s.dtype, obj.gm.dtype, None, obj.rows, obj.cols, obj.rows, obj.cols, 0, "gm")
+    return Arg("scalar", s.dtype, np_dtype(s.dtype), None, 0, 0, 0, 0, 0, "")
+
+
+def _shape_key(s: OperandSnap) -> tuple:
+    """Everything of an operand that :func:`_meta_arg` reads (a tile's type gives its shape, pad and
+    location), as a key of prepared run steps."""
+    kind, obj = s.kind, s.obj
+    if kind == TILE:
+        return (kind, s.dtype, obj.type, obj.dtype, s.vrow, s.vcol)
+    if kind == VIEW:
+        return (kind, s.dtype, obj.rows, obj.cols, obj.gm.dtype)
+    return (kind, s.dtype)
+
+
+def _same_shape(s: OperandSnap, last: OperandSnap) -> bool:
+    """Whether ``s`` has the :func:`_shape_key` of ``last`` (the same snapshot has, nearly always)."""
+    if s is last:
+        return True
+    kind, obj, was = s.kind, s.obj, last.obj
+    if kind != last.kind or s.dtype != last.dtype:
+        return False
+    if kind == TILE:
+        return (obj.type is was.type and obj.dtype is was.dtype and s.vrow == last.vrow
+                and s.vcol == last.vcol)
+    if kind == VIEW:
+        return obj.rows == was.rows and obj.cols == was.cols and obj.gm.dtype is was.gm.dtype
+    return True
 
 
 def _out_arg(s: OperandSnap) -> Arg:

@@ -4,6 +4,7 @@ and the one element conversion routine (rounding modes and saturation) used by t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -36,10 +37,28 @@ def region(arg: Arg, rows: int, cols: int, dtype: np.dtype | None = None) -> np.
     else a view of the operand (read-only, as every operand: semantics never mutate what they
     read), so an op computing in the tile's own type reads it without copying it first."""
     value = arg.value
-    block = (value if value.__class__ is np.ndarray else np.asarray(value))[:rows, :cols]
-    if block.shape != (rows, cols):
+    return region_reader(arg, rows, cols, dtype)(value if value.__class__ is np.ndarray else np.asarray(value))
+
+
+def whole(value: Any) -> Any:
+    """The region reader of an operand read whole in its own type: the value itself."""
+    return value
+
+
+def region_reader(arg: Arg, rows: int, cols: int, dtype: np.dtype | None = None) -> Callable[[Any], np.ndarray]:
+    """What :func:`region` does to a value of ``arg``'s shape and dtype, decided from the shape and
+    dtype alone (the value is not looked at): the reader of that region (:func:`whole` when it is
+    the entire value in its own type). An operand's value is its (rows, cols) array in its dtype
+    (isa/arg.py), so a region it cannot hold is said here; the reader takes that array."""
+    if not (0 <= rows <= arg.rows and 0 <= cols <= arg.cols):
         raise OperandError(f"{arg.kind} of shape {arg.rows}x{arg.cols} has no {rows}x{cols} region")
-    return block if dtype is None or block.dtype == dtype else block.astype(dtype)
+    if dtype is not None and arg.dtype == dtype:
+        dtype = None
+    if rows == arg.rows and cols == arg.cols:
+        return whole if dtype is None else lambda value: value.astype(dtype)
+    if dtype is None:
+        return lambda value: value[:rows, :cols]
+    return lambda value: value[:rows, :cols].astype(dtype)
 
 
 def finish(values: np.ndarray, dtype_name: str) -> np.ndarray:

@@ -18,8 +18,15 @@ from ptoisa.dtypes import is_float
 from pyptoemu.errors import OperandError, UndefinedResultError
 from pyptoemu.isa.arg import Arg
 from pyptoemu.isa.ieee import QUIET
-from pyptoemu.isa.semantics.common import compute_dtype, finish, region, scalar_as, split_tile_scalar
-from pyptoemu.isa.semantics.registry import semantics
+from pyptoemu.isa.semantics.common import (
+    compute_dtype,
+    finish,
+    region,
+    region_reader,
+    scalar_as,
+    split_tile_scalar,
+)
+from pyptoemu.isa.semantics.registry import Run, prepared, semantics
 
 Binary = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -112,28 +119,44 @@ def _dst_block(outs: list[Arg]) -> tuple[Arg, int, int, np.dtype]:
 
 
 def _make_binary(name: str, op: Binary, with_tile: bool = True) -> None:
-    def tile_tile(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np.ndarray | None]:
+    def tile_tile(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> Run:
         d, r, c, ct = _dst_block(outs)
-        x, y = region(ins[0], r, c, ct), region(ins[1], r, c, ct)
-        with QUIET:
-            return [finish(op(x, y), d.dtype_name)]
+        read_x, read_y = region_reader(ins[0], r, c, ct), region_reader(ins[1], r, c, ct)
+        dname = d.dtype_name
 
-    def tile_scalar(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np.ndarray | None]:
+        def run(values: list) -> list[np.ndarray | None]:
+            return [finish(op(read_x(values[0]), read_y(values[1])), dname)]
+
+        return run
+
+    def tile_scalar(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> Run:
         d, r, c, ct = _dst_block(outs)
-        tile, s, scalar_first = split_tile_scalar(ins)
-        x = region(tile, r, c, ct)
-        sv = scalar_as(s.value, tile.dtype_name)  # a NumPy scalar of the compute type
-        if sv.dtype != ct:
-            sv = sv.astype(ct)
-        with QUIET:
-            res = op(sv, x) if scalar_first else op(x, sv)
-        return [finish(res, d.dtype_name)]
+        tile, _scalar, scalar_first = split_tile_scalar(ins)
+        at, at_scalar = (1, 0) if scalar_first else (0, 1)
+        read = region_reader(tile, r, c, ct)
+        tname, dname = tile.dtype_name, d.dtype_name
+
+        last = [None, None]  # the last scalar value and its conversion (a constant stays the same object)
+
+        def run(values: list) -> list[np.ndarray | None]:
+            x = read(values[at])
+            v = values[at_scalar]
+            if v is last[0]:
+                sv = last[1]
+            else:
+                sv = scalar_as(v, tname)  # a NumPy scalar of the compute type
+                if sv.dtype != ct:
+                    sv = sv.astype(ct)
+                last[0], last[1] = v, sv
+            return [finish(op(sv, x) if scalar_first else op(x, sv), dname)]
+
+        return run
 
     tile_tile.__name__ = f"binary_{name}"
     tile_scalar.__name__ = f"scalar_{name}"
     if with_tile:
-        semantics(f"binary_{name}")(tile_tile)
-    semantics(f"scalar_{name}")(tile_scalar)
+        prepared(f"binary_{name}")(tile_tile)
+    prepared(f"scalar_{name}")(tile_scalar)
 
 
 for _name, _op in BINARY.items():
@@ -206,13 +229,17 @@ UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 
 
 def _make_unary(name: str, op: Callable[[np.ndarray], np.ndarray]) -> None:
-    def unary(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np.ndarray | None]:
+    def unary(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> Run:
         d, r, c, ct = _dst_block(outs)
-        with QUIET:
-            return [finish(op(region(ins[0], r, c, ct)), d.dtype_name)]
+        read, dname = region_reader(ins[0], r, c, ct), d.dtype_name
+
+        def run(values: list) -> list[np.ndarray | None]:
+            return [finish(op(read(values[0])), dname)]
+
+        return run
 
     unary.__name__ = f"unary_{name}"
-    semantics(f"unary_{name}")(unary)
+    prepared(f"unary_{name}")(unary)
 
 
 for _name, _uop in UNARY.items():

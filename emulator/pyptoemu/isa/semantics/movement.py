@@ -11,8 +11,16 @@ from ptoisa.dtypes import is_float, pad_value
 from pyptoemu.errors import BoundsError, OperandError
 from pyptoemu.isa.arg import Accumulate, Arg
 from pyptoemu.isa.ieee import QUIET
-from pyptoemu.isa.semantics.common import compute_dtype, convert, enum_value, finish, region, reinterpret
-from pyptoemu.isa.semantics.registry import semantics
+from pyptoemu.isa.semantics.common import (
+    compute_dtype,
+    convert,
+    enum_value,
+    finish,
+    region,
+    region_reader,
+    reinterpret,
+)
+from pyptoemu.isa.semantics.registry import Run, prepared, semantics
 
 
 def _same_bits_or_value(values: np.ndarray, src: Arg, dst: Arg) -> np.ndarray:
@@ -29,8 +37,8 @@ def _fill(dst: Arg, block: np.ndarray, rows: int, cols: int) -> np.ndarray:
     return out
 
 
-@semantics("load")
-def load(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np.ndarray | None]:
+@prepared("load")
+def load(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> Run:
     """tload/tprefetch: GM window -> tile over dst's valid region. With a pad code (1 zero, 2 max,
     3 min) the rest of the tile is filled with the pad value (full rows x cols written); with pad 0
     only the valid region is written (hardware leaves the rest unspecified)."""
@@ -38,20 +46,31 @@ def load(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np.ndar
     r, c = dst.vrow, dst.vcol
     if r > src.rows or c > src.cols:
         raise BoundsError(f"tload: tile valid region {r}x{c} exceeds the {src.rows}x{src.cols} GM window")
-    block = _same_bits_or_value(region(src, r, c), src, dst)
-    if dst.pad == 0 or (r == dst.rows and c == dst.cols):
-        return [block]
-    return [_fill(dst, block, r, c)]
+    read = region_reader(src, r, c)
+    padded = not (dst.pad == 0 or (r == dst.rows and c == dst.cols))
+
+    def run(values: list) -> list[np.ndarray | None]:
+        block = _same_bits_or_value(read(values[0]), src, dst)
+        return [_fill(dst, block, r, c) if padded else block]
+
+    return run
+
+
+def _relu_of(attrs: dict[str, Any]) -> bool:
+    """Whether ``reluPreMode`` asks for max(0, v) before the write."""
+    return enum_value(attrs, "reluPreMode", "no_relu") == "normal_relu"
+
+
+def _relu_max(values: np.ndarray) -> np.ndarray:
+    return np.maximum(values, np.zeros((), values.dtype))
 
 
 def _relu(values: np.ndarray, attrs: dict[str, Any]) -> np.ndarray:
-    if enum_value(attrs, "reluPreMode", "no_relu") == "normal_relu":
-        return np.maximum(values, np.zeros((), values.dtype))
-    return values
+    return _relu_max(values) if _relu_of(attrs) else values
 
 
-@semantics("store")
-def store(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np.ndarray | None]:
+@prepared("store")
+def store(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> Run:
     """tstore: tile valid region -> GM window. acc sources convert to the GM dtype (nearest-even,
     saturating), ``reluPreMode = normal_relu`` applies max(0, v) first, ``atomicType = atomic_add``
     adds to the GM contents. A pre-quant scalar operand is ignored (as the reference model does)."""
@@ -59,22 +78,29 @@ def store(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np.nda
     r, c = src.vrow, src.vcol
     if r > dst.rows or c > dst.cols:
         raise BoundsError(f"tstore: tile valid region {r}x{c} exceeds the {dst.rows}x{dst.cols} GM window")
-    block = _relu(region(src, r, c), attrs)
-    if src.dtype_name == dst.dtype_name or src.loc == "acc" or src.dtype.itemsize != dst.dtype.itemsize:
-        values = convert(block, src.dtype_name, dst.dtype_name)
-    else:
-        values = reinterpret(block, dst.dtype_name)
-    if enum_value(attrs, "atomicType", "atomic_none") == "atomic_add":
-        ct = compute_dtype(dst.dtype_name)
-        addend = values.astype(ct)
-        name = dst.dtype_name
+    read = region_reader(src, r, c)
+    relu = _relu_of(attrs)
+    sname, dname = src.dtype_name, dst.dtype_name
+    converts = sname == dname or src.loc == "acc" or src.dtype.itemsize != dst.dtype.itemsize
+    atomic_add = enum_value(attrs, "atomicType", "atomic_none") == "atomic_add"
+    ct = compute_dtype(dname) if atomic_add else None
 
-        def add_to(current: np.ndarray) -> np.ndarray:
-            with QUIET:
-                return finish(current.astype(ct) + addend, name)
+    def run(values: list) -> list[np.ndarray | None]:
+        block = read(values[0])
+        if relu:
+            block = _relu_max(block)
+        gm_values = convert(block, sname, dname) if converts else reinterpret(block, dname)
+        if atomic_add:
+            addend = gm_values.astype(ct)
 
-        return [Accumulate(addend.shape, add_to)]  # added to GM as it is when the store completes
-    return [values]
+            def add_to(current: np.ndarray) -> np.ndarray:
+                with QUIET:
+                    return finish(current.astype(ct) + addend, dname)
+
+            return [Accumulate(addend.shape, add_to)]  # added to GM as it is when the store completes
+        return [gm_values]
+
+    return run
 
 
 @semantics("move")
