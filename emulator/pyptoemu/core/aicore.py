@@ -18,7 +18,7 @@ from pyptoemu.check.findings import Findings
 from pyptoemu.core.binding import bind_op
 from pyptoemu.core.memory import GMBuffer, OnChipBuffer, Ptr
 from pyptoemu.core.memsys import DMA_PIPES
-from pyptoemu.core.pipe import WAIT, XWAIT, CommitQueue, Flags, Instr, Pipe
+from pyptoemu.core.pipe import WAIT, XWAIT, CommitQueue, Flags, Instr, Pipe, is_issued
 from pyptoemu.core.pipenames import event_of, pipe_of
 from pyptoemu.core.placement import kernel_kind
 from pyptoemu.core.recorder import Recorder
@@ -181,7 +181,6 @@ class AICore:
         self.alloc_log: list[tuple[int, str, int]] = []  # (cycle, buffer name, bytes in use), with keep_log
         self.printed: list[str] = []
         self.blocked_scalar: Instr | None = None
-        self.blocked_issue: Pipe | None = None  # the full issue queue the scalar unit waits on, if any
         self.slot_watch = None  # FIFO slot misuse checks of a consumer core (crosscore.SlotWatch), once it pops
         self.scalar = ScalarUnit(self, self._bind)
         self.recorder.add_core(self)
@@ -253,7 +252,7 @@ class AICore:
             return
         used = buf.used_bytes()
         if not self.alloc_log or self.alloc_log[-1][1:] != (buf.spec.name, used):
-            self.alloc_log.append((self.scalar.vclock, buf.spec.name, used))
+            self.scalar.note_alloc(buf.spec.name, used)
 
     def _uninitialised(self, instr: Instr, name: str, lo: int, hi: int) -> None:
         self.findings.add("uninitialised-read", "warning",
@@ -326,7 +325,8 @@ class AICore:
 
     def blocked(self) -> list[Instr]:
         """The cross-core waits this core is stuck in (pipes and scalar unit)."""
-        out = [p.current for p in self.pipes.values() if p.current is not None and p.current.kind == XWAIT]
+        out = [p.current for p in self.pipes.values()
+               if p.current is not None and p.current.kind == XWAIT and is_issued(p.current)]
         if self.blocked_scalar is not None and self.blocked_scalar.kind == XWAIT:
             out.append(self.blocked_scalar)
         return out
@@ -335,15 +335,17 @@ class AICore:
         """(lines, locations, blocked pipe names) of what this core waits on at a deadlock.
         ``who_prefix`` names the core on a chip (``"AIV3 "``); cross-core waits describe their
         peer (``Instr.flag`` is then a :class:`~pyptoemu.core.pipe.Gate`)."""
-        blocked: dict[str, Instr] = {n: p.current for n, p in self.pipes.items()
-                                     if p.current is not None and p.current.kind in (WAIT, XWAIT)}
+        blocked: dict[str, Instr] = {n: p.current for n, p in self.pipes.items()  # (not one issued after a stall)
+                                     if p.current is not None and p.current.kind in (WAIT, XWAIT)
+                                     and is_issued(p.current)}
         if self.blocked_scalar is not None:
             blocked["S"] = self.blocked_scalar
         static_sets = _static_set_flags(self.module, self.machine.event_ids)
         lines, locs = [], []
-        full = self.blocked_issue
-        if full is not None:  # the scalar unit holds an instruction its pipe's queue has no room for
-            held = full.queue[-1]
+        stall = self.scalar.blocked_issue()
+        full = stall.target if stall is not None else None
+        if stall is not None:  # the scalar unit holds an instruction its pipe's queue has no room for
+            held = stall.held
             lines.append(f"  {who_prefix}scalar unit (S) blocked at {held.loc}: cannot issue {held.name}: the "
                          f"{full.name} issue queue is full ({full.depth} entries, issue_queue_depth)")
             locs.append(held.loc)
@@ -370,7 +372,7 @@ class AICore:
         cycle = _wait_cycle(flag_waits)
         if cycle:
             lines.append(f"  {who_prefix}cycle of waits: " + " -> ".join(cycle))
-        queued = {n: len(p.queue) for n, p in self.pipes.items() if p.queue}
+        queued = {n: k for n, p in self.pipes.items() if (k := sum(map(is_issued, p.queue)))}
         if queued:
             lines.append(f"  {who_prefix}instructions still queued: "
                          + ", ".join(f"{n}: {c}" for n, c in queued.items()))

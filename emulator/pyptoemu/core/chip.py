@@ -180,7 +180,7 @@ class Chip:
 
     def _catch_up_blocked_issue(self) -> None:
         """A scalar unit stalled on a full issue queue sleeps without first catching SimPy time up
-        with its own clock (ScalarUnit.wait_for_room): a deadlock found there is at that clock."""
+        with its own clock (ScalarUnit.settle): a deadlock found there is at that clock."""
         late = max((c.scalar.issue_blocked_until() for c in self.cores), default=0)
         if late > self.env.now:
             self.env.run(until=late)

@@ -442,6 +442,7 @@ def lower_barrier(su: ScalarUnit, op: A.Op) -> Step:
 
 def _barrier_all(su: ScalarUnit, op: A.Op):
     su.charge(su.issue_cost)
+    yield from su.settle()  # the clock is exact
     start = su.pending_start = su.vclock
     yield from su.drain_all()
     su.epochs.append(("all", dict(su.issued)))

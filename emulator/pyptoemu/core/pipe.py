@@ -72,6 +72,64 @@ class QueueRoom:
         return f"(the {self.pipe.name} issue queue was full: {self.pipe.depth} entries)"
 
 
+class Wake(simpy.Event):
+    """An event its waiter sleeps on until the cycle it must wake at is known (``wake_in``)."""
+
+    __slots__ = ()
+
+    def wake_in(self, delay: int) -> None:
+        """Fire ``delay`` cycles from now, as a ``Timeout`` made now would (one event in all)."""
+        self._ok = True
+        self._value = None
+        self.env.schedule(self, simpy.events.NORMAL, delay)
+
+
+class DeferredStall:
+    """A stall of the scalar unit on a full issue queue, not resolved yet (``ScalarUnit.issue``).
+
+    ``held`` went into ``target``'s queue over its depth; nothing issued after it may issue before
+    ``target`` takes ``maker`` off its queue (``taken``, set by the pipe then, having just started
+    ``made_by``). ``clock`` is the scalar clock after issuing ``held`` as it stood with the earlier
+    stalls unresolved. Resolved, ``lag`` is the delay of every stall up to this one: what the scalar
+    unit issued after it and before the next one has ``issue`` this stall until then, and its issue
+    cycle is its ``low`` plus ``lag``; its ``iseq`` (program order) grows by ``iseq_lag``, the number
+    of stalls recorded up to this one (each takes a number, as it would have had the scalar unit
+    waited: ``iseq`` is that of the stall's record, less the same for the stalls before).
+    ``waiters`` are (instruction or None, Wake) of whoever waits for the resolution (a pipe, to wake
+    at that instruction's issue cycle; the scalar unit); ``allocs`` are allocation counters for the
+    trace, timed the same way."""
+
+    __slots__ = ("allocs", "clock", "held", "iseq", "iseq_lag", "lag", "made_by", "maker", "taken", "target",
+                 "waiters")
+
+    def __init__(self, target: Pipe, held: Instr, maker: Instr, clock: int, iseq: int) -> None:
+        self.target = target
+        self.held = held
+        self.maker = maker
+        self.clock = clock
+        self.iseq = iseq
+        self.taken: int | None = None
+        self.lag: int | None = None
+        self.waiters: list[tuple[Instr | None, Wake]] | None = None
+        self.allocs: list[tuple[int, str, int]] | None = None
+
+    def wake(self, instr: Instr | None) -> Wake:
+        """An event fired at ``instr``'s issue cycle once this stall is resolved (``None``: at the
+        resolution)."""
+        event = Wake(self.target.env)
+        if self.waiters is None:
+            self.waiters = []
+        self.waiters.append((instr, event))
+        return event
+
+
+def is_issued(ins: Instr) -> bool:
+    """False for an instruction the scalar unit put in a queue after a stall that is not resolved
+    yet: on hardware it has not been issued (the scalar unit is still stalled before it)."""
+    stall = ins.issue
+    return stall.__class__ is not DeferredStall or stall.lag is not None
+
+
 class Instr:
     """One issued instruction (or sync op) in a pipe queue."""
 
@@ -87,6 +145,7 @@ class Instr:
         "kind",
         "latency",
         "loc",
+        "low",
         "name",
         "nbytes",
         "occupancy",
@@ -135,6 +194,8 @@ class Instr:
         self.vc = None  # its vector clock at start, once the race detector has seen it (check/races.py)
         self.path = None  # the critical path up to its start, once the path has seen it (trace/bottleneck.py)
         self.key = None  # a timing-only tile instruction: what its shape check is remembered by (tileop.py)
+        # ``low``: issued after a stall not resolved yet (``issue`` is that DeferredStall): its issue
+        # cycle less the delay of the stalls before it (set then only)
 
 
 class CommitQueue:
@@ -215,10 +276,10 @@ class Pipe:
         self.in_order = in_order
         self.queue: deque[Instr] = deque()
         # Issue-queue depth: how many issued instructions may wait here for the pipe (0: no bound).
-        # The scalar unit stalls while the queue is over it (ScalarUnit.wait_for_room); ``room`` is
-        # the event it sleeps on, fired when the pipe takes its next instruction off the queue.
+        # The scalar unit stalls while the queue is over it (ScalarUnit.issue); ``makers``
+        # are its deferred stalls on this queue, each ended when the pipe takes its ``maker`` off.
         self.depth = depth
-        self.room: simpy.Event | None = None
+        self.makers: deque = deque()
         self.wake: simpy.Event | None = None
         self.idle_waiters: list[simpy.Event] = []
         self.current: Instr | None = None
@@ -264,10 +325,16 @@ class Pipe:
                 yield from self._idle()
                 continue
             ins = queue.popleft()
-            if self.room is not None:  # the scalar unit waits for a free entry: there is one now
-                room, self.room = self.room, None
-                room.succeed(self.current)  # the instruction whose start made the room
+            makers = self.makers
+            if makers and makers[0].maker is ins:  # the scalar unit waits for a free entry: there is one now
+                self.core.scalar.room_made(makers.popleft(), self.current)  # made by the one just started
             self.current = ins
+            stall = ins.issue
+            if stall.__class__ is DeferredStall:  # issued after a stall that was not resolved then
+                if stall.lag is None:  # nor is it now: wait for its issue cycle
+                    yield stall.wake(ins)
+                ins.issue = ins.low + stall.lag
+                ins.iseq += stall.iseq_lag
             kind = ins.kind
             if kind == OP or kind == WAIT:
                 now = env.now

@@ -9,18 +9,32 @@ imports one (scalar unit <- lowerings <- binding is a one-way chain).
 The scalar unit keeps its own clock (``vclock``): issuing is charged there without a SimPy event
 per op; each issued instruction carries its issue cycle and its pipe starts it no earlier. The
 scalar process only synchronises with SimPy time when it must observe pipe state.
+
+A full issue queue stalls the scalar unit until its pipe takes an instruction (``DeferredStall``).
+How long is not known when the scalar unit gets there, but it does not need to be: the clock after
+the stall is ``max(clock, cycle the pipe takes it)``, whatever happens in between. So the scalar unit
+defers the stall and goes on issuing; what it issues meanwhile carries no issue cycle yet (its
+``issue`` is the stall) and a pipe that reaches such an instruction waits until the stall is resolved. This is exact (the
+schedule is that of a scalar unit that waits at each stall) and lets the scalar unit issue long
+bursts instead of alternating with the pipes every few instructions (measured in
+benchmarks/speed_vs_simpy.py). Anything that observes SimPy time first settles every deferred stall.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 from operator import itemgetter
 from typing import Any, NamedTuple
 
 from ptoisa.text import ast as A
-from pyptoemu.core.pipe import SET, XWAIT, Instr, QueueRoom
+from pyptoemu.core.pipe import SET, XWAIT, DeferredStall, Instr, QueueRoom
 from pyptoemu.core.recorder import EpochLog
 from pyptoemu.errors import InternalError, Loc, PtoError, ResourceError, StepLimitError, VerifyError
+
+# How many stalls the scalar unit may defer before it waits for them to end: bounds how many issued
+# instructions a run holds at once (memory), not when anything happens (the schedule is exact).
+MAX_DEFERRED_STALLS = 256
 
 Step = Callable[[dict], Any]  # one op's work per execution: None, or a generator that waits
 Binder = Callable[["ScalarUnit", A.Op], Step]  # binds any op (pyptoemu.core.binding.bind_op)
@@ -101,10 +115,12 @@ class ScalarUnit:
         # ("all", issued counts) after a full barrier. Instructions record how many preceded them.
         self.epochs = EpochLog()
         self._span_start = 0
-        # the pipe whose queue the last issue overfilled: that instruction is still in the scalar
-        # unit's hands (last in the queue), so nothing after it issues until the pipe makes room
-        self.full = None
         self.stalls = 0  # stalls on a full issue queue (each recorded as a wait on S named "issue")
+        # stalls on a full issue queue not resolved yet, in program order, and the delay of those
+        # resolved since the clock was last exact (added to ``vclock`` once none is left)
+        self.deferred: deque[DeferredStall] = deque()
+        self.lag = 0
+        self.iseq_lag = 0  # the same for program order: stalls recorded since, each taking a number
 
     # ------------------------------------------------------------------------------- driver
 
@@ -117,6 +133,9 @@ class ScalarUnit:
             yield from self.exec_region(fn.body, frame)
         except Return:
             pass
+        except PtoError:  # the stalls before the fault end first: the scalar unit got there after them
+            yield from self.settle()
+            raise
         yield from self.drain_all()
         self._close_span()
 
@@ -131,7 +150,9 @@ class ScalarUnit:
         self.count += 1
 
     def sync_time(self):
-        """Bring SimPy time up to the scalar clock (generator)."""
+        """Bring SimPy time up to the scalar clock (generator), once every stall is resolved."""
+        if self.deferred:
+            yield from self.settle()
         env = self.core.env
         if self.vclock > env.now:
             yield env.timeout(self.vclock - env.now)
@@ -185,12 +206,8 @@ class ScalarUnit:
                 gen = step(frame)
                 if gen is not None:
                     yield from gen
-                full = self.full
-                if full is not None:
-                    if len(full.queue) <= full.depth:  # taken off already: room, no generator needed
-                        self.full = None
-                    else:
-                        yield from self.wait_for_room()
+                if len(self.deferred) > MAX_DEFERRED_STALLS:
+                    yield from self.settle()
             except PtoError as e:  # the kernel's own fault: located at the op if it is not yet
                 if e.loc is None:
                     e.loc = op.loc
@@ -240,7 +257,12 @@ class ScalarUnit:
         vclock = self.vclock = self.vclock + cost
         self.busy += cost
         self.count += 1
-        instr.issue = vclock
+        deferred = self.deferred
+        if deferred:  # issued after a stall not resolved yet: its issue cycle is not known yet
+            instr.issue = deferred[-1]
+            instr.low = vclock
+        else:
+            instr.issue = vclock
         issued = self.issued
         n = issued.get(pipe, 0)
         instr.pidx = n
@@ -258,56 +280,101 @@ class ScalarUnit:
         if target.wake is not None:
             wake, target.wake = target.wake, None
             wake.succeed()
-        if target.depth and len(queue) > target.depth:
-            self.full = target
+        depth = target.depth
+        if depth and len(queue) > depth:  # over the queue's depth: a stall (see below)
+            stall = DeferredStall(target, instr, queue[len(queue) - depth - 1], vclock, total + 1)
+            deferred.append(stall)
+            target.makers.append(stall)
 
-    def wait_for_room(self):
-        """The last issue went to a full queue (generator): the scalar unit stalls, issuing nothing
-        more, until that pipe has taken instructions off its queue and the one in the scalar unit's
-        hands fits (on hardware it cannot put it in before). Bounds how far the scalar unit runs
-        ahead of the pipes, and so how many issued instructions a run holds at once.
+    # A stall on a full issue queue (``issue``, inline): the instruction just issued went over the
+    # queue's depth. It is still in the scalar unit's hands (last in the queue) and nothing after it
+    # issues until the pipe takes an instruction off (on hardware it cannot put it in before), which
+    # bounds how far the scalar unit runs ahead of the pipes. The stall is deferred (a
+    # DeferredStall): it ends when the pipe takes the entry that makes room (``Pipe.run`` calls
+    # :meth:`room_made`), at the scalar clock or later.
 
-        The stall starts at the scalar unit's clock (or now, if SimPy time is already past it). No
-        event brings SimPy time up to the scalar clock first: the scalar unit sleeps until the pipe
-        takes its next instruction. Taken by then (in the scalar unit's cycle or before), the queue
-        had room when the instruction was issued: no stall, and the scalar unit goes on ahead of
-        SimPy time as it does between stalls; taken later, the scalar unit stalled until then. One
-        event per full queue instead of two (measured in benchmarks/speed_vs_simpy.py)."""
-        target = self.full
-        self.full = None
-        queue, depth = target.queue, target.depth
-        if len(queue) <= depth:  # the pipe took an instruction since (at or before the scalar clock)
-            return
-        core = self.core
-        env = core.env
-        now = env.now
-        issued_at = self.vclock
-        stall_from = issued_at if issued_at > now else int(now)
-        held = queue[-1]
-        core.blocked_issue = target
-        made_by = None
-        while len(queue) > depth:
-            target.room = env.event()
-            made_by = yield target.room
-        core.blocked_issue = None
-        if env.now <= stall_from and stall_from > now:
-            return  # room made by the scalar clock (a tie goes to the pipe): no stall
-        self.resume_at_now()
-        # recorded as a scalar-unit wait (a sync point later issues follow, for the critical path)
-        stall = Instr(XWAIT, "issue", held.loc, "S", issued_at, 0, 0, None, (), (), QueueRoom(target, made_by))
-        stall.wait_start = stall_from
-        stall.start = stall.end = stall.done = self.vclock
-        stall.pidx = self.s_accesses
-        stall.sepoch = self.epochs.count
-        self.issued_total += 1
-        stall.iseq = self.issued_total
+    def room_made(self, stall: DeferredStall, made_by: Instr | None) -> None:
+        """``stall``'s pipe took the entry that makes room, now, having just started ``made_by``."""
+        stall.taken = int(self.core.env.now)
+        stall.made_by = made_by
+        if self.deferred[0] is stall:
+            self.resolve()
+
+    def resolve(self) -> None:
+        """Resolve the deferred stalls whose pipes have made room, oldest first (each one's delay
+        depends on those before it): a stall lasts from the scalar clock to the cycle room was made,
+        if that is later (recorded as a scalar-unit wait, a sync point later issues follow for the
+        critical path). Whoever waits for one is woken (a pipe at its instruction's issue cycle: the
+        wait and the issue cycle cost one event)."""
+        deferred = self.deferred
+        lag = self.lag
+        iseq_lag = self.iseq_lag
+        while deferred and deferred[0].taken is not None:
+            stall = deferred.popleft()
+            stall_from = stall.clock + lag
+            taken = stall.taken
+            if taken > stall_from:  # the pipe took it after the scalar clock got there: a stall
+                lag += taken - stall_from
+                self._record_stall(stall, stall_from, stall.iseq + iseq_lag)
+                iseq_lag += 1
+            stall.lag = lag
+            stall.iseq_lag = iseq_lag
+            if stall.allocs is not None:
+                self.core.alloc_log.extend((low + lag, name, used) for low, name, used in stall.allocs)
+            if stall.waiters is not None:
+                now = int(self.core.env.now)
+                for instr, event in stall.waiters:
+                    event.wake_in(max(instr.low + lag - now, 0) if instr is not None else 0)
+        if deferred:
+            self.lag = lag
+            self.iseq_lag = iseq_lag
+        else:  # the clock is exact again, and so is the count of what was issued
+            self.vclock += lag
+            self.issued_total += iseq_lag
+            self.lag = self.iseq_lag = 0
+
+    def _record_stall(self, stall: DeferredStall, stall_from: int, iseq: int) -> None:
+        """A stall from ``stall_from`` to ``stall.taken``: recorded as a wait on S named "issue"."""
+        if self.keep_spans:
+            if stall_from > self._span_start:
+                self.s_spans.append((self._span_start, stall_from))
+            self._span_start = stall.taken
+        held = stall.held
+        record = Instr(XWAIT, "issue", held.loc, "S", stall_from, 0, 0, None, (), (),
+                       QueueRoom(stall.target, stall.made_by))
+        record.wait_start = stall_from
+        record.start = record.end = record.done = stall.taken
+        record.pidx = self.s_accesses
+        record.sepoch = self.epochs.count  # no sync point is added while a stall is deferred
+        record.iseq = iseq
         self.stalls += 1
-        core.record(stall)
+        self.core.record(record)
+
+    def settle(self):
+        """Wait until every deferred stall is resolved (generator): the clock is exact again."""
+        while self.deferred:
+            yield self.deferred[-1].wake(None)
+
+    def note_alloc(self, name: str, used: int) -> None:
+        """An allocation counter for the trace, at the scalar clock (once it is known)."""
+        if self.deferred:
+            last = self.deferred[-1]
+            if last.allocs is None:
+                last.allocs = []
+            last.allocs.append((self.vclock, name, used))
+        else:
+            self.core.alloc_log.append((self.vclock, name, used))
+
+    def blocked_issue(self) -> DeferredStall | None:
+        """At a deadlock: the stall on a full issue queue the scalar unit is held at, if any (the
+        oldest unresolved one: nothing is left to resolve it)."""
+        return self.deferred[0] if self.deferred else None
 
     def issue_blocked_until(self) -> int:
-        """Where SimPy time would be if the scalar unit, blocked on a full issue queue, had first
-        caught up with its own clock: a run that deadlocks there ends no earlier."""
-        return self.vclock if self.core.blocked_issue is not None else 0
+        """At a deadlock: where the scalar clock stood when it stalled on the full issue queue it
+        still waits on (0 if none): the run ends no earlier."""
+        stall = self.blocked_issue()
+        return stall.clock + self.lag if stall is not None else 0
 
 
 class FailedStep:

@@ -1,0 +1,120 @@
+"""Deferred issue-queue stalls (``ScalarUnit.issue``, ``DeferredStall``): when an issue goes over a
+full queue, the scalar unit does not wait for the pipe but goes on issuing; what it issues carries
+its issue cycle once the stall is resolved. The schedule must be the one of a scalar unit that
+waits at every stall: ``MAX_DEFERRED_STALLS = 0`` makes it settle after each op that stalled, which
+is that, and every instruction's timing, program order and stall record must come out the same."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pyptoemu
+import pyptoemu.core.scalar as scalar_mod
+from ptoisa.machine import load_machine
+from pyptoemu.errors import PtoError
+from tests.emulator.core.kernels import binary_kernel, vec
+
+ROOT = Path(__file__).resolve().parents[3]
+EXAMPLES = ["double_buffer_1024.pto", "single_buffer_1024.pto", "softmax_rows_64x128.pto",
+            "matmul_splitk.pto", "vadd_32x32.pto", "iter_args_accumulate.pto"]
+
+
+def _machine(depth: int):
+    base = load_machine("a2a3")
+    return dataclasses.replace(base, params={**base.params, "issue_queue_depth": depth})
+
+
+def _outcome(kernel, machine="a2a3", **kw) -> tuple:
+    """Cycles, stall count and every recorded instruction's timing in (start, program order), or
+    the error and the cycle it ended at."""
+    try:
+        res = pyptoemu.run(kernel, machine=machine, data=False, keep_log=True, races="off", **kw)
+    except PtoError as e:
+        res = getattr(e, "result", None)
+        return ("error", type(e).__name__, str(e), res.cycles if res is not None else None)
+    rows = sorted((i.start, i.iseq, i.pipe, i.name, i.issue, i.wait_start, i.end, i.done)
+                  for i in res.core.trace_log)
+    return res.cycles, res.core.scalar.stalls, rows
+
+
+def _waiting(kernel, monkeypatch, **kw) -> tuple:
+    """The same run with a scalar unit that waits at every stall (settles after each op)."""
+    with monkeypatch.context() as m:
+        m.setattr(scalar_mod, "MAX_DEFERRED_STALLS", 0)
+        return _outcome(kernel, **kw)
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_deferring_stalls_leaves_every_example_schedule_unchanged(name, monkeypatch):
+    path = ROOT / "examples" / name
+    deferred = _outcome(path)
+    assert deferred == _waiting(path, monkeypatch)
+    if name == "double_buffer_1024.pto":  # the stream outruns its DMA queues: hundreds of stalls
+        assert deferred[1] > 500
+
+
+def test_the_stream_defers_its_stalls_and_holds_a_bounded_number(monkeypatch):
+    """The stream kernel stalls on nearly every issue; deferred, the scalar unit runs ahead by at
+    most MAX_DEFERRED_STALLS stalls, and is settled (nothing deferred) when the run ends."""
+    seen = []
+    original = scalar_mod.ScalarUnit.settle
+
+    def settle(self):
+        seen.append(len(self.deferred))
+        yield from original(self)
+        assert not self.deferred and self.lag == 0 and self.iseq_lag == 0
+
+    monkeypatch.setattr(scalar_mod.ScalarUnit, "settle", settle)
+    pyptoemu.run(ROOT / "examples" / "double_buffer_1024.pto", data=False, races="off")
+    assert max(seen) == scalar_mod.MAX_DEFERRED_STALLS + 1
+    assert len(seen) < 20  # a few long bursts, not a wait per stall
+
+
+OPS = st.sampled_from(["vadd", "vadd", "vadd", "load", "store", "sync_load_v", "sync_v_store", "barrier_v",
+                       "sync_store_load"])
+
+
+def _program(ops: list[str], fault: bool) -> str:
+    t = vec(16, 64)
+    lines = [f"    %a = pto.alloc_tile : {t}", f"    %b = pto.alloc_tile : {t}",
+             f"    pto.texpands ins(%cst : f32) outs(%a : {t})", "    pto.barrier <PIPE_V>"]
+    flags = {"sync_load_v": ("MTE2", "V"), "sync_v_store": ("V", "MTE3"), "sync_store_load": ("MTE3", "MTE2")}
+    for op in ops:
+        if op == "vadd":
+            lines.append(f"    pto.tadds ins(%a, %cst : {t}, f32) outs(%b : {t})")
+        elif op == "load":
+            lines.append(f"    pto.tload ins(%p0 : !pto.partition_tensor_view<16x64xf32>) outs(%a : {t})")
+        elif op == "store":
+            lines.append(f"    pto.tstore ins(%b : {t}) outs(%p1 : !pto.partition_tensor_view<16x64xf32>)")
+        elif op == "barrier_v":
+            lines.append("    pto.barrier <PIPE_V>")
+        else:
+            src, dst = flags[op]
+            lines.append(f"    pto.set_flag[<PIPE_{src}>, <PIPE_{dst}>, <EVENT_ID0>]")
+            lines.append(f"    pto.wait_flag[<PIPE_{src}>, <PIPE_{dst}>, <EVENT_ID0>]")
+    if fault:  # a view past the tensor, after everything above was issued: faults in the scalar unit
+        lines.append("    %bad = pto.partition_view %v0, offsets = [%cc, %c0], sizes = [%cr, %cc] "
+                     ": !pto.tensor_view<?x?xf32> -> !pto.partition_tensor_view<16x64xf32>")
+        lines.append(f"    pto.tload ins(%bad : !pto.partition_tensor_view<16x64xf32>) outs(%a : {t})")
+    return binary_kernel("\n".join(lines) + "\n", nargs=2, extra_consts="    %cst = arith.constant 1.0 : f32")
+
+
+@settings(max_examples=25, deadline=None)
+@given(ops=st.lists(OPS, min_size=1, max_size=60), depth=st.sampled_from([1, 2, 3, 16]), fault=st.booleans())
+def test_deferring_stalls_leaves_generated_schedules_unchanged(ops, depth, fault):
+    """Generated mixes of vector ops, loads, stores, flag pairs and barriers, with shallow queues
+    (many stalls, several deferred per op) and a fault at the end or not."""
+    text = _program(ops, fault)
+    machine = _machine(depth)
+    deferred = _outcome(text, machine, sync="asis")
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(scalar_mod, "MAX_DEFERRED_STALLS", 0)
+        waiting = _outcome(text, machine, sync="asis")
+    assert deferred == waiting
+    if fault:
+        assert deferred[0] == "error"
