@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from pyptoemu.core.pipe import BARRIER, OP, SET, WAIT, XWAIT, Instr, QueueRoom
 
 BOUND_SHARE = 0.5  # a pipe whose work covers this share of the makespan bounds the kernel
-MIN_LOOKBACK = 8  # release times a pipe's index holds before the first pass that drops the stale ones
 S_SYNCS = 64  # recent sync points of a scalar unit searched for the one an issue followed
 PIPES = ("S", "MTE1", "MTE2", "MTE3", "V", "M", "FIX")
 WHATS = ("work", "latency", "sync")
@@ -160,27 +159,28 @@ def _until(node: Instr, t: int) -> list:
 
 class _PipeTrack:
     """One pipe of one core as the path sees it: the instruction it saw last there, its recent
-    instructions indexed by the cycles they released the pipe (end and completion), and the path
-    slots its cycles go to (looked up once, not per instruction).
+    instructions in the order seen (from the oldest that may still release the pipe, by ending or
+    completing, at a later start), and the path slots its cycles go to (looked up once, not per
+    instruction).
 
     ``last`` answers the usual question (did the previous instruction release this one?) without
-    the index: the index maps a cycle to the most recent instruction that released the pipe then,
-    and nothing is more recent than ``last``."""
+    a search; otherwise :meth:`released_at` searches the recent instructions, the most recent
+    first (a few dozen times per thousand instructions: cheaper than indexing every instruction
+    by its release cycles as it comes)."""
 
-    __slots__ = ("index", "last", "latency", "limit", "sync", "work")
+    __slots__ = ("last", "latency", "recent", "sync", "work")
 
     def __init__(self, pipe: str) -> None:
-        self.index: dict[int, Instr] = {}
-        self.limit = MIN_LOOKBACK  # index size that triggers the next pass dropping stale times
+        self.recent: list[Instr] = []
         self.last: Instr | None = None
         self.work, self.latency, self.sync = WORK[pipe], LATENCY[pipe], SYNC[pipe]
 
-    def prune(self, start: int) -> dict[int, Instr]:
-        """The index without the times before ``start`` (instructions come in start order: a time
-        before this start can release nothing later)."""
-        index = self.index = {t: n for t, n in self.index.items() if t >= start}
-        self.limit = max(MIN_LOOKBACK, 2 * len(index))
-        return index
+    def released_at(self, t: int) -> Instr | None:
+        """The most recent instruction seen that released the pipe (ended or completed) at ``t``."""
+        for node in reversed(self.recent):
+            if node.end == t or node.done == t:
+                return node
+        return None
 
 
 class _CoreState:
@@ -189,8 +189,8 @@ class _CoreState:
 
     What it keeps is what is still in flight, not a fixed window: a chip holds one of these per
     core, so its memory follows the instructions in flight on all cores, not the core count times
-    a lookback. A pipe's index drops the times before the current start whenever it has doubled
-    since the last such pass (amortised constant work per instruction); the scalar sync points
+    a lookback. A pipe's recent instructions start at the oldest one not released before the current
+    start (each instruction is dropped once: constant work per instruction); the scalar sync points
     before the latest one that ended by the current start are never the answer again."""
 
     __slots__ = ("draining", "latest", "pipes", "s_syncs")
@@ -222,7 +222,7 @@ class _CoreState:
             drain.drained = latest
         else:  # not drained by it (cannot happen on one core): the latest that was
             for track in self.pipes.values():
-                for node in track.index.values():
+                for node in track.recent:
                     if node.done <= barrier.end and (drain.drained is None or node.done >= drain.drained.done):
                         drain.drained = node
         self.draining.append(drain)
@@ -345,10 +345,10 @@ class CriticalPath:
                     ins.path = self._path_to_start(ins, state)
                 else:
                     # the usual case, inline: the pipe's previous instruction released it (what the
-                    # index would answer for ``start``, when the last one seen released the pipe then)
+                    # search would answer for ``start``, when the last one seen released the pipe then)
                     pred = track.last
                     if pred is None or pred.end != start and pred.done != start:
-                        pred = track.index.get(start)
+                        pred = track.released_at(start)
                     if pred is None:
                         ins.path = self._path_to_start(ins, state)
                     else:  # _until(pred, start), inline
@@ -369,15 +369,15 @@ class CriticalPath:
                             path = path[:]
                             path[track.sync] += start - p_start
                         ins.path = path
-                # indexed by the cycles it releases its pipe (a later one wins: the most recent answers)
-                index = track.index
-                if len(index) > track.limit:
-                    index = track.prune(start)
-                end, done = ins.end, ins.done
-                index[end] = ins
-                if done != end:
-                    index[done] = ins
+                # the recent instructions, without the oldest ones released before this start
+                # (instructions come in start order: they can release nothing later; this one is
+                # not, it ends at its start or later)
+                recent = track.recent
+                recent.append(ins)
+                while recent[0].end < start and recent[0].done < start:
+                    del recent[0]
                 track.last = ins
+                done = ins.done
                 latest = state.latest
                 if latest is None or done >= latest.done:
                     state.latest = ins
@@ -407,7 +407,7 @@ class CriticalPath:
                                start, line)
         if ins.pipe != "S":
             track = state.pipes.get(ins.pipe)
-            pred = track.index.get(start) if track else None
+            pred = track.released_at(start) if track else None
             if pred is not None:
                 return _until(pred, start)
         # issued late: the scalar unit was busy up to here since its last sync point

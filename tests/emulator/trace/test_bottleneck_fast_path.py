@@ -1,5 +1,5 @@
 """The critical path's usual case (the pipe's previous instruction released it, taken from
-``_PipeTrack.last`` without the release-time index) is the general lookup, only faster: with the
+``_PipeTrack.last`` without the search of its recent instructions) is the general lookup, only faster: with the
 shortcut disabled, every recorded instruction gets the same path and the run the same bound."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ KERNELS = [
 
 
 class _IndexOnly(bottleneck._PipeTrack):
-    """A track whose last instruction is never known: every lookup goes through the index."""
+    """A track whose last instruction is never known: every lookup searches the recent instructions."""
 
     last = property(lambda self: None, lambda self, value: None)
 

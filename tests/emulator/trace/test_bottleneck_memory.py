@@ -1,6 +1,6 @@
 """The critical path keeps what is in flight per core, not a fixed window (issue 7 item 8: memory
-follows the work, not the core count): each core's index of release times and its recent scalar
-sync points stay a few entries, however many instructions the core ran and however many cores
+follows the work, not the core count): each core's recent instructions per pipe and its recent
+scalar sync points stay a few entries, however many instructions the core ran and however many cores
 ran; a pipe's finished results are not kept either."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def _held(monkeypatch, blocks: int, tiles: int) -> tuple[list, object]:
     monkeypatch.setattr(bottleneck.CriticalPath, "result", keep)
     rows = 16 * tiles * blocks
     res = pyptoemu.run(VADD, args={"arg3": rows}, blocks=blocks, data=False)
-    sizes = [(sum(len(t.index) for t in s.pipes.values()), len(s.s_syncs)) for s in held["cp"].cores.values()]
+    sizes = [(sum(len(t.recent) for t in s.pipes.values()), len(s.s_syncs)) for s in held["cp"].cores.values()]
     return sizes, res
 
 
