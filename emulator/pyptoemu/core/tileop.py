@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from operator import is_
+from operator import is_, itemgetter
 from types import MethodType
 from typing import Any
 
@@ -26,7 +26,7 @@ from ptoisa.isa.spec import InstrSpec, OperandSpec
 from ptoisa.text import ast as A
 from pyptoemu.core.memory import PartitionView, Tile
 from pyptoemu.core.pipe import OP, Instr
-from pyptoemu.core.scalar import ScalarUnit, Step, fail_step
+from pyptoemu.core.scalar import ScalarUnit, Step, fail_step, values_of
 from pyptoemu.errors import (
     BoundsError,
     InternalError,
@@ -52,6 +52,16 @@ def itemsize(name: str) -> int:
     if v is None:
         v = _ESIZE[name] = _itemsize(name)
     return v
+
+
+def _picker(positions: list[int]) -> Callable[[list], tuple]:
+    """A reader of the items at ``positions`` of a list, as a tuple (one C call for two or more)."""
+    if len(positions) >= 2:
+        return itemgetter(*positions)
+    if positions:
+        i = positions[0]
+        return lambda items: (items[i],)
+    return lambda items: ()
 
 
 @dataclass(slots=True)
@@ -165,14 +175,21 @@ class TileOpBinding:
     shapes_checked: set = field(default_factory=set)  # timing-only: operand shapes the semantics accepted
     # per scalar operand name: (the value object, its snapshot, its timing key) at its last issue
     scalar_memo: dict = field(default_factory=dict)
-    # (snapshots, (timing key, timing, reads, writes)) of the last issue: an op issued again on the
-    # same snapshots (tiles unchanged, the same scalars: a loop over in-place compute) reuses them
-    last_issue: tuple | None = None
+    # What the last issue made of its operands: an op issued again on the very values, its tiles
+    # unchanged, reuses the snapshots whole; one on new values with the very key parts, the timing.
+    last_values: tuple = ()  # the operand values (empty if one was not a tile, a GM window or a plain scalar)
+    last_scalars: list[int] = field(default_factory=list)  # the positions of the plain scalars among them
+    last_tiles: list[tuple] = field(default_factory=list)  # (tile, valid rows, valid columns, address) per tile
+    last_result: tuple = ()  # (snapshots, timing key, timing, reads, writes)
+    last_parts: list | None = None  # the timing key parts
+    pick_reads: Callable | None = None  # per-operand byte ranges -> the ranges read
+    pick_writes: Callable | None = None  # per-operand byte ranges -> the ranges written
     # (sizes, strides, GM buffer, element size, timing key part) of the last GM window operand: a
     # window moved along its tensor keeps them, and so its key part (the same object)
     view_shape: tuple | None = None
     # Derived once at binding, read on every issue:
     fetch: tuple = ()  # (operand name or literal int, scalar type written at the use), ins then outs
+    read_values: Callable = None  # frame -> the operand values in ``fetch`` order (KeyError: one is undefined)
     n_ins: int = 0
     has_outs: bool = False
     read_idx: tuple[int, ...] = ()  # operands the op reads: ins that are not scratch
@@ -201,6 +218,7 @@ class TileOpBinding:
         n = len(self.ins)
         self.fetch = tuple((x, self.scalar_types[i]) for i, x in enumerate(self.ins)) + tuple(
             (x, None) for x in self.outs)
+        self.read_values = values_of([x for x, _ in self.fetch])
         self.n_ins = n
         self.has_outs = bool(self.outs)
         self.read_idx = tuple(i for i in range(n) if not self.scratch[i])
@@ -217,32 +235,64 @@ class TileOpBinding:
     def issue(self, frame: dict):
         """Snapshot the operands, check and time them (once per shape), push the instruction.
 
-        The per-issue path: one frame lookup per operand, one snapshot each, a timing key built
-        from what the snapshot already read (pipe, cost and checks are looked up by it, computed
-        only the first time a shape is seen), the byte ranges, one :class:`Instr`. Tiles and GM
-        windows (nearly every operand) are read here directly; anything else goes through
-        :func:`_snap`."""
+        The per-issue path: the operand values in one read of the frame; issued on the very values
+        of its last issue (the same tiles, valid shapes and addresses unchanged, the same scalars:
+        a loop over in-place compute), the op reuses that issue's snapshots, timing and byte ranges
+        whole. Otherwise one snapshot per operand, a timing key built from what the snapshot already
+        read (pipe, cost and checks are looked up by it, computed only the first time a shape is
+        seen), the byte ranges, one :class:`Instr`. Tiles and GM windows (nearly every operand) are
+        read here directly; anything else goes through :func:`_snap`."""
+        try:
+            values = self.read_values(frame)
+        except KeyError:
+            raise VerifyError(f"undefined SSA value {self._undefined(frame)}", self.op.loc) from None
+        issued = None
+        last = self.last_values
+        if values == last:  # tiles and windows compare by identity
+            issued = self.last_result
+            for i in self.last_scalars:  # a scalar by identity too: equal is not the same (0.0 == -0.0 == False)
+                if values[i] is not last[i]:
+                    issued = None
+            for tile, vrow, vcol, addr in self.last_tiles:  # each tile's valid shape and address as then
+                if tile.vrow != vrow or tile.vcol != vcol or tile.addr != addr:
+                    issued = None
+        snaps, key, hit, reads, writes = issued or self._snapshot(values)
+        pipe, occ, lat, nbytes, transfer = hit
+        instr = Instr(OP, self.short_name, self.op.loc, pipe, 0, occ, lat, self, reads, writes, None, snaps, nbytes)
+        instr.transfer = transfer
+        if not self.data:  # what the timing-only shape check is remembered by (index operands: their values too)
+            index_pos = self.index_pos
+            instr.key = key if not index_pos else (key, tuple([snaps[i].obj for i in index_pos]))
+        if pipe == "S":
+            return _run_on_scalar(self.su, instr)
+        self.su.issue(pipe, instr)
+        return None
+
+    def _undefined(self, frame: dict) -> str:
+        """The first operand name the frame does not hold."""
+        return next(x for x, _ in self.fetch if x.__class__ is not int and x not in frame)
+
+    def _snapshot(self, values: tuple) -> tuple:
+        """(snapshots, timing key, timing, reads, writes) of an issue on ``values`` (the operands
+        in ``fetch`` order), kept as the binding's last issue."""
         op = self.op
         snaps = []
         key = []
         spans = []  # per operand: its byte range (_range), None for a scalar
+        tiles = []  # (tile, valid rows, valid columns, address) per tile operand: what decides a reuse
+        scalars = []  # the positions of the plain scalars
+        reusable = True  # every operand a tile, a GM window or a plain scalar: reusable while they stay
         scalar_memo = self.scalar_memo
-        for x, scalar_type in self.fetch:
-            if x.__class__ is int:
-                v = x
-            else:
-                try:
-                    v = frame[x]
-                except KeyError:
-                    raise VerifyError(f"undefined SSA value {x}", op.loc) from None
+        for v, (x, scalar_type) in zip(values, self.fetch):  # noqa: B905 - as many of each
             cls = v.__class__
             if cls is Tile:
                 vrow, vcol, addr = v.vrow, v.vcol, v.addr
-                last = v.issued  # what the tile's previous issue made of it, unchanged while its
-                if last is not None and last[0] == vrow and last[1] == vcol and last[2] == addr:
-                    snaps.append(last[3])  # valid shape and address are (snapshots are never mutated)
-                    key.append(last[4])
-                    spans.append(last[5])
+                tiles.append((v, vrow, vcol, addr))
+                tile_last = v.issued  # what the tile's previous issue made of it, unchanged while its
+                if tile_last is not None and tile_last[0] == vrow and tile_last[1] == vcol and tile_last[2] == addr:
+                    snaps.append(tile_last[3])  # valid shape and address are (snapshots are never mutated)
+                    key.append(tile_last[4])
+                    spans.append(tile_last[5])
                     continue
                 t = v.type
                 dtype, tloc = t.dtype, t.loc
@@ -267,12 +317,15 @@ class TileOpBinding:
                 spans.append((gm.name, v.lo * es, (v.hi + 1) * es, (v.base, sizes, strides)))
             else:
                 if cls is float or cls is int or cls is bool:  # a scalar: its snapshot kept while
+                    scalars.append(len(snaps))
                     memo = scalar_memo.get(x)  # the operand holds the same object (a constant does)
                     if memo is not None and memo[0] is v:
                         snaps.append(memo[1])
                         key.append(memo[2])
                         spans.append(None)
                         continue
+                else:
+                    reusable = False
                 s = _snap(v, scalar_type, op.loc, op)
                 tkey = s.timing_key()
                 if s.kind == SCALAR:
@@ -280,29 +333,20 @@ class TileOpBinding:
                 snaps.append(s)
                 key.append(tkey)
                 spans.append(None if s.kind == SCALAR else _range(s))
-        last = self.last_issue
-        if last is not None and all(map(is_, snaps, last[0])):  # the very operands of the last issue
-            key, hit, reads, writes = last[1]
+        parts = key
+        last = self.last_parts
+        if last is not None and not self.times_in_place and all(map(is_, parts, last)):
+            # the very key parts (a window moved along its tensor): the same timing, and the byte
+            # ranges at the same positions
+            key, hit = self.last_result[1], self.last_result[2]
         else:
-            parts = key
-            if last is not None and not self.times_in_place and all(map(is_, parts, last[2])):
-                key, hit = last[1][0], last[1][1]  # the very key parts (a window moved along its tensor)
-            else:
-                key, hit = self._timing_of(parts, snaps)
-            span_at = spans.__getitem__  # (byte ranges are non-empty tuples; a scalar's is None)
-            reads = tuple(filter(None, map(span_at, self.read_idx)))
-            writes = tuple(filter(None, map(span_at, self.write_idx)))
-            self.last_issue = (snaps, (key, hit, reads, writes), parts)
-        pipe, occ, lat, nbytes, transfer = hit
-        instr = Instr(OP, self.short_name, op.loc, pipe, 0, occ, lat, self, reads, writes, None, snaps, nbytes)
-        instr.transfer = transfer
-        if not self.data:  # what the timing-only shape check is remembered by (index operands: their values too)
-            index_pos = self.index_pos
-            instr.key = key if not index_pos else (key, tuple([snaps[i].obj for i in index_pos]))
-        if pipe == "S":
-            return _run_on_scalar(self.su, instr)
-        self.su.issue(pipe, instr)
-        return None
+            key, hit = self._timing_of(parts, snaps)
+            self.pick_reads = _picker([i for i in self.read_idx if spans[i] is not None])
+            self.pick_writes = _picker([i for i in self.write_idx if spans[i] is not None])
+        issued = self.last_result = (snaps, key, hit, self.pick_reads(spans), self.pick_writes(spans))
+        self.last_values = values if reusable else ()
+        self.last_scalars, self.last_tiles, self.last_parts = scalars, tiles, parts
+        return issued
 
     def _timing_of(self, parts: list, snaps: list) -> tuple[tuple, tuple]:
         """(timing key, (pipe, occupancy, latency, bytes, GM transfer)) of operands whose

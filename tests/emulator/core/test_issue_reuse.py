@@ -1,0 +1,61 @@
+"""A tile op issued again on the very operand values reuses its last issue's snapshots, timing and
+byte ranges (TileOpBinding.issue): only while nothing they were taken from changed. A tile's valid
+shape set between two issues, and a scalar that is equal but not the same (-0.0 after 0.0), make
+a new snapshot."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import pyptoemu
+from tests.emulator.core.kernels import binary_kernel, pview, vec
+
+DYN = vec(16, 64, vr="?", vc="?")
+
+
+def test_a_valid_shape_set_between_issues_is_seen_by_the_next_issue():
+    """The same tmuls on the same tile, its valid rows set to 4, 8, 4, 8 before each issue."""
+    body = f"""    %c2 = arith.constant 2 : index
+    %c4 = arith.constant 4 : index
+    %cst = arith.constant 2.0 : f32
+    %t = pto.alloc_tile valid_row = %cr valid_col = %cc : {DYN}
+    scf.for %i = %c0 to %c4 step %c1 {{
+      %odd = arith.remui %i, %c2 : index
+      %k = arith.addi %odd, %c1 : index
+      %vr = arith.muli %k, %c4 : index
+      pto.set_validshape %t, %vr, %cc : {DYN}
+      pto.tmuls ins(%t, %cst : {DYN}, f32) outs(%t : {DYN})
+      pto.barrier <PIPE_V>
+    }}"""
+    res = pyptoemu.run(binary_kernel(body, nargs=1), data=False, keep_log=True)
+    muls = [i for i in res.core.trace_log if i.name == "tmuls"]
+    assert [i.operands[0].vrow for i in muls] == [4, 8, 4, 8]
+    occupancy = [i.end - i.start for i in muls]
+    assert occupancy[0] == occupancy[2] < occupancy[1] == occupancy[3]  # twice the rows, more repeats
+
+
+def test_a_scalar_equal_to_the_last_but_not_the_same_is_snapshotted_anew():
+    """x * s for s = 0.0, -0.0, 0.0, -0.0 (a loop-carried scalar negated each time): 0.0 == -0.0,
+    but the product's sign follows the scalar."""
+    row = vec(1, 64)
+    body = f"""    %c4 = arith.constant 4 : index
+    %zero = arith.constant 0.0 : f32
+    %x = pto.alloc_tile : {row}
+    %u = pto.alloc_tile : {row}
+    %in = pto.partition_view %v0, offsets = [%c0, %c0], sizes = [%c1, %cc] : !pto.tensor_view<?x?xf32> -> {pview(1, 64)}
+    pto.tload ins(%in : {pview(1, 64)}) outs(%x : {row})
+    pto.barrier <PIPE_ALL>
+    %last = scf.for %i = %c0 to %c4 step %c1 iter_args(%s = %zero) -> (f32) {{
+      pto.tmuls ins(%x, %s : {row}, f32) outs(%u : {row})
+      pto.barrier <PIPE_ALL>
+      %out = pto.partition_view %v1, offsets = [%i, %c0], sizes = [%c1, %cc] : !pto.tensor_view<?x?xf32> -> {pview(1, 64)}
+      pto.tstore ins(%u : {row}) outs(%out : {pview(1, 64)})
+      pto.barrier <PIPE_ALL>
+      %next = arith.negf %s : f32
+      scf.yield %next : f32
+    }}"""
+    x = np.ones((4, 64), np.float32)
+    res = pyptoemu.run(binary_kernel(body, rows=4, nargs=2), inputs={"arg0": x, "arg1": np.full((4, 64), 7, np.float32)})
+    out = res.outputs["arg1"].reshape(4, 64)
+    assert np.all(out == 0.0)
+    assert np.signbit(out).all(axis=1).tolist() == [False, True, False, True]
