@@ -221,7 +221,11 @@ class Tile:
         if h > rows or w > cols:
             self.check_fits(arr.shape)  # raises, saying why
         if self._nd:
-            view = self._nd_view()
+            kept = self._view  # (what _nd_view keeps: asked for by every write)
+            if kept is not None and kept[0] is self.buffer.data and kept[1] == self.addr:
+                view = kept[2]
+            else:
+                view = self._nd_view()
             if h == rows and w == cols:
                 view[...] = arr  # the whole tile (most writes): no sub-view to build
             else:
@@ -268,13 +272,15 @@ MAPPED_RESERVE_BYTES = 16 * 2**20
 UNMARKED_WINDOWS = 1024
 
 
-def _untouched_zeros(n: int, dtype: np.dtype) -> np.ndarray:
+def _untouched_zeros(n: int, dtype: np.dtype, zeroed: bool = True) -> np.ndarray:
     """``n`` zero elements. A large reservation is an anonymous mapping, whose memory the operating
     system commits page by page when first written: room for a huge view costs address space, not
-    memory, until the kernel touches it."""
+    memory, until the kernel touches it. With ``zeroed`` False a smaller one holds whatever the
+    allocator had (no pass over it to zero it): room whose every element is drawn or written before
+    anything reads it, as stand-in data (:meth:`GMBuffer._generate`)."""
     nbytes = n * dtype.itemsize
     if nbytes < MAPPED_RESERVE_BYTES:
-        return np.zeros(n, dtype=dtype)
+        return np.zeros(n, dtype=dtype) if zeroed else np.empty(n, dtype=dtype)
     return np.frombuffer(mmap.mmap(-1, nbytes), dtype=dtype)
 
 
@@ -286,17 +292,20 @@ def window(flat: np.ndarray, base: int, sizes: tuple, strides: tuple, rows_views
     nearly every tload / tstore) is a slice of ``flat`` seen as rows of that pitch, a view kept in
     ``rows_views`` (per pitch, while ``flat`` is the same array): slicing costs a tenth of building
     an array over a buffer, which is what anything else gets (~3 us, twice per GM transfer)."""
-    if len(sizes) == 2 and strides[1] == 1 and flat.flags.c_contiguous:
+    if len(sizes) == 2 and strides[1] == 1:
         pitch = strides[0]
         if pitch > 0 and base % pitch + sizes[1] <= pitch:
             kept = rows_views.get(pitch)
             if kept is None or kept[0] is not flat:
-                n_rows = flat.size // pitch
-                kept = rows_views[pitch] = (flat, flat[:n_rows * pitch].reshape(n_rows, pitch))
-            rows = kept[1]
-            r0, c0 = divmod(base, pitch)
-            if r0 + sizes[0] <= rows.shape[0]:
-                return rows[r0:r0 + sizes[0], c0:c0 + sizes[1]]
+                kept = None
+                if flat.flags.c_contiguous:
+                    n_rows = flat.size // pitch
+                    kept = rows_views[pitch] = (flat, flat[:n_rows * pitch].reshape(n_rows, pitch))
+            if kept is not None:
+                rows = kept[1]
+                r0, c0 = divmod(base, pitch)
+                if r0 + sizes[0] <= rows.shape[0]:
+                    return rows[r0:r0 + sizes[0], c0:c0 + sizes[1]]
     es = flat.itemsize
     return np.ndarray(sizes, flat.dtype, buffer=flat, offset=base * es, strides=tuple([s * es for s in strides]))
 
@@ -321,7 +330,8 @@ class GMBuffer:
     store: np.ndarray | None = None  # flat backing array (None: no data, e.g. a timing-only run)
     size: int = 0  # elements the buffer holds (also known in a timing-only run, which has no data)
     given: bool = False
-    written: bool = False
+    written: bool = False  # the kernel wrote into it (an output)
+    write_ready: bool = False  # written, and ``store`` is this buffer's own writable array (:meth:`writable`)
     view_shapes: list = field(default_factory=list)  # distinct (shape, strides) of views over it
     seed: int = 0  # stand-in data: each piece k is drawn from default_rng([seed, index, k])
     pending: np.ndarray | None = None  # per piece of stand-in data: not generated yet (None: none)
@@ -346,6 +356,7 @@ class GMBuffer:
     @data.setter
     def data(self, values: np.ndarray | None) -> None:
         self.store, self.backing, self.pending, self.covered = values, None, None, None
+        self.write_ready = False  # (the caller's array: copied before the first write)
         self.unmarked.clear()
         self.store_rows.clear()
         self.covered_rows.clear()
@@ -362,7 +373,7 @@ class GMBuffer:
                 self._generate(np.flatnonzero(self.pending & chunk_mask))
             self.covered = None
         pieces = -(-n // chunk)
-        backing = _untouched_zeros(pieces * chunk, self.dtype)
+        backing = _untouched_zeros(pieces * chunk, self.dtype, zeroed=False)  # (every element drawn or written)
         pending = np.ones(pieces, dtype=bool)
         if self.backing is not None:
             old = self.backing
@@ -506,7 +517,7 @@ class GMBuffer:
         self.ensure(lo, self.size if hi is None else hi)
         if not self.store.flags.writeable:
             self.store = self.store.copy()
-        self.written = True
+        self.written = self.write_ready = True
         return self.store
 
 
@@ -594,18 +605,17 @@ class PartitionView:
     def write(self, arr: np.ndarray | Accumulate) -> None:
         h, w = arr.shape
         gm = self.gm
-        if not gm.written or not gm.store.flags.writeable:
+        if not gm.write_ready:
             gm.writable(0, 0)  # a private copy of the caller's input before the first write
         if isinstance(arr, Accumulate):  # read-modify-write at completion (atomic add)
             arr = arr.combine(self.read()[:h, :w])
         sizes = self.sizes
-        whole = h == self.rows and w == self.cols
-        # a whole-window write draws no stand-in numbers for the elements it replaces
-        covered = whole and (gm.pending is None or gm.cover_window(self.base, sizes, self.strides, self.hi))
-        view = self._strided(drawn=not covered)
-        if whole:
-            view[...] = arr if len(sizes) == 2 else arr.reshape(sizes)
+        if h == self.rows and w == self.cols:
+            # a whole-window write draws no stand-in numbers for the elements it replaces
+            covered = gm.pending is None or gm.cover_window(self.base, sizes, self.strides, self.hi)
+            self._strided(drawn=not covered)[...] = arr if len(sizes) == 2 else arr.reshape(sizes)
         else:
+            view = self._strided()
             v2 = view.reshape(self.rows, self.cols)
             if np.shares_memory(v2, self.gm.store):
                 v2[:h, :w] = arr

@@ -470,7 +470,7 @@ class TileOpBinding:
                     self._check_shapes(snaps, instr.key)
                 return None if self.memory.writes_noted(instr.writes) else []  # None: nothing to commit
             if self.prepare is not None:  # read the ins, then run what was prepared for their shapes
-                values = [_value(s) for s in snaps[:n_ins]]
+                values = _values(snaps, n_ins)
                 res = self._plan(snaps)(values)
             else:
                 res = self.semantics([_arg(s) for s in snaps[:n_ins]], [_out_arg(s) for s in snaps[n_ins:]],
@@ -498,7 +498,7 @@ class TileOpBinding:
         the same or of the same shapes (a loop over in-place compute, a window moved along its
         tensor)."""
         last = self.last_plan
-        if last is not None and all(map(_same_shape, snaps, last[0])):
+        if last is not None and (all(map(is_, snaps, last[0])) or all(map(_same_shape, snaps, last[0]))):
             return last[1]
         key = tuple(map(_shape_key, snaps))
         plans = self.plans
@@ -892,14 +892,13 @@ def _arg(s: OperandSnap) -> Arg:
     return kept
 
 
-def _value(s: OperandSnap) -> Any:
-    """An in operand's value as a semantics reads it (:func:`_arg`'s ``value``)."""
-    kind = s.kind
-    if kind == TILE:
-        return s.obj.logical()
-    if kind == VIEW:
-        return s.obj.read()
-    return s.obj
+def _values(snaps: list, n: int) -> list:
+    """The first ``n`` operands' values as a semantics reads them (:func:`_arg`'s ``value``)."""
+    values = []
+    for s in snaps[:n]:
+        kind = s.kind
+        values.append(s.obj.logical() if kind == TILE else s.obj.read() if kind == VIEW else s.obj)
+    return values
 
 
 def _meta_arg(s: OperandSnap) -> Arg:

@@ -61,11 +61,17 @@ def region_reader(arg: Arg, rows: int, cols: int, dtype: np.dtype | None = None)
     return lambda value: value[:rows, :cols].astype(dtype)
 
 
+def _dtype(name: str) -> np.dtype:
+    """``np_dtype(name)``, memoised (asked by every finish and every plain copy)."""
+    dt = _DTYPE.get(name)
+    if dt is None:
+        dt = _DTYPE[name] = np_dtype(name)
+    return dt
+
+
 def finish(values: np.ndarray, dtype_name: str) -> np.ndarray:
     """Round/wrap computed values into ``dtype_name`` (nearest-even for floats)."""
-    dt = _DTYPE.get(dtype_name)
-    if dt is None:
-        dt = _DTYPE[dtype_name] = np_dtype(dtype_name)
+    dt = _dtype(dtype_name)
     if (values.__class__ is np.ndarray and values.dtype == dt and values.flags.owndata
             and values.flags.c_contiguous):
         return values  # a fresh result of the type already (an op's own array): nothing to convert or copy
@@ -214,7 +220,7 @@ def convert(values: np.ndarray, src: str, dst: str, rmode: str | None = None,
         if rmode is not None and is_float(src):  # "f32 rounding": to an integral value, same type
             with QUIET:
                 return _round_to_int(arr.astype(F64), rmode.upper()).astype(np_dtype(dst))
-        return arr.astype(np_dtype(dst), copy=True)
+        return arr.astype(_dtype(dst), copy=True)
     mode = (rmode or "CAST_RINT").upper()
     ddt = np_dtype(dst)
     with QUIET:
