@@ -306,9 +306,14 @@ def axpy(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np.ndar
         return [finish(region(d, r, c, ct) + region(t, r, c, ct) * sv, d.dtype_name)]
 
 
-@semantics("fill_scalar")
-def fill_scalar(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np.ndarray | None]:
+@prepared("fill_scalar")
+def fill_scalar(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> Run:
     """texpands: fill dst's valid region with the scalar (converted to dst's dtype)."""
     d = outs[0]
-    s = next(a for a in ins if a.kind == "scalar")
-    return [np.full((d.vrow, d.vcol), scalar_as(s.value, d.dtype_name), dtype=d.dtype)]
+    at = next(i for i, a in enumerate(ins) if a.kind == "scalar")
+    shape, dname, dt = (d.vrow, d.vcol), d.dtype_name, d.dtype
+
+    def run(values: list) -> list[np.ndarray | None]:
+        return [np.full(shape, scalar_as(values[at], dname), dtype=dt)]
+
+    return run

@@ -20,21 +20,28 @@ from pyptoemu.isa.semantics.common import (
     finish,
     int_attr,
     region,
+    region_reader,
     scalar_as,
 )
-from pyptoemu.isa.semantics.registry import semantics
+from pyptoemu.isa.semantics.registry import Run, prepared, semantics
 
 # ------------------------------------------------------------------------------------- conversion
 
 
-@semantics("convert")
-def cvt(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np.ndarray | None]:
+@prepared("convert")
+def cvt(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> Run:
     """tcvt: ``d[i,j] = convert(s[i,j])`` over src's valid region with ``rmode`` (default
     CAST_RINT) and ``sat_mode`` (see :func:`common.convert`)."""
     src, dst = ins[0], outs[0]
     rmode = enum_value(attrs, "rmode", "CAST_RINT")
     sat = enum_value(attrs, "sat_mode")
-    return [convert(region(src, src.vrow, src.vcol), src.dtype_name, dst.dtype_name, rmode, sat)]
+    read = region_reader(src, src.vrow, src.vcol)
+    sname, dname = src.dtype_name, dst.dtype_name
+
+    def run(values: list) -> list[np.ndarray | None]:
+        return [convert(read(values[0]), sname, dname, rmode, sat)]
+
+    return run
 
 
 @semantics("quant")

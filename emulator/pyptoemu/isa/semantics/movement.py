@@ -103,13 +103,20 @@ def store(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> Run:
     return run
 
 
-@semantics("move")
-def move(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np.ndarray | None]:
+@prepared("move")
+def move(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> Run:
     """tmov: ``dst[i,j] = convert(src[i,j])`` over src's valid region, then relu
     (``reluPreMode``). The optional fp tile / pre-quant scalar are ignored (reference model)."""
     src, dst = ins[0], outs[0]
-    block = region(src, src.vrow, src.vcol)
-    return [_relu(convert(block, src.dtype_name, dst.dtype_name), attrs)]
+    read = region_reader(src, src.vrow, src.vcol)
+    relu = _relu_of(attrs)
+    sname, dname = src.dtype_name, dst.dtype_name
+
+    def run(values: list) -> list[np.ndarray | None]:
+        moved = convert(read(values[0]), sname, dname)
+        return [_relu_max(moved) if relu else moved]
+
+    return run
 
 
 def _index_args(ins: list[Arg], first: int) -> tuple[int, int]:

@@ -13,9 +13,8 @@ import numpy as np
 
 from pyptoemu.errors import OperandError
 from pyptoemu.isa.arg import Arg
-from pyptoemu.isa.ieee import QUIET
-from pyptoemu.isa.semantics.common import compute_dtype, finish, region
-from pyptoemu.isa.semantics.registry import semantics
+from pyptoemu.isa.semantics.common import compute_dtype, finish, region, region_reader
+from pyptoemu.isa.semantics.registry import Run, prepared, semantics
 
 Reducer = Callable[[np.ndarray, int], np.ndarray]
 
@@ -39,24 +38,32 @@ REDUCERS: dict[str, Reducer] = {
 
 
 def _make_reduce(name: str, fn: Reducer) -> None:
-    def row(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np.ndarray | None]:
+    def row(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> Run:
         """dst[i, 0] = reduce_j src[i, j] for i < src.VR, j < src.VC."""
         src, dst = ins[0], outs[0]
-        x = region(src, src.vrow, src.vcol, compute_dtype(src.dtype_name))
-        with QUIET:
-            return [finish(fn(x, 1).reshape(src.vrow, 1), dst.dtype_name)]
+        read = region_reader(src, src.vrow, src.vcol, compute_dtype(src.dtype_name))
+        shape, dname = (src.vrow, 1), dst.dtype_name
 
-    def col(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np.ndarray | None]:
+        def run(values: list) -> list[np.ndarray | None]:
+            return [finish(fn(read(values[0]), 1).reshape(shape), dname)]
+
+        return run
+
+    def col(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> Run:
         """dst[0, j] = reduce_i src[i, j] for i < src.VR, j < src.VC."""
         src, dst = ins[0], outs[0]
-        x = region(src, src.vrow, src.vcol, compute_dtype(src.dtype_name))
-        with QUIET:
-            return [finish(fn(x, 0).reshape(1, src.vcol), dst.dtype_name)]
+        read = region_reader(src, src.vrow, src.vcol, compute_dtype(src.dtype_name))
+        shape, dname = (1, src.vcol), dst.dtype_name
+
+        def run(values: list) -> list[np.ndarray | None]:
+            return [finish(fn(read(values[0]), 0).reshape(shape), dname)]
+
+        return run
 
     row.__name__ = f"row_{name}"
     col.__name__ = f"col_{name}"
-    semantics(f"row_{name}")(row)
-    semantics(f"col_{name}")(col)
+    prepared(f"row_{name}")(row)
+    prepared(f"col_{name}")(col)
 
 
 for _name, _fn in REDUCERS.items():
@@ -83,20 +90,24 @@ def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return q + ((np.remainder(a, safe) != 0) & ((a < 0) != (safe < 0))).astype(q.dtype)
 
 
-def _row_operand(x: Arg, rows: int, cols: int, ct: np.dtype) -> np.ndarray:
-    """The per-row operand broadcast to rows x cols: mode 1 (an Rx1 column, ``v_col == 1``):
-    ``r_i = x[i, 0]``; mode 2 (ND with ``v_col == 32 / sizeof``): ``r_ij = x[i, j mod v_col]``."""
+def _row_operand(x: Arg, rows: int, cols: int, ct: np.dtype) -> Callable[[Any], np.ndarray]:
+    """The reader of the per-row operand broadcast to rows x cols: mode 1 (an Rx1 column,
+    ``v_col == 1``): ``r_i = x[i, 0]``; mode 2 (ND with ``v_col == 32 / sizeof``):
+    ``r_ij = x[i, j mod v_col]``."""
     period = 32 // x.dtype.itemsize
     if x.vcol == 1 or x.cols == 1:
-        return np.broadcast_to(region(x, rows, 1, ct), (rows, cols))
+        column = region_reader(x, rows, 1, ct)
+        return lambda value: np.broadcast_to(column(value), (rows, cols))
     if x.vcol == period:
-        block = region(x, rows, period, ct)
-        return block[:, np.arange(cols) % period]
+        block, repeat = region_reader(x, rows, period, ct), np.arange(cols) % period
+        return lambda value: block(value)[:, repeat]
     raise OperandError(f"row-broadcast operand must have v_col 1 (Rx1) or {period} (32 bytes), got {x.vcol}")
 
 
-def _col_operand(x: Arg, rows: int, cols: int, ct: np.dtype) -> np.ndarray:
-    return np.broadcast_to(region(x, 1, cols, ct), (rows, cols))
+def _col_operand(x: Arg, rows: int, cols: int, ct: np.dtype) -> Callable[[Any], np.ndarray]:
+    """The reader of the per-column operand (a 1 x cols row) broadcast to rows x cols."""
+    line = region_reader(x, 1, cols, ct)
+    return lambda value: np.broadcast_to(line(value), (rows, cols))
 
 
 def _split_full(ins: list[Arg], dst: Arg) -> tuple[int, Arg, Arg]:
@@ -110,28 +121,30 @@ def _split_full(ins: list[Arg], dst: Arg) -> tuple[int, Arg, Arg]:
 
 
 def _make_expand(name: str, op: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> None:
-    def row(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np.ndarray | None]:
+    def prepare(ins: list[Arg], outs: list[Arg], operand: Callable) -> Run:
+        """Row or column expand (``operand``: how the broadcast operand is read)."""
         dst = outs[0]
         r, c, ct = dst.vrow, dst.vcol, compute_dtype(dst.dtype_name)
         which, full, bcast = _split_full(ins, dst)
-        x, y = region(full, r, c, ct), _row_operand(bcast, r, c, ct)
-        with QUIET:
-            res = op(x, y) if which == 0 else op(y, x)
-        return [finish(res, dst.dtype_name)]
+        read_full, read_bcast = region_reader(full, r, c, ct), operand(bcast, r, c, ct)
+        at_bcast, dname = 1 - which, dst.dtype_name
 
-    def col(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np.ndarray | None]:
-        dst = outs[0]
-        r, c, ct = dst.vrow, dst.vcol, compute_dtype(dst.dtype_name)
-        which, full, bcast = _split_full(ins, dst)
-        x, y = region(full, r, c, ct), _col_operand(bcast, r, c, ct)
-        with QUIET:
-            res = op(x, y) if which == 0 else op(y, x)
-        return [finish(res, dst.dtype_name)]
+        def run(values: list) -> list[np.ndarray | None]:
+            x, y = read_full(values[which]), read_bcast(values[at_bcast])
+            return [finish(op(x, y) if which == 0 else op(y, x), dname)]
+
+        return run
+
+    def row(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> Run:
+        return prepare(ins, outs, _row_operand)
+
+    def col(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> Run:
+        return prepare(ins, outs, _col_operand)
 
     row.__name__ = f"rowexpand_{name}"
     col.__name__ = f"colexpand_{name}"
-    semantics(f"rowexpand_{name}")(row)
-    semantics(f"colexpand_{name}")(col)
+    prepared(f"rowexpand_{name}")(row)
+    prepared(f"colexpand_{name}")(col)
 
 
 for _name, _op in EXPAND_OPS.items():
