@@ -5,12 +5,14 @@ does, never with what was prepared for other shapes or converted for another val
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 import pyptoemu
 from pyptoemu.isa.arg import Arg
 from pyptoemu.isa.semantics import SEMANTICS
-from tests.emulator.core.kernels import vec
+from tests.emulator.core.kernels import binary_kernel, pview, vec
 
 DYN = vec(8, 64, vr="?", vc="?", pad=1)  # pad 1: tload fills the rest of the tile with zeros
 DYN_VIEW = "!pto.partition_tensor_view<?x?xf32>"
@@ -75,3 +77,23 @@ def test_a_prepared_run_step_follows_the_values_it_is_given():
     for value, tile in ((2.0, a), (3.0, a + 1), (2.0, a - 1)):
         got = run([tile, value])[0]
         np.testing.assert_array_equal(got, tile[:2, :3] * np.float32(value))
+
+
+def test_a_prepared_step_in_a_run_computes_ieee_results_without_a_warning():
+    """Run steps compute under the caller's QUIET (no errstate of their own): in the simulator
+    that is the run-wide one, so an overflow gives inf silently."""
+    t, p = vec(16, 64), pview(16, 64)
+    body = f"""    %big = arith.constant 3.000000e+38 : f32
+    %t = pto.alloc_tile : {t}
+    pto.tload ins(%p0 : {p}) outs(%t : {t})
+    pto.barrier <PIPE_ALL>
+    pto.tmuls ins(%t, %big : {t}, f32) outs(%t : {t})
+    pto.barrier <PIPE_ALL>
+    pto.tstore ins(%t : {t}) outs(%p1 : {p})"""
+    x = np.full((16, 64), 2.0, np.float32)
+    x[0, :3] = (0.0, -2.0, np.inf)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a RuntimeWarning would fail the test
+        res = pyptoemu.run(binary_kernel(body, nargs=2), inputs={"arg0": x, "arg1": np.zeros_like(x)})
+    got = res.outputs["arg1"].reshape(16, 64)
+    assert np.isposinf(got[1:]).all() and got[0, 0] == 0 and np.isneginf(got[0, 1]) and np.isposinf(got[0, 2])
