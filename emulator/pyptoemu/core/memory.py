@@ -335,6 +335,7 @@ class GMBuffer:
     view_shapes: list = field(default_factory=list)  # distinct (shape, strides) of views over it
     seed: int = 0  # stand-in data: each piece k is drawn from default_rng([seed, index, k])
     pending: np.ndarray | None = None  # per piece of stand-in data: not generated yet (None: none)
+    drawn: bool = False  # some piece of the stand-in data is generated (or written in full) already
     backing: np.ndarray | None = None  # stand-in data: whole pieces (``store`` is its first ``size``)
     covered: np.ndarray | None = None  # per element of ``backing``: written before its piece was drawn
     unmarked: list = field(default_factory=list)  # (base, sizes, strides) written, not yet in ``covered``
@@ -382,6 +383,8 @@ class GMBuffer:
             for k in done.tolist():  # copy only what was generated: the rest stays untouched
                 backing[k * chunk:(k + 1) * chunk] = old[k * chunk:(k + 1) * chunk]
             pending[done] = False
+            if done.size:
+                self.drawn = True
         self.seed, self.backing, self.store, self.size = seed, backing, backing[:n], n
         self.store_rows.clear()
         self.covered_rows.clear()
@@ -440,8 +443,9 @@ class GMBuffer:
         if min(strides) < 0:
             return False
         chunk = STANDIN_CHUNK
-        # (count_nonzero: a third of what .any() costs on a few pieces, as here on every tstore)
-        if not np.count_nonzero(pending[base // chunk:hi // chunk + 1]):
+        # (count_nonzero: a third of what .any() costs on a few pieces; not asked while no piece is
+        # drawn at all, an output that nothing reads: the stores of the stream kernel)
+        if self.drawn and not np.count_nonzero(pending[base // chunk:hi // chunk + 1]):
             return True  # every piece around it drawn already: the write simply lands
         unmarked = self.unmarked
         unmarked.append((base, sizes, strides))
@@ -478,6 +482,7 @@ class GMBuffer:
                     written = mask
             self._draw(k, written)
         self.pending[pieces] = False
+        self.drawn = True
         if not self.pending.any():
             # every piece drawn: the written-elements mask has nothing left to say. Dropped now (the
             # outputs are gathered so), not with the run's objects at the next garbage collection:
