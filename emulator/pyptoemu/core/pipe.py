@@ -425,9 +425,10 @@ class Pipe:
         ins.released_by = setter
         start = ins.start = self.env.now
         # the wait's own cost delays the next instruction: folded into ready_at, no event
-        ins.end = ins.done = self.ready_at = start + self.wait_cost
+        end = ins.end = ins.done = self.ready_at = start + self.wait_cost
         self.busy += self.wait_cost
-        self.last_done = max(self.last_done, ins.done)
+        if end > self.last_done:  # noqa: PLR1730 - a comparison costs less than a call of max()
+            self.last_done = end
         self.record(self.core, ins)
 
     def _run_xwait(self, ins: Instr):
@@ -465,7 +466,7 @@ class Pipe:
         """barrier: later instructions start after every earlier one completed (no event needed)."""
         start = max(self.env.now, ins.issue, self.last_done, self.ready_at)
         ins.start = start
-        ins.end = ins.done = self.ready_at = start + self.barrier_cost
-        self.last_done = max(self.last_done, ins.done)
+        # it starts after every earlier completion: its own is the pipe's last
+        ins.end = ins.done = self.ready_at = self.last_done = start + self.barrier_cost
         self.busy += self.barrier_cost
         self.record(self.core, ins)
