@@ -94,10 +94,13 @@ class Memories:
                              f"if these sizes are intended", loc)
         gm.reserve_standin(need, self.seed)  # drawn piece by piece when the kernel touches it
 
-    def note_reads(self, reads: tuple, instr: Instr) -> None:
+    def note_reads(self, reads: tuple, instr: Instr) -> bool:
+        """Report the ranges read before anything wrote them; True if every range is known written
+        in full (or off chip): noting them again would change nothing, now and later."""
         if self.uninit_hook is None:
-            return
+            return True
         written, known = self.written, self.known_written
+        noted = True
         for r in reads:
             if r in known:
                 continue
@@ -107,8 +110,10 @@ class Memories:
                 continue
             if not buf.written.covers(lo, hi):
                 self.uninit_hook(instr, name, lo, hi)
+                noted = False
             else:
                 known.add(r)
+        return noted
 
     def writes_noted(self, writes: tuple) -> bool:
         """Whether :meth:`note_writes` of ``writes`` would change nothing, now and later: each range

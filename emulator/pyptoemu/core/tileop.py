@@ -173,6 +173,12 @@ class TileOpBinding:
     pipe_cache: dict[tuple, tuple] = field(default_factory=dict)
     timing_cache: dict[tuple, tuple] = field(default_factory=dict)
     shapes_checked: set = field(default_factory=set)  # timing-only: operand shapes the semantics accepted
+    checked_key: Any = None  # the last key checked (or found in shapes_checked)
+    # the reads and the writes (the same tuple, while an op is issued on the same tiles) last found
+    # known written in full on this core: that never reverts (aicore.Memories), so they are not
+    # looked up again
+    reads_known: tuple | None = None
+    writes_known: tuple | None = None
     # per scalar operand name: (the value object, its snapshot, its timing key) at its last issue
     scalar_memo: dict = field(default_factory=dict)
     # What the last issue made of its operands: an op issued again on the very values, its tiles
@@ -212,6 +218,7 @@ class TileOpBinding:
         other.su = su
         other.memory = su.core.memory
         other.data = su.core.data
+        other.reads_known = other.writes_known = None  # what this core's memory knows, not the other's
         return other
 
     def __post_init__(self) -> None:
@@ -343,7 +350,13 @@ class TileOpBinding:
             key, hit = self._timing_of(parts, snaps)
             self.pick_reads = _picker([i for i in self.read_idx if spans[i] is not None])
             self.pick_writes = _picker([i for i in self.write_idx if spans[i] is not None])
-        issued = self.last_result = (snaps, key, hit, self.pick_reads(spans), self.pick_writes(spans))
+        reads, writes = self.pick_reads(spans), self.pick_writes(spans)
+        if self.last_result:  # the same ranges as last time: the same tuples (start knows them by identity)
+            if reads == self.last_result[3]:
+                reads = self.last_result[3]
+            if writes == self.last_result[4]:
+                writes = self.last_result[4]
+        issued = self.last_result = (snaps, key, hit, reads, writes)
         self.last_values = values if reusable else ()
         self.last_scalars, self.last_tiles, self.last_parts = scalars, tiles, parts
         return issued
@@ -464,11 +477,20 @@ class TileOpBinding:
         try:
             snaps = instr.operands
             n_ins = self.n_ins
-            self.memory.note_reads(instr.reads, instr)
+            reads = instr.reads
+            if reads is not self.reads_known and self.memory.note_reads(reads, instr):
+                self.reads_known = reads  # known written: noting them again would change nothing
             if not self.data:  # timing only: nothing to compute, only the faults shapes alone decide
-                if instr.key not in self.shapes_checked:
-                    self._check_shapes(snaps, instr.key)
-                return None if self.memory.writes_noted(instr.writes) else []  # None: nothing to commit
+                key = instr.key
+                if key is not self.checked_key:  # (the same key object as the last start's, nearly always)
+                    if key not in self.shapes_checked:
+                        self._check_shapes(snaps, key)
+                    self.checked_key = key
+                writes = instr.writes
+                if writes is self.writes_known or self.memory.writes_noted(writes):
+                    self.writes_known = writes
+                    return None  # nothing to commit
+                return []
             if self.prepare is not None:  # read the ins, then run what was prepared for their shapes
                 values = _values(snaps, n_ins)
                 res = self._plan(snaps)(values)

@@ -6,6 +6,7 @@ a new snapshot."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import pyptoemu
 from tests.emulator.core.kernels import binary_kernel, pview, vec
@@ -59,3 +60,36 @@ def test_a_scalar_equal_to_the_last_but_not_the_same_is_snapshotted_anew():
     out = res.outputs["arg1"].reshape(4, 64)
     assert np.all(out == 0.0)
     assert np.signbit(out).all(axis=1).tolist() == [False, True, False, True]
+
+
+@pytest.mark.parametrize("data", [True, False], ids=["data", "timing-only"])
+def test_reads_known_written_on_one_core_are_looked_up_anew_on_another(data):
+    """Block 0 loads %t, then both blocks read it in the same op (block 1 later, after a long
+    load of its own): its reads are known written on block 0's core, which never makes them known
+    on block 1's, where nothing wrote %t."""
+    tile = vec(16, 64)
+    body = f"""    %t = pto.alloc_tile : {tile}
+    %u = pto.alloc_tile : {tile}
+    %w = pto.alloc_tile : {vec(64, 64)}
+    %blk = pto.get_block_idx
+    %b = arith.index_cast %blk : i64 to index
+    %first = arith.cmpi eq, %b, %c0 : index
+    %cst = arith.constant 2.0 : f32
+    %c64 = arith.constant 64 : index
+    %vw = pto.make_tensor_view %arg1, shape = [%c64, %c64], strides = [%c64, %c1] : !pto.tensor_view<?x?xf32>
+    %pw = pto.partition_view %vw, offsets = [%c0, %c0], sizes = [%c64, %c64] : !pto.tensor_view<?x?xf32> -> {pview(64, 64)}
+    scf.if %first {{
+      pto.tload ins(%p0 : {pview(16, 64)}) outs(%t : {tile})
+    }} else {{
+      pto.tload ins(%pw : {pview(64, 64)}) outs(%w : {vec(64, 64)})
+      pto.tload ins(%pw : {pview(64, 64)}) outs(%w : {vec(64, 64)})
+    }}
+    pto.barrier <PIPE_ALL>
+    scf.for %i = %c0 to %c1 step %c1 {{
+      pto.tmuls ins(%t, %cst : {tile}, f32) outs(%u : {tile})
+    }}"""
+    res = pyptoemu.run(binary_kernel(body, nargs=2), blocks=2, data=data, races="warn",
+                       inputs={"arg0": np.ones((16, 64), np.float32), "arg1": np.ones((64, 64), np.float32)}
+                       if data else None)
+    uninit = [f for f in res.findings if f.kind == "uninitialised-read"]
+    assert len(uninit) == 1 and "tmuls" in str(uninit[0]), [str(f) for f in res.findings]
