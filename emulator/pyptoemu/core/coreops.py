@@ -6,6 +6,7 @@ printing. Tile instructions with NumPy semantics are lowered in ``tileop``.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from ptoisa.dtypes import np_dtype
 from ptoisa.text import ast as A
@@ -63,6 +64,7 @@ def lower_partition_view(su: ScalarUnit, op: A.Op) -> Step:
     loc = op.loc
     value = su.value
     get_offsets, get_sizes = values_of(off_n), values_of(size_n)
+    cost = su.arith_cost
     # The last window this op made, and what it was made from: a loop stepping a window along a
     # tensor gives the same parent and sizes with new offsets, so only the offsets are checked
     # and the last window is moved (step); anything else goes the whole way (make).
@@ -70,6 +72,10 @@ def lower_partition_view(su: ScalarUnit, op: A.Op) -> Step:
     last_base0 = 0
     last_strides: tuple = ()
     last_most: tuple = ()  # per dimension: the largest offset the window fits at
+    dims: tuple = ()  # the dimensions of the last window, by index
+    # the base elements at which the last window lies within its GM buffer as it was then (a
+    # buffer only grows: outside them, the whole way says whether it still does)
+    base_lo, base_hi = 0, -1
 
     def step(frame):
         try:
@@ -78,21 +84,24 @@ def lower_partition_view(su: ScalarUnit, op: A.Op) -> Step:
             offsets = get_offsets(frame)
         except KeyError:
             return make(frame)  # says which value is undefined
-        if tv is last_parent and sizes == last_sizes and len(offsets) == len(last_most):
+        if tv is last_parent and sizes == last_sizes and len(offsets) == len(dims):
             base = last_base0
-            for o, stride, most in zip(offsets, last_strides, last_most, strict=True):
-                if o.__class__ is not int or o < 0 or o > most:
+            for d in dims:
+                o = offsets[d]
+                if o.__class__ is not int or o < 0 or o > last_most[d]:
                     return make(frame)  # outside (or not an int): the whole way says what is wrong
-                base += o * stride
-            pv = last_window.moved(base)
-            pv.check_bounds(loc)
-            frame[res] = pv
-            su.charge(su.arith_cost)
+                base += o * last_strides[d]
+            if base < base_lo or base > base_hi:
+                return make(frame)
+            frame[res] = last_window.moved(base)
+            su.vclock += cost  # su.charge(cost), inline
+            su.busy += cost
+            su.count += 1
             return None
         return make(frame)
 
     def make(frame):
-        nonlocal last_parent, last_sizes, last_window, last_base0, last_strides, last_most
+        nonlocal last_parent, last_sizes, last_window, last_base0, last_strides, last_most, dims, base_lo, base_hi
         tv = value(frame, tv_name, loc)
         offs = [int(value(frame, n, loc)) for n in off_n]
         sizes = tuple([int(value(frame, n, loc)) for n in size_n])
@@ -119,6 +128,11 @@ def lower_partition_view(su: ScalarUnit, op: A.Op) -> Step:
         last_parent, last_sizes, last_window, last_base0 = tv, sizes, pv, base0
         last_strides = tuple(parent_strides)
         last_most = tuple(n - z for z, n in zip(sizes, parent_shape, strict=True))
+        dims = tuple(range(len(sizes)))
+        if 0 in sizes:  # an empty window touches nothing: anywhere is within
+            base_lo, base_hi = -math.inf, math.inf
+        else:  # pv.check_bounds, as a range of bases: lo >= 0 and hi < the buffer's size
+            base_lo, base_hi = base - pv.lo, gm.size - 1 - (pv.hi - base)
         frame[res] = pv
         su.charge(su.arith_cost)
 
@@ -428,14 +442,17 @@ def lower_barrier(su: ScalarUnit, op: A.Op) -> Step:
     if pipe is None:
         return fail_step(VerifyError(f"{op.name} needs a pipe", loc))
 
-    def step(frame):
-        if pipe == "ALL":
-            return _barrier_all(su, op)
-        if pipe == "S":
+    if pipe == "ALL":
+        return lambda frame: _barrier_all(su, op)
+    if pipe == "S":
+        def step_scalar(frame):
             su.charge(su.issue_cost)
-            return None
-        su.issue(pipe, Instr(BARRIER, "barrier", loc, pipe, 0))
-        return None
+
+        return step_scalar
+    issue = su.issue
+
+    def step(frame):
+        issue(pipe, Instr(BARRIER, "barrier", loc, pipe, 0))
 
     return step
 

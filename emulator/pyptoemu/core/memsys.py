@@ -186,8 +186,9 @@ class SharedMemory:
             self.port_free[core] = port
             if port > end:
                 end = port
-        extra = math.ceil(end - begin - stream)
-        if extra > 0:
+        excess = end - begin - stream
+        if excess > 0.0:  # (ceil of anything else adds nothing)
+            extra = math.ceil(excess)
             ins.occupancy += extra
             ins.latency += extra
             self.stretched += extra

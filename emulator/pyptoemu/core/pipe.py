@@ -10,6 +10,8 @@ each other; the vector pipe is not in order, so a dependent vector instruction w
 reads stale data, as on hardware.
 """
 
+# ruff: noqa: PLR1730 - per-instruction code compares where it could call max() (a call costs several
+# comparisons in CPython)
 from __future__ import annotations
 
 import heapq
@@ -351,8 +353,8 @@ class Pipe:
                     setter = flags.try_consume(ins.flag)
                 self._end_wait(ins, setter)
             elif kind == SET:
-                end = self._set_end(ins)
                 now = env.now
+                end = self._set_end(ins, now)
                 if end > now:  # one event for the drain and the set itself
                     yield env.timeout(end - now)
                 self.busy += self.set_cost
@@ -412,13 +414,22 @@ class Pipe:
         self.record(self.core, ins)
         self.ready_at = start + occupancy
 
-    def _set_end(self, ins: Instr) -> int:
+    def _set_end(self, ins: Instr, now: int) -> int:
         """set_flag: fires once every earlier instruction of this pipe has completed; the cycle it
         fires (its start and end are set)."""
-        start = max(self.env.now, ins.issue, self.last_done, self.ready_at)
+        start = now  # max(now, issue, last_done, ready_at), compared: it runs per set
+        issue = ins.issue
+        if issue > start:
+            start = issue
+        last_done = self.last_done
+        if last_done > start:
+            start = last_done
+        ready_at = self.ready_at
+        if ready_at > start:
+            start = ready_at
         ins.start = start
-        ins.end = ins.done = start + self.set_cost
-        return ins.end
+        end = ins.end = ins.done = start + self.set_cost
+        return end
 
     def _end_wait(self, ins: Instr, setter: Instr | None) -> None:
         """wait_flag: its flag was set (by ``setter``) and consumed now."""
@@ -427,7 +438,7 @@ class Pipe:
         # the wait's own cost delays the next instruction: folded into ready_at, no event
         end = ins.end = ins.done = self.ready_at = start + self.wait_cost
         self.busy += self.wait_cost
-        if end > self.last_done:  # noqa: PLR1730 - a comparison costs less than a call of max()
+        if end > self.last_done:
             self.last_done = end
         self.record(self.core, ins)
 
@@ -464,7 +475,16 @@ class Pipe:
 
     def _run_barrier(self, ins: Instr) -> None:
         """barrier: later instructions start after every earlier one completed (no event needed)."""
-        start = max(self.env.now, ins.issue, self.last_done, self.ready_at)
+        start = self.env.now  # max(now, issue, last_done, ready_at), compared: it runs per barrier
+        issue = ins.issue
+        if issue > start:
+            start = issue
+        last_done = self.last_done
+        if last_done > start:
+            start = last_done
+        ready_at = self.ready_at
+        if ready_at > start:
+            start = ready_at
         ins.start = start
         # it starts after every earlier completion: its own is the pipe's last
         ins.end = ins.done = self.ready_at = self.last_done = start + self.barrier_cost

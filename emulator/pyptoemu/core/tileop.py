@@ -188,6 +188,9 @@ class TileOpBinding:
     last_tiles: list[tuple] = field(default_factory=list)  # (tile, valid rows, valid columns, address) per tile
     last_result: tuple = ()  # (snapshots, timing key, timing, reads, writes)
     last_parts: list | None = None  # the timing key parts
+    last_spans: list = field(default_factory=list)  # the byte range per operand (None for a scalar)
+    last_views: tuple[int, ...] = ()  # the positions of the GM windows among the values (none: not reusable)
+    last_others: tuple[int, ...] = ()  # the positions of everything else
     pick_reads: Callable | None = None  # per-operand byte ranges -> the ranges read
     pick_writes: Callable | None = None  # per-operand byte ranges -> the ranges written
     # (sizes, strides, GM buffer, element size, timing key part) of the last GM window operand: a
@@ -263,6 +266,8 @@ class TileOpBinding:
             for tile, vrow, vcol, addr in self.last_tiles:  # each tile's valid shape and address as then
                 if tile.vrow != vrow or tile.vcol != vcol or tile.addr != addr:
                     issued = None
+        elif self.last_views:
+            issued = self._moved(values)
         snaps, key, hit, reads, writes = issued or self._snapshot(values)
         pipe, occ, lat, nbytes, transfer = hit
         instr = Instr(OP, self.short_name, self.op.loc, pipe, 0, occ, lat, self, reads, writes, None, snaps, nbytes)
@@ -278,6 +283,40 @@ class TileOpBinding:
     def _undefined(self, frame: dict) -> str:
         """The first operand name the frame does not hold."""
         return next(x for x, _ in self.fetch if x.__class__ is not int and x not in frame)
+
+    def _moved(self, values: tuple) -> tuple | None:
+        """The last issue with its GM windows moved along their tensors (a loop loading or storing
+        tile after tile of a tensor; the tiles and scalars the very same): new snapshots and byte
+        ranges for the windows, everything else of that issue kept (its timing too: a window's key
+        part is its shape, not its place). None if anything else changed: :meth:`_snapshot` then
+        (which gives what this gives, checked by tests/emulator/core/test_issue_reuse.py)."""
+        last = self.last_values
+        for i in self.last_others:
+            if values[i] is not last[i]:
+                return None
+        for tile, vrow, vcol, addr in self.last_tiles:
+            if tile.vrow != vrow or tile.vcol != vcol or tile.addr != addr:
+                return None
+        snaps, key, hit, last_reads, last_writes = self.last_result
+        snaps = snaps.copy()
+        spans = self.last_spans.copy()
+        for i in self.last_views:
+            v, was = values[i], last[i]
+            if v.__class__ is not PartitionView or v.sizes is not was.sizes or v.strides is not was.strides \
+                    or v.gm is not was.gm:
+                return None
+            s = snaps[i]
+            snaps[i] = OperandSnap(VIEW, v, s.vrow, s.vcol, s.dtype, "gm")
+            es = v.gm.dtype.itemsize
+            spans[i] = (spans[i][0], v.lo * es, (v.hi + 1) * es, (v.base, v.sizes, v.strides))
+        reads, writes = self.pick_reads(spans), self.pick_writes(spans)
+        if reads == last_reads:  # the same tuples while they are equal (start knows them by identity)
+            reads = last_reads
+        if writes == last_writes:
+            writes = last_writes
+        issued = self.last_result = (snaps, key, hit, reads, writes)
+        self.last_values, self.last_spans = values, spans
+        return issued
 
     def _snapshot(self, values: tuple) -> tuple:
         """(snapshots, timing key, timing, reads, writes) of an issue on ``values`` (the operands
@@ -358,7 +397,10 @@ class TileOpBinding:
                 writes = self.last_result[4]
         issued = self.last_result = (snaps, key, hit, reads, writes)
         self.last_values = values if reusable else ()
-        self.last_scalars, self.last_tiles, self.last_parts = scalars, tiles, parts
+        self.last_scalars, self.last_tiles, self.last_parts, self.last_spans = scalars, tiles, parts, spans
+        views = tuple([i for i, s in enumerate(snaps) if s.kind == VIEW]) if reusable else ()
+        self.last_views = views
+        self.last_others = tuple([i for i in range(len(snaps)) if i not in views])
         return issued
 
     def _timing_of(self, parts: list, snaps: list) -> tuple[tuple, tuple]:

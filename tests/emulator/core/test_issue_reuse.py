@@ -5,13 +5,18 @@ a new snapshot."""
 
 from __future__ import annotations
 
+import copy
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import pyptoemu
+from pyptoemu.core.tileop import TileOpBinding
 from tests.emulator.core.kernels import binary_kernel, pview, vec
 
 DYN = vec(16, 64, vr="?", vc="?")
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
 
 def test_a_valid_shape_set_between_issues_is_seen_by_the_next_issue():
@@ -93,3 +98,64 @@ def test_reads_known_written_on_one_core_are_looked_up_anew_on_another(data):
                        if data else None)
     uninit = [f for f in res.findings if f.kind == "uninitialised-read"]
     assert len(uninit) == 1 and "tmuls" in str(uninit[0]), [str(f) for f in res.findings]
+
+
+def _checked_moved(monkeypatch) -> list:
+    """Make every answer of TileOpBinding._moved (the last issue, its GM windows moved) be checked
+    against what _snapshot, from nothing reused, makes of the same operands; the answers seen."""
+    original = TileOpBinding._moved
+    answers: list = []
+
+    def checked(self, values):
+        got = original(self, values)
+        if got is not None:
+            fresh = copy.copy(self)
+            fresh.last_parts, fresh.last_result, fresh.view_shape = None, (), None
+            want = fresh._snapshot(values)
+            assert got[0] == want[0]  # the snapshots (objects by identity)
+            assert got[1:] == want[1:]  # timing key, timing, reads, writes
+            answers.append(got)
+        return got
+
+    monkeypatch.setattr(TileOpBinding, "_moved", checked)
+    return answers
+
+
+@pytest.mark.parametrize("data", [True, False], ids=["data", "timing-only"])
+def test_loads_and_stores_of_windows_moved_along_a_tensor_are_issued_as_anew(monkeypatch, data):
+    """out[4i:4i+4] = in[4i:4i+4] + 1 for i = 0..3, then once more over a 2-row window at row 2
+    (new sizes: the whole way): the moved windows' snapshots, timing and byte ranges are those a
+    new snapshot gives, and the results are right."""
+    tile, view = vec(4, 64), pview(4, 64)
+    body = f"""    %c2 = arith.constant 2 : index
+    %c4 = arith.constant 4 : index
+    %c16 = arith.constant 16 : index
+    %cst = arith.constant 1.0 : f32
+    %t = pto.alloc_tile : {tile}
+    scf.for %r = %c0 to %c16 step %c4 {{
+      %in = pto.partition_view %v0, offsets = [%r, %c0], sizes = [%c4, %cc] : !pto.tensor_view<?x?xf32> -> {view}
+      %out = pto.partition_view %v1, offsets = [%r, %c0], sizes = [%c4, %cc] : !pto.tensor_view<?x?xf32> -> {view}
+      pto.tload ins(%in : {view}) outs(%t : {tile})
+      pto.barrier <PIPE_ALL>
+      pto.tadds ins(%t, %cst : {tile}, f32) outs(%t : {tile})
+      pto.barrier <PIPE_ALL>
+      pto.tstore ins(%t : {tile}) outs(%out : {view})
+      pto.barrier <PIPE_ALL>
+    }}"""
+    answers = _checked_moved(monkeypatch)
+    x = np.arange(16 * 64, dtype=np.float32).reshape(16, 64)
+    res = pyptoemu.run(binary_kernel(body, nargs=2), inputs={"arg0": x} if data else None, data=data, keep_log=True)
+    assert len(answers) == 6  # the load and the store of rows 4, 8 and 12
+    loads = [i for i in res.core.trace_log if i.name == "tload"]
+    assert [i.reads[0][1:3] for i in loads] == [(r * 256, (r + 4) * 256) for r in (0, 4, 8, 12)]
+    assert len({(i.start - i.issue, i.end - i.start) for i in loads[1:]}) == 1  # timed alike
+    if data:
+        assert np.array_equal(res.outputs["arg1"].reshape(16, 64), x + 1)
+
+
+def test_the_double_buffered_stream_moves_its_windows_without_new_snapshots(monkeypatch):
+    """examples/double_buffer_1024.pto, timing only: every load and store after the first of each
+    op is its last issue with the window moved (checked equal to a new snapshot)."""
+    answers = _checked_moved(monkeypatch)
+    pyptoemu.run(EXAMPLES / "double_buffer_1024.pto", data=False)
+    assert len(answers) == 4 * 127  # 2 loads and 2 stores in each of 128 iterations, all but the first
