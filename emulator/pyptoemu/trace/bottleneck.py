@@ -129,6 +129,8 @@ class _Drain:
 def _until(node: Instr, t: int) -> list:
     """The chain through ``node`` (an instruction the path has seen) up to cycle ``t``."""
     path = node.path
+    if path is _ROOM:  # a stall on a full issue queue, asked about for the first time
+        path = node.path = _room_path(node, node.start)
     kind = node.kind
     if kind == BARRIER and node.pipe == "S":  # a full barrier: its path goes up to its end
         if type(path) is _Drain:  # the drain is known once everything that started before the end was seen
@@ -155,6 +157,23 @@ def _until(node: Instr, t: int) -> list:
             path[LATENCY[pipe]] += m
         return path
     return _plus(path, SYNC[node.pipe], t - start)
+
+
+# What ``Instr.path`` holds for a scalar-unit stall on a full issue queue whose path was not asked
+# for yet: it is the path of the pipe instruction that made room (``QueueRoom.made_by``, seen before
+# the stall) up to the stall's end, so it can be worked out when asked (:func:`_room_path`). Nearly
+# every stall is only ever a sync point no later issue follows: working each one out cost more than
+# any other kind of record.
+_ROOM = object()
+
+
+def _room_path(stall: Instr, start: int) -> list:
+    """The path of a scalar-unit stall on a full issue queue that ended at ``start``: it went on
+    when the pipe took its next instruction, right after starting (or finishing, a wait or a set)
+    ``made_by``."""
+    made = stall.flag.made_by
+    t = min(made.start if made.kind == OP else made.end, start)
+    return _plus(_until(made, t), SYNC_S, start - t)
 
 
 class _PipeTrack:
@@ -284,11 +303,12 @@ class CriticalPath:
         """Each instruction of ``batch`` in turn (in start order): its path up to its start.
 
         One call per recorder drain, not per instruction: the loop keeps the current core's state
-        and the instruction that completed last in local names."""
+        and the instruction that completed last (and when) in local names."""
         core = self._core
         state = self._state
         states = self.cores
         last = self.last
+        last_done = -1 if last is None else last.done
         for ins in batch:
             if ins.core is not core:  # on a chip, consecutive records are often of other cores
                 core = ins.core
@@ -296,6 +316,7 @@ class CriticalPath:
             start = ins.start
             if state.draining and state.draining[0].end < start:
                 state.settle(start)
+            done = ins.done
             pipe, kind = ins.pipe, ins.kind
             if pipe == "S":
                 if kind == BARRIER:  # a full barrier: waited for the pipes to drain
@@ -303,18 +324,9 @@ class CriticalPath:
                 else:
                     made = ins.flag.made_by if kind == XWAIT and type(ins.flag) is QueueRoom else None
                     if made is not None and made.path is not None:
-                        # a stall on a full issue queue, ended as the pipe took its next instruction
-                        # after starting ``made`` (or ending it, a wait or set): _path_to_start, inline
-                        if made.kind == OP:
-                            t = min(made.start, start)
-                            path = made.path if t == made.start else _until(made, t)  # up to its start: its path
-                        else:
-                            t = min(made.end, start)
-                            path = _until(made, t)
-                        if start > t:
-                            path = path[:]
-                            path[SYNC_S] += start - t
-                        ins.path = path
+                        # a stall on a full issue queue: its path is worked out if a later question
+                        # asks (_until; it depends on ``made`` and its own start alone): most never are
+                        ins.path = _ROOM
                     else:
                         ins.path = self._path_to_start(ins, state)
                 if kind == BARRIER or kind == WAIT or kind == XWAIT:  # the scalar unit waited: later issues follow it
@@ -377,14 +389,14 @@ class CriticalPath:
                 while recent[0].end < start and recent[0].done < start:
                     del recent[0]
                 track.last = ins
-                done = ins.done
                 latest = state.latest
                 if latest is None or done >= latest.done:
                     state.latest = ins
                 if state.draining:
                     state.note_drained(ins)
-            if last is None or ins.done > last.done or ins.done == last.done and ins.seq > last.seq:
+            if done >= last_done and (done > last_done or ins.seq > last.seq):
                 last = ins
+                last_done = done
         self.last = last
         self._core, self._state = core, state
 
@@ -395,8 +407,7 @@ class CriticalPath:
             # instruction, right after starting (or finishing a wait or set) ``made_by``
             made = ins.flag.made_by
             if made is not None and made.path is not None:
-                t = min(made.start if made.kind == OP else made.end, start)
-                return _plus(_until(made, t), SYNC["S"], start - t)
+                return _room_path(ins, start)
         if ins.kind in (WAIT, XWAIT) and ins.released_by is not None and start > ins.wait_start:
             released = self._releaser(ins)
             if released is not None:
