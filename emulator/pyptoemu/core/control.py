@@ -218,8 +218,9 @@ def lower_for(su: ScalarUnit, op: A.Op) -> Step:
         while i < hi:
             su.count_step(op)
             frame[iv] = i
-            for n, v in zip(iter_names, carried, strict=False):
-                frame[n] = v
+            if iter_names:  # (a zip() with a keyword costs even when there is nothing to zip)
+                for n, v in zip(iter_names, carried, strict=False):
+                    frame[n] = v
             frame["__yield__"] = None
             yield from su.exec_region(body, frame)
             y = frame.pop("__yield__", None)

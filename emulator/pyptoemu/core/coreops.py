@@ -377,9 +377,10 @@ def lower_flag(su: ScalarUnit, op: A.Op) -> Step:
         issue = su.issue
         order = su.flag_order(static_flag)
         note = order.on_set if kind == SET else order.on_wait
+        template = (kind, name, loc, pipe, 0, 0, 0, None, (), (), static_flag)  # its Instr's arguments
 
         def step_static(frame):
-            instr = Instr(kind, name, loc, pipe, 0, 0, 0, None, (), (), static_flag)
+            instr = Instr(*template)  # (from a tuple: cheaper than as many arguments)
             note(instr)
             issue(pipe, instr)
 
@@ -450,9 +451,10 @@ def lower_barrier(su: ScalarUnit, op: A.Op) -> Step:
 
         return step_scalar
     issue = su.issue
+    template = (BARRIER, "barrier", loc, pipe, 0)  # its Instr's arguments
 
     def step(frame):
-        issue(pipe, Instr(BARRIER, "barrier", loc, pipe, 0))
+        issue(pipe, Instr(*template))
 
     return step
 

@@ -187,10 +187,14 @@ class TileOpBinding:
     last_scalars: list[int] = field(default_factory=list)  # the positions of the plain scalars among them
     last_tiles: list[tuple] = field(default_factory=list)  # (tile, valid rows, valid columns, address) per tile
     last_result: tuple = ()  # (snapshots, timing key, timing, reads, writes)
+    # the issue template of the last issue: (the Instr's arguments, its GM transfer, its shape key)
+    template: tuple | None = None
     last_parts: list | None = None  # the timing key parts
     last_spans: list = field(default_factory=list)  # the byte range per operand (None for a scalar)
     last_views: tuple[int, ...] = ()  # the positions of the GM windows among the values (none: not reusable)
     last_others: tuple[int, ...] = ()  # the positions of everything else
+    views_read: bool = False  # whether the op reads a GM window (else moving one leaves the reads as they are)
+    views_written: bool = False  # whether it writes one
     pick_reads: Callable | None = None  # per-operand byte ranges -> the ranges read
     pick_writes: Callable | None = None  # per-operand byte ranges -> the ranges written
     # (sizes, strides, GM buffer, element size, timing key part) of the last GM window operand: a
@@ -222,6 +226,7 @@ class TileOpBinding:
         other.memory = su.core.memory
         other.data = su.core.data
         other.reads_known = other.writes_known = None  # what this core's memory knows, not the other's
+        other.last_values, other.last_views, other.template = (), (), None  # its issues are the other's
         return other
 
     def __post_init__(self) -> None:
@@ -256,25 +261,23 @@ class TileOpBinding:
             values = self.read_values(frame)
         except KeyError:
             raise VerifyError(f"undefined SSA value {self._undefined(frame)}", self.op.loc) from None
-        issued = None
+        template = None
         last = self.last_values
         if values == last:  # tiles and windows compare by identity
-            issued = self.last_result
+            template = self.template
             for i in self.last_scalars:  # a scalar by identity too: equal is not the same (0.0 == -0.0 == False)
                 if values[i] is not last[i]:
-                    issued = None
+                    template = None
             for tile, vrow, vcol, addr in self.last_tiles:  # each tile's valid shape and address as then
                 if tile.vrow != vrow or tile.vcol != vcol or tile.addr != addr:
-                    issued = None
+                    template = None
         elif self.last_views:
-            issued = self._moved(values)
-        snaps, key, hit, reads, writes = issued or self._snapshot(values)
-        pipe, occ, lat, nbytes, transfer = hit
-        instr = Instr(OP, self.short_name, self.op.loc, pipe, 0, occ, lat, self, reads, writes, None, snaps, nbytes)
+            template = self._moved(values)
+        args, transfer, shape_key = template or self._snapshot(values)
+        instr = Instr(*args)  # (from a tuple: cheaper than as many arguments)
         instr.transfer = transfer
-        if not self.data:  # what the timing-only shape check is remembered by (index operands: their values too)
-            index_pos = self.index_pos
-            instr.key = key if not index_pos else (key, tuple([snaps[i].obj for i in index_pos]))
+        instr.key = shape_key
+        pipe = args[3]
         if pipe == "S":
             return _run_on_scalar(self.su, instr)
         self.su.issue(pipe, instr)
@@ -309,18 +312,34 @@ class TileOpBinding:
             snaps[i] = OperandSnap(VIEW, v, s.vrow, s.vcol, s.dtype, "gm")
             es = v.gm.dtype.itemsize
             spans[i] = (spans[i][0], v.lo * es, (v.hi + 1) * es, (v.base, v.sizes, v.strides))
-        reads, writes = self.pick_reads(spans), self.pick_writes(spans)
-        if reads == last_reads:  # the same tuples while they are equal (start knows them by identity)
-            reads = last_reads
-        if writes == last_writes:
-            writes = last_writes
-        issued = self.last_result = (snaps, key, hit, reads, writes)
+        reads, writes = last_reads, last_writes
+        if self.views_read:
+            reads = self.pick_reads(spans)
+            if reads == last_reads:  # the same tuples while they are equal (start knows them by identity)
+                reads = last_reads
+        if self.views_written:
+            writes = self.pick_writes(spans)
+            if writes == last_writes:
+                writes = last_writes
+        self.last_result = (snaps, key, hit, reads, writes)
         self.last_values, self.last_spans = values, spans
-        return issued
+        return self._template()
+
+    def _template(self) -> tuple:
+        """The issue template of the last issue (:attr:`last_result`): the arguments of its
+        :class:`Instr`, its GM transfer and, in a timing-only run, what its shape check is
+        remembered by (index operands: their values too)."""
+        snaps, key, hit, reads, writes = self.last_result
+        pipe, occ, lat, nbytes, transfer = hit
+        index_pos = self.index_pos
+        shape_key = None if self.data else key if not index_pos else (key, tuple([snaps[i].obj for i in index_pos]))
+        template = self.template = ((OP, self.short_name, self.op.loc, pipe, 0, occ, lat, self, reads, writes, None,
+                                     snaps, nbytes), transfer, shape_key)
+        return template
 
     def _snapshot(self, values: tuple) -> tuple:
         """(snapshots, timing key, timing, reads, writes) of an issue on ``values`` (the operands
-        in ``fetch`` order), kept as the binding's last issue."""
+        in ``fetch`` order), kept as the binding's last issue; its issue template."""
         op = self.op
         snaps = []
         key = []
@@ -395,13 +414,15 @@ class TileOpBinding:
                 reads = self.last_result[3]
             if writes == self.last_result[4]:
                 writes = self.last_result[4]
-        issued = self.last_result = (snaps, key, hit, reads, writes)
+        self.last_result = (snaps, key, hit, reads, writes)
         self.last_values = values if reusable else ()
         self.last_scalars, self.last_tiles, self.last_parts, self.last_spans = scalars, tiles, parts, spans
         views = tuple([i for i, s in enumerate(snaps) if s.kind == VIEW]) if reusable else ()
         self.last_views = views
         self.last_others = tuple([i for i in range(len(snaps)) if i not in views])
-        return issued
+        self.views_read = any(i in views for i in self.read_idx)
+        self.views_written = any(i in views for i in self.write_idx)
+        return self._template()
 
     def _timing_of(self, parts: list, snaps: list) -> tuple[tuple, tuple]:
         """(timing key, (pipe, occupancy, latency, bytes, GM transfer)) of operands whose
@@ -517,8 +538,6 @@ class TileOpBinding:
         :meth:`commit` (None: there is nothing to commit, see Pipe.BoundOp). One frame, not a
         wrapper around a compute step: it runs for every instruction of every pipe."""
         try:
-            snaps = instr.operands
-            n_ins = self.n_ins
             reads = instr.reads
             if reads is not self.reads_known and self.memory.note_reads(reads, instr):
                 self.reads_known = reads  # known written: noting them again would change nothing
@@ -526,13 +545,15 @@ class TileOpBinding:
                 key = instr.key
                 if key is not self.checked_key:  # (the same key object as the last start's, nearly always)
                     if key not in self.shapes_checked:
-                        self._check_shapes(snaps, key)
+                        self._check_shapes(instr.operands, key)
                     self.checked_key = key
                 writes = instr.writes
                 if writes is self.writes_known or self.memory.writes_noted(writes):
                     self.writes_known = writes
                     return None  # nothing to commit
                 return []
+            snaps = instr.operands
+            n_ins = self.n_ins
             if self.prepare is not None:  # read the ins, then run what was prepared for their shapes
                 values = _values(snaps, n_ins)
                 res = self._plan(snaps)(values)

@@ -107,15 +107,19 @@ def _checked_moved(monkeypatch) -> list:
     answers: list = []
 
     def checked(self, values):
-        got = original(self, values)
-        if got is not None:
+        template = original(self, values)
+        if template is not None:
+            got = self.last_result
             fresh = copy.copy(self)
             fresh.last_parts, fresh.last_result, fresh.view_shape = None, (), None
-            want = fresh._snapshot(values)
+            fresh._snapshot(values)
+            want = fresh.last_result
             assert got[0] == want[0]  # the snapshots (objects by identity)
             assert got[1:] == want[1:]  # timing key, timing, reads, writes
+            assert template[0][:7] + template[0][8:] == fresh.template[0][:7] + fresh.template[0][8:]
+            assert template[1:] == fresh.template[1:]  # (the Instr's arguments but the binding), transfer, key
             answers.append(got)
-        return got
+        return template
 
     monkeypatch.setattr(TileOpBinding, "_moved", checked)
     return answers
