@@ -86,50 +86,42 @@ class Wake(simpy.Event):
         self.env.schedule(self, simpy.events.NORMAL, delay)
 
 
-class DeferredStall:
-    """A stall of the scalar unit on a full issue queue, not resolved yet (``ScalarUnit.issue``).
+# A stall of the scalar unit on a full issue queue, not resolved yet (``ScalarUnit.issue``): a list
+# indexed by the names below. One is made per issue that overfills a queue (2648 per run of the
+# stream kernel, examples/double_buffer_1024.pto) and a list costs about a quarter of a class
+# instance to make and drop (~550 against ~2500 machine instructions, callgrind).
+#
+# ``HELD`` went into its pipe's queue over its depth; nothing issued after it may issue before the
+# pipe takes ``MAKER`` off its queue (``TAKEN``, the cycle, set by the pipe then, having just started
+# ``MADE_BY``). ``CLOCK`` is the scalar clock after issuing ``HELD`` as it stood with the earlier
+# stalls unresolved; ``ISEQ`` the program order its record would take then. Resolved, ``LAG`` is the
+# delay of every stall up to this one: what the scalar unit issued after it and before the next one
+# has ``issue`` this stall until then, and its issue cycle is its ``low`` plus ``LAG``; its ``iseq``
+# (program order) grows by ``ISEQ_LAG``, the number of stalls recorded up to this one (each takes a
+# number, as it would have had the scalar unit waited: ``iseq`` is that of the stall's record, less
+# the same for the stalls before). ``WAITERS`` are (instruction or None, Wake) of whoever waits for
+# the resolution (a pipe, to wake at that instruction's issue cycle; the scalar unit); ``ALLOCS``
+# are allocation counters for the trace, timed the same way. Both are None until there is one.
+HELD, MAKER, CLOCK, ISEQ, TAKEN, MADE_BY, LAG, ISEQ_LAG, WAITERS, ALLOCS = range(10)
+DeferredStall = list  # the class of a deferred stall (an ``Instr.issue`` that is not a cycle yet)
 
-    ``held`` went into ``target``'s queue over its depth; nothing issued after it may issue before
-    ``target`` takes ``maker`` off its queue (``taken``, set by the pipe then, having just started
-    ``made_by``). ``clock`` is the scalar clock after issuing ``held`` as it stood with the earlier
-    stalls unresolved. Resolved, ``lag`` is the delay of every stall up to this one: what the scalar
-    unit issued after it and before the next one has ``issue`` this stall until then, and its issue
-    cycle is its ``low`` plus ``lag``; its ``iseq`` (program order) grows by ``iseq_lag``, the number
-    of stalls recorded up to this one (each takes a number, as it would have had the scalar unit
-    waited: ``iseq`` is that of the stall's record, less the same for the stalls before).
-    ``waiters`` are (instruction or None, Wake) of whoever waits for the resolution (a pipe, to wake
-    at that instruction's issue cycle; the scalar unit); ``allocs`` are allocation counters for the
-    trace, timed the same way."""
 
-    __slots__ = ("allocs", "clock", "held", "iseq", "iseq_lag", "lag", "made_by", "maker", "taken", "target",
-                 "waiters")
-
-    def __init__(self, target: Pipe, held: Instr, maker: Instr, clock: int, iseq: int) -> None:
-        self.target = target
-        self.held = held
-        self.maker = maker
-        self.clock = clock
-        self.iseq = iseq
-        self.taken: int | None = None
-        self.lag: int | None = None
-        self.waiters: list[tuple[Instr | None, Wake]] | None = None
-        self.allocs: list[tuple[int, str, int]] | None = None
-
-    def wake(self, instr: Instr | None) -> Wake:
-        """An event fired at ``instr``'s issue cycle once this stall is resolved (``None``: at the
-        resolution)."""
-        event = Wake(self.target.env)
-        if self.waiters is None:
-            self.waiters = []
-        self.waiters.append((instr, event))
-        return event
+def wake_at(stall: list, instr: Instr | None, env: simpy.Environment) -> Wake:
+    """An event fired at ``instr``'s issue cycle once ``stall`` is resolved (``None``: at the
+    resolution)."""
+    event = Wake(env)
+    waiters = stall[WAITERS]
+    if waiters is None:
+        waiters = stall[WAITERS] = []
+    waiters.append((instr, event))
+    return event
 
 
 def is_issued(ins: Instr) -> bool:
     """False for an instruction the scalar unit put in a queue after a stall that is not resolved
     yet: on hardware it has not been issued (the scalar unit is still stalled before it)."""
     stall = ins.issue
-    return stall.__class__ is not DeferredStall or stall.lag is not None
+    return stall.__class__ is not DeferredStall or stall[LAG] is not None
 
 
 class Instr:
@@ -279,9 +271,10 @@ class Pipe:
         self.queue: deque[Instr] = deque()
         # Issue-queue depth: how many issued instructions may wait here for the pipe (0: no bound).
         # The scalar unit stalls while the queue is over it (ScalarUnit.issue); ``makers``
-        # are its deferred stalls on this queue, each ended when the pipe takes its ``maker`` off.
+        # are its deferred stalls on this queue, each ended when the pipe takes its MAKER off.
         self.depth = depth
         self.makers: deque = deque()
+        self.maker: Instr | None = None  # the oldest one's MAKER (one comparison per instruction taken)
         self.wake: simpy.Event | None = None
         self.idle_waiters: list[simpy.Event] = []
         self.current: Instr | None = None
@@ -322,21 +315,31 @@ class Pipe:
         env = self.env
         queue = self.queue
         flags = self.core.flags
+        scalar = self.core.scalar
+        deferred = scalar.deferred
+        resolve = scalar.resolve
         while True:
             if not queue:
                 yield from self._idle()
                 continue
             ins = queue.popleft()
-            makers = self.makers
-            if makers and makers[0].maker is ins:  # the scalar unit waits for a free entry: there is one now
-                self.core.scalar.room_made(makers.popleft(), self.current)  # made by the one just started
+            if ins is self.maker:  # the scalar unit waits for a free entry: there is one now
+                makers = self.makers
+                stall = makers.popleft()
+                self.maker = makers[0][MAKER] if makers else None
+                stall[TAKEN] = env.now  # (an int: every delay in a run is)
+                stall[MADE_BY] = self.current  # the instruction just started
+                if deferred[0] is stall:  # the scalar unit's oldest: resolved now, and the taken ones after it
+                    resolve()
             self.current = ins
             stall = ins.issue
             if stall.__class__ is DeferredStall:  # issued after a stall that was not resolved then
-                if stall.lag is None:  # nor is it now: wait for its issue cycle
-                    yield stall.wake(ins)
-                ins.issue = ins.low + stall.lag
-                ins.iseq += stall.iseq_lag
+                lag = stall[LAG]
+                if lag is None:  # nor is it now: wait for its issue cycle
+                    yield wake_at(stall, ins, env)
+                    lag = stall[LAG]
+                ins.issue = ins.low + lag
+                ins.iseq += stall[ISEQ_LAG]
             kind = ins.kind
             if kind == OP or kind == WAIT:
                 now = env.now

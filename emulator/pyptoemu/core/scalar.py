@@ -10,7 +10,8 @@ The scalar unit keeps its own clock (``vclock``): issuing is charged there witho
 per op; each issued instruction carries its issue cycle and its pipe starts it no earlier. The
 scalar process only synchronises with SimPy time when it must observe pipe state.
 
-A full issue queue stalls the scalar unit until its pipe takes an instruction (``DeferredStall``).
+A full issue queue stalls the scalar unit until its pipe takes an instruction (a deferred stall,
+``pyptoemu.core.pipe.DeferredStall``).
 How long is not known when the scalar unit gets there, but it does not need to be: the clock after
 the stall is ``max(clock, cycle the pipe takes it)``, whatever happens in between. So the scalar unit
 defers the stall and goes on issuing; what it issues meanwhile carries no issue cycle yet (its
@@ -28,7 +29,22 @@ from operator import itemgetter
 from typing import Any, NamedTuple
 
 from ptoisa.text import ast as A
-from pyptoemu.core.pipe import SET, XWAIT, DeferredStall, Instr, QueueRoom
+from pyptoemu.core.pipe import (
+    ALLOCS,
+    CLOCK,
+    HELD,
+    ISEQ,
+    ISEQ_LAG,
+    LAG,
+    MADE_BY,
+    SET,
+    TAKEN,
+    WAITERS,
+    XWAIT,
+    Instr,
+    QueueRoom,
+    wake_at,
+)
 from pyptoemu.core.recorder import EpochLog
 from pyptoemu.errors import InternalError, Loc, PtoError, ResourceError, StepLimitError, VerifyError
 
@@ -47,6 +63,14 @@ class BoundRegion(NamedTuple):
 
     steps: tuple[tuple[A.Op, Step], ...]
     error: Exception | None
+
+
+class BlockedIssue(NamedTuple):
+    """What a scalar unit found deadlocked on a full issue queue holds: ``held``, which the
+    ``target`` pipe's queue has no room for."""
+
+    target: Any  # pyptoemu.core.pipe.Pipe
+    held: Instr
 
 
 class Return(Exception):
@@ -116,11 +140,12 @@ class ScalarUnit:
         self.epochs = EpochLog()
         self._span_start = 0
         self.stalls = 0  # stalls on a full issue queue (each recorded as a wait on S named "issue")
-        # stalls on a full issue queue not resolved yet, in program order, and the delay of those
-        # resolved since the clock was last exact (added to ``vclock`` once none is left)
-        self.deferred: deque[DeferredStall] = deque()
+        # stalls on a full issue queue not resolved yet (pipe.DeferredStall), in program order, and
+        # the delay of those resolved since the clock was last exact (added to ``vclock`` once none is left)
+        self.deferred: deque[list] = deque()
         self.lag = 0
         self.iseq_lag = 0  # the same for program order: stalls recorded since, each taking a number
+        self.record = core.recorder.record  # (core, instr): what AICore.record does, one call less
 
     # ------------------------------------------------------------------------------- driver
 
@@ -282,23 +307,20 @@ class ScalarUnit:
             wake.succeed()
         depth = target.depth
         if depth and len(queue) > depth:  # over the queue's depth: a stall (see below)
-            stall = DeferredStall(target, instr, queue[len(queue) - depth - 1], vclock, total + 1)
+            maker = queue[-depth - 1]
+            # a DeferredStall: HELD, MAKER, CLOCK, ISEQ; TAKEN, MADE_BY, LAG, ISEQ_LAG, WAITERS, ALLOCS unknown
+            stall = [instr, maker, vclock, total + 1, None, None, None, None, None, None]
             deferred.append(stall)
             target.makers.append(stall)
+            if target.maker is None:
+                target.maker = maker
 
     # A stall on a full issue queue (``issue``, inline): the instruction just issued went over the
     # queue's depth. It is still in the scalar unit's hands (last in the queue) and nothing after it
     # issues until the pipe takes an instruction off (on hardware it cannot put it in before), which
     # bounds how far the scalar unit runs ahead of the pipes. The stall is deferred (a
-    # DeferredStall): it ends when the pipe takes the entry that makes room (``Pipe.run`` calls
-    # :meth:`room_made`), at the scalar clock or later.
-
-    def room_made(self, stall: DeferredStall, made_by: Instr | None) -> None:
-        """``stall``'s pipe took the entry that makes room, now, having just started ``made_by``."""
-        stall.taken = int(self.core.env.now)
-        stall.made_by = made_by
-        if self.deferred[0] is stall:
-            self.resolve()
+    # DeferredStall): it ends when the pipe takes the entry that makes room (``Pipe.run`` notes
+    # when, and calls :meth:`resolve` if it is the oldest), at the scalar clock or later.
 
     def resolve(self) -> None:
         """Resolve the deferred stalls whose pipes have made room, oldest first (each one's delay
@@ -309,21 +331,20 @@ class ScalarUnit:
         deferred = self.deferred
         lag = self.lag
         iseq_lag = self.iseq_lag
-        while deferred and deferred[0].taken is not None:
+        while deferred and deferred[0][TAKEN] is not None:
             stall = deferred.popleft()
-            stall_from = stall.clock + lag
-            taken = stall.taken
-            if taken > stall_from:  # the pipe took it after the scalar clock got there: a stall
-                lag += taken - stall_from
-                self._record_stall(stall, stall_from, stall.iseq + iseq_lag)
+            late = stall[TAKEN] - stall[CLOCK]
+            if late > lag:  # the pipe took it after the scalar clock (lag later) got there: a stall
+                self._record_stall(stall, stall[CLOCK] + lag, stall[ISEQ] + iseq_lag)
+                lag = late
                 iseq_lag += 1
-            stall.lag = lag
-            stall.iseq_lag = iseq_lag
-            if stall.allocs is not None:
-                self.core.alloc_log.extend((low + lag, name, used) for low, name, used in stall.allocs)
-            if stall.waiters is not None:
+            stall[LAG] = lag
+            stall[ISEQ_LAG] = iseq_lag
+            if stall[ALLOCS] is not None:
+                self.core.alloc_log.extend((low + lag, name, used) for low, name, used in stall[ALLOCS])
+            if stall[WAITERS] is not None:
                 now = int(self.core.env.now)
-                for instr, event in stall.waiters:
+                for instr, event in stall[WAITERS]:
                     event.wake_in(max(instr.low + lag - now, 0) if instr is not None else 0)
         if deferred:
             self.lag = lag
@@ -333,48 +354,52 @@ class ScalarUnit:
             self.issued_total += iseq_lag
             self.lag = self.iseq_lag = 0
 
-    def _record_stall(self, stall: DeferredStall, stall_from: int, iseq: int) -> None:
-        """A stall from ``stall_from`` to ``stall.taken``: recorded as a wait on S named "issue"."""
+    def _record_stall(self, stall: list, stall_from: int, iseq: int) -> None:
+        """A stall from ``stall_from`` to its TAKEN: recorded as a wait on S named "issue"."""
+        taken = stall[TAKEN]
         if self.keep_spans:
             if stall_from > self._span_start:
                 self.s_spans.append((self._span_start, stall_from))
-            self._span_start = stall.taken
-        held = stall.held
+            self._span_start = taken
+        held = stall[HELD]
+        core = self.core
         record = Instr(XWAIT, "issue", held.loc, "S", stall_from, 0, 0, None, (), (),
-                       QueueRoom(stall.target, stall.made_by))
+                       QueueRoom(core.pipes[held.pipe], stall[MADE_BY]))
         record.wait_start = stall_from
-        record.start = record.end = record.done = stall.taken
+        record.start = record.end = record.done = taken
         record.pidx = self.s_accesses
         record.sepoch = self.epochs.count  # no sync point is added while a stall is deferred
         record.iseq = iseq
         self.stalls += 1
-        self.core.record(record)
+        self.record(core, record)
 
     def settle(self):
         """Wait until every deferred stall is resolved (generator): the clock is exact again."""
         while self.deferred:
-            yield self.deferred[-1].wake(None)
+            yield wake_at(self.deferred[-1], None, self.core.env)
 
     def note_alloc(self, name: str, used: int) -> None:
         """An allocation counter for the trace, at the scalar clock (once it is known)."""
         if self.deferred:
             last = self.deferred[-1]
-            if last.allocs is None:
-                last.allocs = []
-            last.allocs.append((self.vclock, name, used))
+            if last[ALLOCS] is None:
+                last[ALLOCS] = []
+            last[ALLOCS].append((self.vclock, name, used))
         else:
             self.core.alloc_log.append((self.vclock, name, used))
 
-    def blocked_issue(self) -> DeferredStall | None:
+    def blocked_issue(self) -> BlockedIssue | None:
         """At a deadlock: the stall on a full issue queue the scalar unit is held at, if any (the
         oldest unresolved one: nothing is left to resolve it)."""
-        return self.deferred[0] if self.deferred else None
+        if not self.deferred:
+            return None
+        held = self.deferred[0][HELD]
+        return BlockedIssue(self.core.pipes[held.pipe], held)
 
     def issue_blocked_until(self) -> int:
         """At a deadlock: where the scalar clock stood when it stalled on the full issue queue it
         still waits on (0 if none): the run ends no earlier."""
-        stall = self.blocked_issue()
-        return stall.clock + self.lag if stall is not None else 0
+        return self.deferred[0][CLOCK] + self.lag if self.deferred else 0
 
 
 class FailedStep:

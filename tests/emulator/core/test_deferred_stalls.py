@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pyptoemu
+import pyptoemu.core.pipe as pipe_mod
 import pyptoemu.core.scalar as scalar_mod
 from ptoisa.machine import load_machine
 from pyptoemu.errors import PtoError
@@ -83,6 +84,46 @@ def test_the_stream_defers_its_stalls_and_holds_a_bounded_number(monkeypatch):
     pyptoemu.run(ROOT / "examples" / "double_buffer_1024.pto", data=False, races="off")
     assert max(seen) == scalar_mod.MAX_DEFERRED_STALLS + 1
     assert len(seen) < 20  # a few long bursts, not a wait per stall
+
+
+def test_each_pipe_watches_the_maker_of_its_oldest_stall_and_stalls_resolve_in_program_order(monkeypatch):
+    """A pipe compares each instruction it takes with one ``maker`` (the MAKER of the oldest stall
+    on its queue, still in the queue): checked at every resolution of the stream kernel on queues
+    of depth 2 and 16, with the stalls resolved oldest first, each one's LAG the running maximum of
+    TAKEN - CLOCK, and a stall recorded exactly when that maximum grows."""
+    original = scalar_mod.ScalarUnit.resolve
+    checks = {"pipes": 0, "resolved": 0}
+
+    def resolve(self):
+        lag, count, recorded = self.lag, len(self.deferred), self.stalls
+        ready = []
+        for stall in self.deferred:
+            if stall[pipe_mod.TAKEN] is None:
+                break
+            ready.append(stall)
+        original(self)
+        assert len(self.deferred) == count - len(ready)
+        recorded_now = 0
+        for stall in ready:
+            late = stall[pipe_mod.TAKEN] - stall[pipe_mod.CLOCK]
+            if late > lag:  # taken after the scalar clock (delayed by the stalls before) got there
+                lag = late
+                recorded_now += 1
+            assert stall[pipe_mod.LAG] == lag
+        assert self.stalls - recorded == recorded_now
+        for pipe in self.core.pipes.values():
+            makers = pipe.makers
+            assert pipe.maker is (makers[0][pipe_mod.MAKER] if makers else None)
+            for stall in makers:
+                assert stall[pipe_mod.TAKEN] is None and any(i is stall[pipe_mod.MAKER] for i in pipe.queue)
+            checks["pipes"] += 1
+        checks["resolved"] += len(ready)
+
+    monkeypatch.setattr(scalar_mod.ScalarUnit, "resolve", resolve)
+    for depth in (2, 16):
+        pyptoemu.run(ROOT / "examples" / "double_buffer_1024.pto", machine=_machine(depth), data=False,
+                     races="off")
+    assert checks["resolved"] > 2000 and checks["pipes"] > 1000
 
 
 OPS = st.sampled_from(["vadd", "vadd", "vadd", "load", "store", "sync_load_v", "sync_v_store", "barrier_v",
