@@ -286,6 +286,7 @@ class Pipe:
         self.own_pending: list[list] = []
         self.busy = 0
         self.count = 0
+        self.issued = 0  # instructions the scalar unit put in this queue so far (the next one's pidx)
         self.set_cost = int(costs["set_flag"])
         self.wait_cost = int(costs["wait_flag"])
         self.barrier_cost = int(costs["barrier_v"] if name == "V" else costs["barrier"])

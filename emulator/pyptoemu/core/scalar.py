@@ -133,7 +133,6 @@ class ScalarUnit:
         # the start of a scalar-unit record in flight (a full barrier draining, a tile op on PIPE_S
         # waiting for its latency): the recorder holds later records until it is recorded
         self.pending_start: int | None = None
-        self.issued: dict[str, int] = {}  # instructions issued per pipe so far
         self.s_accesses = 0  # memory accesses made by the scalar unit itself
         # Scalar sync points in program order: ("wait", instr) after a wait_flag on PIPE_S,
         # ("all", issued counts) after a full barrier. Instructions record how many preceded them.
@@ -262,6 +261,12 @@ class ScalarUnit:
         except KeyError:
             raise VerifyError(f"undefined SSA value {operand}", loc) from None
 
+    @property
+    def issued(self) -> dict[str, int]:
+        """Instructions issued so far per pipe that has any (each pipe counts its own: ``issue``
+        bumps one attribute, not a dict entry)."""
+        return {name: p.issued for name, p in self.core.pipes.items() if p.issued}
+
     def flag_order(self, flag: tuple) -> FlagOrder:
         """The program-order record of ``flag`` (a static flag op binds it once)."""
         order = self.flag_orders.get(flag)
@@ -288,18 +293,17 @@ class ScalarUnit:
             instr.low = vclock
         else:
             instr.issue = vclock
-        issued = self.issued
-        n = issued.get(pipe, 0)
+        core = self.core
+        target = core.pipes[pipe]
+        n = target.issued
         instr.pidx = n
-        issued[pipe] = n + 1
+        target.issued = n + 1
         instr.sepoch = self.epochs.count
         total = self.issued_total = self.issued_total + 1
         instr.iseq = total
-        core = self.core
         watch = core.slot_watch
         if watch is not None and watch.freed:  # a FIFO slot was freed: nothing may touch it now
             watch.check(instr)
-        target = core.pipes[pipe]
         queue = target.queue
         queue.append(instr)  # into the pipe's queue, waking the pipe if it sleeps on an empty one
         if target.wake is not None:
