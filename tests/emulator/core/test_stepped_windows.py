@@ -178,3 +178,48 @@ def test_a_stepped_loop_takes_the_same_cycles_at_every_issue_queue_depth(tmp_pat
     assert res.cycles == 3718
     assert res.bound == (f"latency-bound: {share}% of the makespan waiting on MTE2->V flags at line 45 "
                          "(largest pipe share on the critical path: MTE3 47%)")
+
+
+def negative_stride_kernel(n: int) -> str:
+    """``n`` 2x16 windows stepped down rows 0, 2, 4, .. of a view whose rows run backwards from
+    element 96 of A (row stride -16): the window at row 6 reaches element -16."""
+    tile = vec(2, 16)
+    pv = "!pto.partition_tensor_view<2x16xf32>"
+    return f"""module {{
+  func.func @k(%arg0: !pto.ptr<f32>, %arg1: !pto.ptr<f32>) {{
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c8 = arith.constant 8 : index
+    %c16 = arith.constant 16 : index
+    %cm16 = arith.constant -16 : index
+    %c96 = arith.constant 96 : index
+    %cn = arith.constant {n} : index
+    %c0_i64 = arith.constant 0 : i64
+    %top = pto.addptr %arg0, %c96 : !pto.ptr<f32> -> !pto.ptr<f32>
+    %up = pto.make_tensor_view %top, shape = [%c8, %c16], strides = [%cm16, %c1] : {TV}
+    %vo = pto.make_tensor_view %arg1, shape = [%c16, %c16], strides = [%c16, %c1] : {TV}
+    %t = pto.alloc_tile addr = %c0_i64 : {tile}
+    scf.for %i = %c0 to %cn step %c1 {{
+      %r = arith.muli %i, %c2 : index
+      %p = pto.partition_view %up, offsets = [%r, %c0], sizes = [%c2, %c16] : {TV} -> {pv}
+      %po = pto.partition_view %vo, offsets = [%r, %c0], sizes = [%c2, %c16] : {TV} -> {pv}
+      pto.tload ins(%p : {pv}) outs(%t : {tile})
+      pto.barrier <PIPE_ALL>
+      pto.tstore ins(%t : {tile}) outs(%po : {pv})
+      pto.barrier <PIPE_ALL>
+    }}
+    return
+  }}
+}}
+"""
+
+
+def test_a_window_stepped_below_its_buffer_on_a_late_iteration_faults_at_its_line():
+    """The first three windows lie in A (elements 0..111 of a timing-only run: as far as the
+    views reach); the fourth, stepped like the others (same view, same sizes), reaches below
+    element 0: the step's range of bases must catch it, with the whole check's message."""
+    assert pyptoemu.run(negative_stride_kernel(3), data=False).cycles == 1748
+    with pytest.raises(BoundsError) as e:
+        pyptoemu.run(negative_stride_kernel(4), data=False)
+    assert str(e.value) == "<string>:18:7: view over arg0 reaches elements [-16, 15] but the buffer holds 112 elements"
