@@ -223,3 +223,15 @@ def test_a_window_stepped_below_its_buffer_on_a_late_iteration_faults_at_its_lin
     with pytest.raises(BoundsError) as e:
         pyptoemu.run(negative_stride_kernel(4), data=False)
     assert str(e.value) == "<string>:18:7: view over arg0 reaches elements [-16, 15] but the buffer holds 112 elements"
+
+
+@pytest.mark.xfail(strict=True, reason="a timing-only run never reads the window, so it misses the negative "
+                   "stride that a run with data rejects at its first tload (memory.PartitionView._strided)")
+def test_a_timing_only_run_rejects_a_negative_stride_view_as_a_run_with_data_does():
+    """A fault that does not depend on data must be found without data too (timing-only runs:
+    'data-independent faults still found'). With data, the first tload of the backwards view
+    fails; without, the three windows run to 1748 cycles."""
+    with pytest.raises(BoundsError, match="negative strides are not supported in views over arg0"):
+        pyptoemu.run(negative_stride_kernel(3), inputs={"arg0": np.zeros(128, np.float32)})
+    with pytest.raises(BoundsError, match="negative strides are not supported in views over arg0"):
+        pyptoemu.run(negative_stride_kernel(3), data=False)
