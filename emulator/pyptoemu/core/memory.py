@@ -591,12 +591,17 @@ class PartitionView:
                 loc,
             )
 
+    def check_strides(self) -> None:
+        """A window the DMA can move: no negative stride (checked where the window is read or
+        written, with data or without: a timing-only run finds it at the same op)."""
+        if min(self.strides) < 0:
+            raise BoundsError(f"negative strides are not supported in views over {self.gm.name}")
+
     def _strided(self, drawn: bool = True) -> np.ndarray:
         """The window as an N-D view of the GM array (no copy; bounds were checked at creation),
         its stand-in data drawn first unless ``drawn`` is False (a whole-window write)."""
+        self.check_strides()
         strides = self.strides
-        if min(strides) < 0:
-            raise BoundsError(f"negative strides are not supported in views over {self.gm.name}")
         gm = self.gm
         if drawn and gm.pending is not None:
             gm.ensure_window(self.base, self.sizes, strides)

@@ -605,6 +605,9 @@ class TileOpBinding:
         if len(self.shapes_checked) >= _SHAPES_REMEMBERED:  # bounded: a loop of offsets re-checks
             self.shapes_checked.clear()
         n = self.n_ins
+        for s in snaps:  # a window the DMA cannot move (with data: found where it is read or written)
+            if s.kind == VIEW:
+                s.obj.check_strides()
         with QUIET:
             try:
                 results = self.semantics([_standin(s) for s in snaps[:n]], [_standin(s) for s in snaps[n:]],

@@ -216,22 +216,33 @@ def negative_stride_kernel(n: int) -> str:
 
 
 def test_a_window_stepped_below_its_buffer_on_a_late_iteration_faults_at_its_line():
-    """The first three windows lie in A (elements 0..111 of a timing-only run: as far as the
-    views reach); the fourth, stepped like the others (same view, same sizes), reaches below
-    element 0: the step's range of bases must catch it, with the whole check's message."""
-    assert pyptoemu.run(negative_stride_kernel(3), data=False).cycles == 1748
-    with pytest.raises(BoundsError) as e:
-        pyptoemu.run(negative_stride_kernel(4), data=False)
-    assert str(e.value) == "<string>:18:7: view over arg0 reaches elements [-16, 15] but the buffer holds 112 elements"
+    """The backwards windows are made but not moved (the DMA uses the forward view: a backwards
+    one would fault at its first tload). The first three lie in A (elements 0..111 of a
+    timing-only run: as far as the views reach); the fourth, stepped like the others (same view,
+    same sizes), reaches below element 0: the step's range of bases must catch it, with the whole
+    check's message, with data and without."""
+    def kernel(n: int) -> str:
+        return negative_stride_kernel(n).replace("pto.tload ins(%p ", "pto.tload ins(%po ")
+
+    inputs = {"arg0": np.zeros(128, np.float32)}
+    assert pyptoemu.run(kernel(3), data=False).cycles == pyptoemu.run(kernel(3), inputs=inputs).cycles == 1739
+    for data, size in ((False, 112), (True, 128)):
+        with pytest.raises(BoundsError) as e:
+            pyptoemu.run(kernel(4), inputs=inputs if data else None, data=data)
+        assert str(e.value) == f"<string>:18:7: view over arg0 reaches elements [-16, 15] but the buffer holds {size} elements"
 
 
-@pytest.mark.xfail(strict=True, reason="a timing-only run never reads the window, so it misses the negative "
-                   "stride that a run with data rejects at its first tload (memory.PartitionView._strided)")
 def test_a_timing_only_run_rejects_a_negative_stride_view_as_a_run_with_data_does():
     """A fault that does not depend on data must be found without data too (timing-only runs:
-    'data-independent faults still found'). With data, the first tload of the backwards view
-    fails; without, the three windows run to 1748 cycles."""
-    with pytest.raises(BoundsError, match="negative strides are not supported in views over arg0"):
-        pyptoemu.run(negative_stride_kernel(3), inputs={"arg0": np.zeros(128, np.float32)})
-    with pytest.raises(BoundsError, match="negative strides are not supported in views over arg0"):
-        pyptoemu.run(negative_stride_kernel(3), data=False)
+    'data-independent faults still found'): the first tload of the backwards view fails in both,
+    at its line and cycle. A tstore into it fails at its line in both: with data when its write
+    lands, without data when it starts (nothing lands in a timing-only run)."""
+    loads = negative_stride_kernel(3)
+    stores = loads.replace("pto.tload ins(%p ", "pto.tload ins(%po ").replace("outs(%po : ", "outs(%p : ")
+    for kernel, line, cycles in ((loads, 20, (17, 17)), (stores, 22, (574, 302))):
+        for data, cycle in zip((True, False), cycles, strict=True):
+            inputs = {"arg0": np.zeros(128, np.float32)} if data else None
+            with pytest.raises(BoundsError) as e:
+                pyptoemu.run(kernel, inputs=inputs, data=data)
+            assert str(e.value) == f"<string>:{line}:7: negative strides are not supported in views over arg0"
+            assert [(f.kind, f.cycle) for f in e.value.result.findings] == [("bounds", cycle)]
