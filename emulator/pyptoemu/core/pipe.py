@@ -418,10 +418,11 @@ class Pipe:
         self.record(self.core, ins)
         self.ready_at = start + occupancy
 
-    def _set_end(self, ins: Instr, now: int) -> int:
-        """set_flag: fires once every earlier instruction of this pipe has completed; the cycle it
-        fires (its start and end are set)."""
-        start = now  # max(now, issue, last_done, ready_at), compared: it runs per set
+    def _after_earlier(self, ins: Instr, now: int) -> int:
+        """When a set or barrier starts: once issued and every earlier instruction of this pipe
+        has completed, not before ``now`` (max(now, issue, last_done, ready_at), compared: a call
+        of max() costs more, and this runs per set and barrier)."""
+        start = now
         issue = ins.issue
         if issue > start:
             start = issue
@@ -431,7 +432,12 @@ class Pipe:
         ready_at = self.ready_at
         if ready_at > start:
             start = ready_at
-        ins.start = start
+        return start
+
+    def _set_end(self, ins: Instr, now: int) -> int:
+        """set_flag: fires once every earlier instruction of this pipe has completed; the cycle it
+        fires (its start and end are set)."""
+        start = ins.start = self._after_earlier(ins, now)
         end = ins.end = ins.done = start + self.set_cost
         return end
 
@@ -479,17 +485,7 @@ class Pipe:
 
     def _run_barrier(self, ins: Instr) -> None:
         """barrier: later instructions start after every earlier one completed (no event needed)."""
-        start = self.env.now  # max(now, issue, last_done, ready_at), compared: it runs per barrier
-        issue = ins.issue
-        if issue > start:
-            start = issue
-        last_done = self.last_done
-        if last_done > start:
-            start = last_done
-        ready_at = self.ready_at
-        if ready_at > start:
-            start = ready_at
-        ins.start = start
+        start = ins.start = self._after_earlier(ins, self.env.now)
         # it starts after every earlier completion: its own is the pipe's last
         ins.end = ins.done = self.ready_at = self.last_done = start + self.barrier_cost
         self.busy += self.barrier_cost
