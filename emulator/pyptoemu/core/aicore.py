@@ -278,7 +278,7 @@ class AICore:
         self.block_starts.append((su.issued_total, block))
         su.resume_at_now()
         if self.blocks_run[:-1]:  # the previous block drained every pipe: order it before this one
-            su.epochs.append(("all", dict(su.issued)))
+            su.epochs.append(("all", su.issued))  # (a new dict each time: ScalarUnit.issued)
         return self.env.process(self._block_body(fn, args))
 
     def _block_body(self, fn: A.Function, args: list):

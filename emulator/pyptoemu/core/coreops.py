@@ -464,7 +464,7 @@ def _barrier_all(su: ScalarUnit, op: A.Op):
     yield from su.settle()  # the clock is exact
     start = su.pending_start = su.vclock
     yield from su.drain_all()
-    su.epochs.append(("all", dict(su.issued)))
+    su.epochs.append(("all", su.issued))  # (a new dict each time: ScalarUnit.issued)
     su.charge(su.barrier_all_cost)
     instr = Instr(BARRIER, "barrier", op.loc, "S", start)
     instr.start, instr.end, instr.done = start, su.vclock, su.vclock
