@@ -19,6 +19,7 @@ from collections import deque
 from typing import Protocol
 
 import simpy
+from simpy.events import NORMAL
 
 from pyptoemu.errors import Loc
 
@@ -84,6 +85,21 @@ class Wake(simpy.Event):
         self._ok = True
         self._value = None
         self.env.schedule(self, simpy.events.NORMAL, delay)
+
+
+class Tick(simpy.Event):
+    """A pipe's own timeout: one event its pipe fires again for each cycle it waits for (the start
+    of a tile instruction or a wait, the end of a set: ~1800 per run of the stream kernel,
+    examples/double_buffer_1024.pto), where a ``Timeout`` made per wait costs an object and two
+    calls more. Only its pipe waits on it, and only once it has fired: re-armed (:meth:`Pipe.run`),
+    it is a new timeout, processed as one would be (value None)."""
+
+    __slots__ = ()
+
+    def __init__(self, env: simpy.Environment) -> None:
+        super().__init__(env)
+        self._ok = True
+        self._value = None
 
 
 # A stall of the scalar unit on a full issue queue, not resolved yet (``ScalarUnit.issue``): a list
@@ -294,6 +310,7 @@ class Pipe:
         self.memsys = None
         self.commits: CommitQueue = core.commits
         self.record = core.recorder.record  # (core, instr): what AICore.record does, one call less per instruction
+        self.tick = Tick(self.env)  # the pipe's timeout, fired again for each wait (speed8c)
         self.process = self.env.process(self.run())
 
     def is_idle(self) -> bool:
@@ -319,6 +336,8 @@ class Pipe:
         scalar = self.core.scalar
         deferred = scalar.deferred
         resolve = scalar.resolve
+        tick = self.tick
+        schedule = env.schedule
         while True:
             if not queue:
                 yield from self._idle()
@@ -345,8 +364,10 @@ class Pipe:
             if kind == OP or kind == WAIT:
                 now = env.now
                 start = max(now, ins.issue, self.ready_at)
-                if start > now:
-                    yield env.timeout(start - now)
+                if start > now:  # a timeout: the pipe's own, fired again (Tick)
+                    tick.callbacks = []
+                    schedule(tick, NORMAL, start - now)
+                    yield tick
                 if kind == OP:
                     self._start_op(ins, start)
                     continue
@@ -360,7 +381,9 @@ class Pipe:
                 now = env.now
                 end = self._set_end(ins, now)
                 if end > now:  # one event for the drain and the set itself
-                    yield env.timeout(end - now)
+                    tick.callbacks = []
+                    schedule(tick, NORMAL, end - now)
+                    yield tick
                 self.busy += self.set_cost
                 flags.set(ins.flag, ins)
                 self.record(self.core, ins)
