@@ -19,7 +19,7 @@ from collections import deque
 from typing import Protocol
 
 import simpy
-from simpy.events import NORMAL
+from simpy.events import NORMAL, PENDING
 
 from pyptoemu.errors import Loc
 
@@ -88,11 +88,12 @@ class Wake(simpy.Event):
 
 
 class Tick(simpy.Event):
-    """A pipe's own timeout: one event its pipe fires again for each cycle it waits for (the start
-    of a tile instruction or a wait, the end of a set: ~1800 per run of the stream kernel,
-    examples/double_buffer_1024.pto), where a ``Timeout`` made per wait costs an object and two
-    calls more. Only its pipe waits on it, and only once it has fired: re-armed (:meth:`Pipe.run`),
-    it is a new timeout, processed as one would be (value None)."""
+    """A pipe's own event: the one it waits on, fired again for each wait (:meth:`Pipe.run`). As
+    a timeout (the start of a tile instruction or a wait, the end of a set: ~1800 per run of the
+    stream kernel, examples/double_buffer_1024.pto) where a ``Timeout`` made per wait costs an
+    object and two calls more; as the event a set of the flag it waits for fires (~770 per run:
+    :class:`Flags` takes it as its waiter). Only its pipe waits on it, and only once it has fired:
+    re-armed, it is a new event, processed as one would be (value None)."""
 
     __slots__ = ()
 
@@ -373,8 +374,11 @@ class Pipe:
                     continue
                 ins.wait_start = start
                 setter = flags.try_consume(ins.flag)
-                if setter is None:
-                    yield flags.wait_event(ins.flag)
+                if setter is None:  # wait for the set (Flags.set fires the pipe's own event, re-armed)
+                    tick.callbacks = []
+                    tick._value = PENDING
+                    flags.waiters[ins.flag] = tick
+                    yield tick
                     setter = flags.try_consume(ins.flag)
                 self._end_wait(ins, setter)
             elif kind == SET:
