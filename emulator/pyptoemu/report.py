@@ -157,11 +157,31 @@ def load_report(path: str | os.PathLike) -> Report:
             wc = waits.setdefault(str(what), WaitCost(str(what)))
             wc.waits += 1
             wc.blocked += blocked
+    for pipes in cores.values():
+        for use in pipes.values():
+            use.busy = _covered(use.intervals)
     return Report(source=str(path), cycles=int(other.get("cycles", 0)),
                   clock_ghz=float(other.get("clock_ghz", 0.0)), machine=str(other.get("machine", "")),
                   cores=cores, lines=sorted(lines.values(), key=lambda c: (-c.total, c.line)),
                   waits=sorted(waits.values(), key=lambda w: (-w.blocked, w.what)),
                   status=str(other.get("status", "ok")), critical_path=str(other.get("bound", "")))
+
+
+def _covered(intervals: list[tuple[int, int]]) -> int:
+    """Cycles covered by the busy spans of one pipe. The scalar unit's lane holds its activity
+    spans and, over them, the instructions it ran itself (load_scalar, full barriers): a cycle in
+    both is one busy cycle, not two, so no pipe is ever busier than the run is long."""
+    total = 0
+    reach = None
+    for start, length in sorted(intervals):
+        end = start + length
+        if reach is None or start >= reach:
+            total += length
+            reach = end
+        elif end > reach:
+            total += end - reach
+            reach = end
+    return total
 
 
 def format_report(report: Report, top: int = 10) -> str:

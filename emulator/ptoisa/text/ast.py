@@ -225,6 +225,14 @@ def _dims(shape: tuple[int | None, ...]) -> str:
 # ---------------------------------------------------------------------------------------- attributes
 
 
+class BitPatternFloat(float):
+    """A float literal written as its IEEE bit pattern (``0xFF800000 : f32``). MLIR text spells
+    infinities and NaN only this way, so a non-finite value of this kind is the literal itself,
+    whereas a decimal literal that comes out infinite (``1e400 : f32``) overflowed its type."""
+
+    __slots__ = ()
+
+
 @dataclass(frozen=True, slots=True)
 class EnumAttr:
     """A dialect enum attribute, e.g. ``EnumAttr("pipe", "PIPE_MTE2")``, ``EnumAttr("cmp", "lt")``,

@@ -23,6 +23,7 @@ from ptoisa.errors import InputError, Loc, ParseError
 from ptoisa.text import tile_syntax
 from ptoisa.text.ast import (
     Attr,
+    BitPatternFloat,
     DenseAttr,
     EnumAttr,
     Function,
@@ -1408,13 +1409,13 @@ def _hex_value(bits: int, ty: Type | None) -> int | float:
     name = ty.name if isinstance(ty, ScalarType) else ""
     try:
         if name == "f32":
-            return struct.unpack(">f", (bits & 0xFFFFFFFF).to_bytes(4, "big"))[0]
+            return BitPatternFloat(struct.unpack(">f", (bits & 0xFFFFFFFF).to_bytes(4, "big"))[0])
         if name == "f64":
-            return struct.unpack(">d", (bits & (2**64 - 1)).to_bytes(8, "big"))[0]
+            return BitPatternFloat(struct.unpack(">d", (bits & (2**64 - 1)).to_bytes(8, "big"))[0])
         if name == "f16":
-            return struct.unpack(">e", (bits & 0xFFFF).to_bytes(2, "big"))[0]
+            return BitPatternFloat(struct.unpack(">e", (bits & 0xFFFF).to_bytes(2, "big"))[0])
         if name == "bf16":
-            return struct.unpack(">f", ((bits & 0xFFFF) << 16).to_bytes(4, "big"))[0]
+            return BitPatternFloat(struct.unpack(">f", ((bits & 0xFFFF) << 16).to_bytes(4, "big"))[0])
     except (OverflowError, struct.error):
         return bits
     return bits

@@ -64,8 +64,8 @@ def _constant_value(v: float, tname: str, op: A.Op) -> Any:
         return int(v) if tname != "i1" else bool(v)
     if is_float(tname):
         with np.errstate(over="ignore"):  # an overflow is the error said below, not a warning
-            value = arith.to_float(float(v), tname) if math.isfinite(float(v)) else math.inf
-        if not math.isfinite(value):
+            value = arith.to_float(float(v), tname) if math.isfinite(float(v)) else float(v)
+        if not math.isfinite(value) and not (isinstance(v, A.BitPatternFloat) and not math.isfinite(v)):
             raise VerifyError(f"arith.constant {v} is out of range for {tname}", op.loc)
         return value
     if isinstance(v, float) and (not math.isfinite(v) or not v.is_integer()):
