@@ -84,6 +84,7 @@ CONSTRAINTS = frozenset({
     "rows_match",  # the source's valid rows equal dst's (§4.6 row reductions, §4.7 trowexpand; known ones)
     "cols_match",  # the source's valid cols equal dst's (§4.6 column reductions, §4.7 tcolexpand)
     "same_shape",  # the source's static rows/cols equal dst's (§4.2 tfillpad, §4.9 tcvt)
+    "dst_covers_src",  # dst's static rows/cols are at least the source's (§4.2 tfillpad_expand)
     "pad_dst",  # dst's pad is not 0 (§4.2, §5.5 tfillpad*)
     "one_row_dst",  # dst has one row (§4.6 column reductions, §4.11 tci)
     "row_major_dst",  # dst is row-major (§4.7 trowexpand<op>)

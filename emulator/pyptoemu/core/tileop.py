@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from ptoisa.dtypes import is_float, np_dtype
 from ptoisa.dtypes import itemsize as _itemsize
-from ptoisa.dtypes import np_dtype
 from ptoisa.isa.spec import InstrSpec, OperandSpec
 from ptoisa.text import ast as A
 from pyptoemu.core.memory import PartitionView, Tile
@@ -478,6 +478,7 @@ class TileOpBinding:
                               f"for eq, not {_cmp_mode(self.attrs)}", loc)
         if "same_dtype" in spec.constraints:
             _check_same_dtype(op, [s for i, s in enumerate(in_snap) if not self.scratch[i]] + out_snap, loc)
+        _check_float_scalar_on_int_tiles(op, [s for i, s in enumerate(in_snap) if not self.scratch[i]] + out_snap, loc)
         if spec.dtype_tuples:
             _check_dtype_tuples(op, spec.dtype_tuples, self.in_specs, in_snap, self.out_specs, out_snap, loc)
         if "nd_tiles" in spec.constraints:
@@ -730,6 +731,17 @@ def _check_same_dtype(op: A.Op, snaps: list, loc) -> None:
         raise VerifyError(f"{op.name}: tile operands must share one element type ({listing})", loc)
 
 
+def _check_float_scalar_on_int_tiles(op: A.Op, snaps: list, loc) -> None:
+    """A float scalar combined with integer tiles only (``tands %t, %f : i32 tile, f32``) would be
+    truncated to the tile's type; integer tiles take integer scalars (pto-text-format §4.4)."""
+    tiles = [s.dtype for s in snaps if s.kind == TILE]
+    if tiles and not any(is_float(d) for d in tiles):
+        for s in snaps:
+            if s.kind == SCALAR and s.dtype and is_float(s.dtype):
+                raise VerifyError(f"{op.name}: the scalar operand is {s.dtype} but the tiles are {tiles[0]}; "
+                                  f"an integer tile op takes an integer scalar (convert with arith.fptosi)", loc)
+
+
 def _check_dtype_tuples(op: A.Op, tuples, in_specs, in_snap: list, out_specs, out_snap: list, loc) -> None:
     """Operands whose legal dtypes depend on each other (matmul's a, b, c) have a listed combination."""
     by_name = {s.name: snap for specs, snaps in ((in_specs, in_snap), (out_specs, out_snap))
@@ -806,6 +818,13 @@ def _same_shape(src: OperandSnap | None, dst: OperandSnap, attrs: dict) -> str |
     return None
 
 
+def _dst_covers_src(src: OperandSnap | None, dst: OperandSnap, attrs: dict) -> str | None:
+    if _both_tiles(src, dst) and (src.obj.rows > dst.obj.rows or src.obj.cols > dst.obj.cols):
+        return (f"the source is {src.obj.rows}x{src.obj.cols} but the destination only {dst.obj.rows}x"
+                f"{dst.obj.cols} (dst rows/cols >= the source's)")
+    return None
+
+
 def _pad_dst(src: OperandSnap | None, dst: OperandSnap, attrs: dict) -> str | None:
     if dst.kind == TILE and dst.obj.type.pad == 0:
         return "the destination has pad=0 (null); this op fills with dst's pad value, which must be 1, 2 or 3"
@@ -844,6 +863,7 @@ def _relu_needs_acc(src: OperandSnap | None, dst: OperandSnap, attrs: dict) -> s
 # data source and the destination: a message saying what is wrong, or None.
 _SHAPE_RULES: dict[str, Callable] = {
     "nd_src": _nd_src, "rows_match": _rows_match, "cols_match": _cols_match, "same_shape": _same_shape,
+    "dst_covers_src": _dst_covers_src,
     "pad_dst": _pad_dst, "one_row_dst": _one_row_dst, "row_major_dst": _row_major_dst, "same_esize": _same_esize,
     "relu_needs_acc": _relu_needs_acc,
 }
