@@ -32,6 +32,7 @@ from pypto.ir.visitor import walk_stmts
 from pypto.language.parser import FunctionParser, ProgramContext, Signature, _eval_annotation
 from pypto.language.source import InlineFunction, Namespace, SourceInfo
 from pypto.language.typing import DirectionAnnotation, DynVar, ScalarAnnotation, ShapedAnnotation
+from pypto.ops import isa
 from pypto.runtime.arrays import as_numpy
 from pypto.runtime.compiled import CompiledJit
 from pypto.runtime.config import RunConfig
@@ -122,7 +123,9 @@ class JITFunction(InlineFunction):
         key, tensors, consts = self._classify(bound)
         key = (key, config.cache_key())
         if key not in self._cache:
-            compiled = CompiledJit(self._specialize(tensors, consts), config.strategy, config.machine)
+            with isa.targeting(config.machine):  # parsing deduces types with the platform's dtypes (a5: bf16 add)
+                program = self._specialize(tensors, consts)
+            compiled = CompiledJit(program, config.strategy, config.machine)
             compiled.returned_outs = self._returned_outs
             compiled.signature = tuple((n, "tensor" if n in tensors else "const" if n in consts else "runtime")
                                        for n in bound.arguments)
@@ -137,7 +140,9 @@ class JITFunction(InlineFunction):
         bound = self._bind(args, kwargs)
         _, tensors, consts = self._classify(bound)
         config = config or RunConfig()
-        program = CompiledJit(self._specialize(tensors, consts), config.strategy, config.machine).compiled.program
+        with isa.targeting(config.machine):
+            specialized = self._specialize(tensors, consts)
+        program = CompiledJit(specialized, config.strategy, config.machine).compiled.program
         return LoweredProgram(program.functions_list, program.name, program.span, program.global_vars)
 
     def __call__(self, *args: Any, config: RunConfig | None = None, **kwargs: Any) -> None:

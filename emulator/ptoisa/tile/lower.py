@@ -285,9 +285,26 @@ class _Lowering:
             return
         ins, in_types = self._ins(op, d, spec, out)
         assert dst is not None
-        new = _dps("pto." + d.mnemonic, op.loc, ins, in_types, dst, self.bufs[op.results[0]][1])
+        dst_t = self.bufs[op.results[0]][1]
+        if "nd_tiles" in spec.constraints:  # elementwise on column vectors: on their row views
+            ins, in_types = zip(*(self._as_row(v, t, op.loc, out) for v, t in zip(ins, in_types, strict=True)),
+                                strict=True) if ins else ([], [])
+            dst, dst_t = self._as_row(dst, dst_t, op.loc, out)
+        new = _dps("pto." + d.mnemonic, op.loc, list(ins), list(in_types), dst, dst_t)
         new.attrs.update({k: v for k, v in op.attrs.items() if k not in ("addr", "scratch")})
         out.append(new)
+
+    def _as_row(self, v: A.Operand, t: A.Type, loc, out: list[A.Op]) -> tuple[A.Operand, A.Type]:
+        """A DN column vector (Rx1, the layout a row reduction gives) as the ND 1xR row over the same
+        bytes (``pto.treshape``), for the ops that take ND tiles only (elementwise); anything else
+        as it is."""
+        if not (isinstance(t, A.TileBufType) and t.blayout == "col_major" and t.slayout == "none_box"
+                and t.cols == 1 and t.v_col == 1 and t.v_row is not None):
+            return v, t
+        row_t = A.TileBufType(t.loc, t.dtype, 1, t.rows, 1, t.v_row, "row_major", "none_box", t.fractal, t.pad)
+        name = self.names.fresh("row")
+        out.append(A.Op("pto.treshape", loc, results=[name], result_types=[row_t], operands=[v], operand_types=[t]))
+        return name, row_t
 
     def _ins(self, op: A.Op, d, spec, out: list[A.Op]) -> tuple[list[A.Operand], list[A.Type]]:
         written = list(zip(op.operands, op.operand_types, strict=False))

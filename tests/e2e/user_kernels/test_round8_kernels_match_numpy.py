@@ -5,7 +5,9 @@ integer bit manipulation (i32, i16), compare/select on a ragged f16 region, floo
 remainders, a GEMV with bias synchronised by op-class events at level 3, transpose / concat /
 fillpad_expand of a run-time ragged bf16 block, a 5-D view and DN views with row broadcasts, and a
 scalar-only kernel (load_scalar, a helper returning two values, an scf.while with iter_args, -inf
-written as its MLIR bit pattern). Each runs through ``pyptoemu.run`` against NumPy with no finding,
+written as its MLIR bit pattern), SPMD column sums in waves with atomic adds, an A5 embedding bag
+(mgather, bf16 tmul, mscatter add, tpack), a cube->vector FIFO loop with tmatmul.bias and a bf16
+SiLU epilogue, and a tile-level streaming log-sum-exp carrying tiles through iter_args. Each runs through ``pyptoemu.run`` against NumPy with no finding,
 and through the command line (``--json``) with the same cycles as a ``--no-data`` run.
 """
 
@@ -159,3 +161,51 @@ def test_scalar_kernel_with_minus_infinity_as_a_bit_pattern_while_and_a_two_resu
     for v in x:
         total = np.float32(total + v)
     np.testing.assert_allclose(r.outputs["arg2"], [x.max(), total, total / np.float32(n), lead, n], rtol=1e-6)
+
+
+@pytest.mark.parametrize(("n", "blocks"), [(100, 3), (1000, 60), (5, 4)])
+def test_spmd_column_sums_in_waves_with_ragged_tiles_and_atomic_adds(n, blocks):
+    x = _rng(14 + n).standard_normal((n, 64)).astype(np.float16)
+    r = _run("r8_k12_spmd_colsum_atomic_f16_waves.pto", {"arg0": x, "arg1": np.zeros((1, 64), np.float32)},
+             {"arg2": n}, blocks=blocks)
+    np.testing.assert_allclose(r.outputs["arg1"].reshape(64), x.astype(np.float32).sum(0), rtol=1e-5, atol=1e-4)
+    assert len(r.cores) == min(blocks, 48)
+
+
+def test_a5_embedding_bag_gather_scale_scatter_add_and_pack():
+    rng = _rng(15)
+    vocab = 50
+    table = rng.standard_normal((vocab, 32)).astype(BF16)
+    tok, seg = rng.integers(0, vocab + 5, 16), rng.integers(0, 4, 16)  # some ids past the table (clamped)
+    gidx = (tok[:, None] * 32 + np.arange(32)[None, :]).astype(np.int32)
+    sidx = (seg[:, None] * 32 + np.arange(32)[None, :]).astype(np.int32)
+    w = rng.standard_normal((16, 32)).astype(BF16)
+    r = _run("r8_k13_a5_embedding_gather_scatter_add.pto", {"arg0": table, "arg1": gidx, "arg2": w, "arg3": sidx,
+             "arg4": np.zeros((4, 32), np.float32)}, {"arg6": vocab})
+    prod = (table.reshape(-1)[np.clip(gidx, 0, vocab * 32 - 1)].astype(np.float32) * w.astype(np.float32))
+    prod = prod.astype(BF16).astype(np.float32)
+    bag = np.zeros(4 * 32, np.float32)
+    np.add.at(bag, sidx.reshape(-1), prod.reshape(-1))
+    np.testing.assert_allclose(r.outputs["arg4"].reshape(-1), bag, rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(r.outputs["arg5"].reshape(16, 32), gidx.astype(np.int16))
+
+
+def test_cube_to_vector_fifo_loop_with_bias_and_a_bf16_silu_epilogue(tmp_path):
+    rng = _rng(16)
+    x = rng.standard_normal((32, 32)).astype(np.float16)
+    w = rng.standard_normal((32, 96)).astype(np.float16)
+    b = rng.standard_normal((1, 96)).astype(np.float32)
+    r = _run("r8_k14_c2v_bias_loop_silu_bf16.pto", {"arg0": x, "arg1": w, "arg2": b})
+    z = x.astype(np.float32) @ w.astype(np.float32) + b
+    np.testing.assert_allclose(r.outputs["arg3"].reshape(32, 96).astype(np.float32), z / (1 + np.exp(-z)),
+                               rtol=1.6e-2, atol=1.6e-2)
+    assert sorted(c.kind for c in r.cores) == ["aic", "aiv", "aiv"]
+    code, js = _cli("r8_k14_c2v_bias_loop_silu_bf16.pto", {}, tmp_path, "--no-data")
+    assert code == 0 and js["cycles"] == r.cycles
+
+
+def test_tile_form_streaming_log_sum_exp_carrying_tiles_through_iter_args():
+    x = (_rng(17).standard_normal((16, 256)) * 4).astype(np.float32)
+    r = _run("r8_k15_tile_form_online_lse.pto", {"arg0": x})
+    m = x.max(1)
+    np.testing.assert_allclose(r.outputs["arg1"].reshape(16), m + np.log(np.exp(x - m[:, None]).sum(1)), rtol=1e-5)

@@ -18,7 +18,7 @@ from ptoisa.dtypes import itemsize
 from ptoisa.errors import VerifyError
 from ptoisa.text import ast as A
 from ptoisa.tile.ops import LOC_TO_BUF
-from ptoisa.tile.passes.common import Names, PassContext, blocks, is_tile_op, op_def, uses
+from ptoisa.tile.passes.common import Names, PassContext, all_uses, blocks, is_tile_op, op_def, uses, walk
 from ptoisa.tile.passes.events import add_event_result, insert_block_events
 
 
@@ -42,6 +42,8 @@ class Bufferize:
 
     def apply(self, module: A.Module, ctx: PassContext) -> None:
         for fn in module.functions:
+            if fn.name in ctx.derived_events:  # its tokens are re-derived after, so a copy may be added
+                _copy_carried_values(fn, Names(fn))
             _bufferize(fn, ctx)
 
 
@@ -113,6 +115,33 @@ def _bufferize(fn: A.Function, ctx: PassContext) -> None:
                 tok = add_event_result(other, ctx, names)
                 if tok not in waits:
                     waits.append(tok)
+
+
+def _copy_carried_values(fn: A.Function, names: Names) -> None:
+    """A loop-carried Vec tile whose old value is still read after its new value is computed
+    (``%mn = max %m, %c`` ... ``sub %m, %mn`` ... ``yield %mn``) cannot share one buffer with it,
+    as a carried value must: the new value is yielded through a copy made right before the yield
+    (``pto.tile.mov.v2v``), as MLIR's bufferization copies, instead of refusing the loop."""
+    for loop in walk(fn.body.ops):
+        if loop.name != "scf.for" or not loop.regions or not loop.regions[0].ops:
+            continue
+        body = loop.regions[0]
+        yld = body.ops[-1]
+        if yld.name != "scf.yield":
+            continue
+        for k, (arg, ty) in enumerate(zip(body.args[1:], body.arg_types[1:], strict=False)):
+            out = yld.operands[k] if k < len(yld.operands) else None
+            if not isinstance(ty, A.TileType) or ty.loc != "Vec" or not isinstance(out, str) or out == arg:
+                continue
+            defined = next((i for i, op in enumerate(body.ops[:-1])
+                            if out in op.results or any(out in o.results for o in walk(
+                                [x for r in op.regions for x in r.ops]))), None)
+            if defined is None or not any(arg in all_uses(op) for op in body.ops[defined + 1:-1]):
+                continue
+            copy = names.fresh("carried")
+            body.ops.insert(len(body.ops) - 1, A.Op("pto.tile.mov.v2v", yld.loc, results=[copy], result_types=[ty],
+                                                     operands=[out], operand_types=[ty]))
+            yld.operands[k] = copy
 
 
 def _merge(flat: list[tuple[A.Op, int, int]], values: dict[str, _Value], use_pos: dict[str, list[int]],
