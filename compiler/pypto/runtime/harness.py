@@ -46,6 +46,11 @@ def execute_compiled(work_dir: Any, args: list | tuple, *, platform: str, device
                         f"({', '.join(compiled.tensor_params)}), got {len(tensors)}")
     # the values of pl.RUNTIME scalars, by their place among the jit function's parameters (the others
     # were specialized into the program)
-    scalars = {name: (a.value if isinstance(a, ctypes._SimpleCData) else a)
-               for (name, kind), a in zip(compiled.signature, args, strict=False) if kind == "runtime"}
+    values = [(name, kind, a.value if isinstance(a, ctypes._SimpleCData) else a)
+              for (name, kind), a in zip(compiled.signature, args, strict=False)]
+    for name, kind, value in values:  # a specialized scalar is baked into the program: it must match
+        if kind == "const" and name in compiled.constants and value != compiled.constants[name]:
+            raise TypeError(f"execute_compiled: '{name}' was compiled as the constant {compiled.constants[name]!r}, "
+                            f"got {value!r}: compile again for that value, or give it pl.RUNTIME")
+    scalars = {name: value for name, kind, value in values if kind == "runtime"}
     return compiled.call_in_place(tensors, config, scalars)

@@ -63,6 +63,9 @@ def instr_event(ins: Instr, pid: int) -> dict:
         end = max(ins.end, ts)
         if ins.kind == WAIT:
             args["blocked_cycles"] = ins.start - ts
+        elif ins.kind == BARRIER and ins.pipe == "S" and ins.core is not None:
+            # a full barrier: the scalar unit waited for every pipe to drain, then paid its own cost
+            args["blocked_cycles"] = max(0, int(end - ts) - ins.core.scalar.barrier_all_cost)
         if not ins.flag:
             args["cycles"] = end - ts
     return {"ph": "X", "pid": pid, "tid": t, "name": name, "ts": int(ts), "dur": int(end - ts), "args": args}

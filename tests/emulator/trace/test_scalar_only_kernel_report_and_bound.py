@@ -1,7 +1,9 @@
-"""A kernel that works on the scalar unit alone (load_scalar in an scf.while, which the inserted
-sync fences with full barriers each iteration): the report read from its trace must not count a
-cycle of the scalar lane twice (its activity spans and the barriers and load_scalars on the same
-lane overlap), and the summary's bound must say the scalar unit holds it up."""
+"""The scalar unit's lane in ``pyptoemu report``. A kernel that works on the scalar unit alone
+(load_scalar in an scf.while, which the inserted sync fences with full barriers each iteration):
+the report must not count a cycle of the lane twice (its activity spans and the barriers and
+load_scalars on it overlap: S was 171% busy), and the summary's bound must say the scalar unit holds
+it up. A cube->vector kernel whose full barriers wait for long drains: the drain is the scalar unit
+blocked, not busy (the report called such a kernel 'bound by S (busy 62%)' when the run's S was 5%)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,8 @@ import pyptoemu
 from pyptoemu.report import load_report
 
 ROOT = Path(__file__).resolve().parents[3]
-KERNEL = ROOT / "tests" / "e2e" / "user_kernels" / "kernels" / "r8_k09_scalar_gm_while_call.pto"
+KERNELS = ROOT / "tests" / "e2e" / "user_kernels" / "kernels"
+KERNEL = KERNELS / "r8_k09_scalar_gm_while_call.pto"
 
 
 @pytest.fixture(scope="module")
@@ -31,6 +34,15 @@ def test_no_pipe_in_the_report_is_busier_than_the_run(scalar_run):
     (core,) = rep.cores.values()
     assert core["S"].busy == r.pipes["S"].busy_cycles == r.cycles  # was 3007 of 1759 cycles (171%)
     assert all(use.busy <= rep.cycles for use in core.values())
+
+
+def test_full_barrier_drains_are_blocked_time_of_the_scalar_unit(tmp_path):
+    path = tmp_path / "c2v.json"
+    r = pyptoemu.run(KERNELS / "r8_k14_c2v_bias_loop_silu_bf16.pto", data=False, trace=path)
+    rep = load_report(path)
+    assert sorted(pipes["S"].busy for pipes in rep.cores.values()) == sorted(c.pipes["S"].busy_cycles for c in r.cores)
+    assert rep.cores["AIC0"]["S"].blocked > rep.cores["AIC0"]["S"].busy
+    assert not rep.verdict().startswith("bound by S")
 
 
 @pytest.mark.xfail(strict=True, reason="trace/bottleneck.py (speed helpers are changing it): a full barrier "
