@@ -15,6 +15,7 @@ shapes, addresses and offsets, scalar arguments) stay with the steps.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
@@ -91,6 +92,7 @@ def verify_module(module: A.Module, entry: A.Function, isa, machine: Machine) ->
             types, constants = scope.types, scope.constants
             errors.extend(_tile_type_errors(_op_types(op), op))
             errors.extend(_op_form_errors(op, types, constants))
+            errors.extend(_attr_name_errors(op, isa))
             errors.extend(_scalar_operand_errors(op, types))
             errors.extend(_pointer_operand_errors(op, types))
             errors.extend(_arith_type_errors(op, types))
@@ -165,6 +167,25 @@ def _tile_type_errors(types: list, op: A.Op) -> list[PtoError]:
         if t.pad not in _PADS or t.compact not in _COMPACTS:
             return [VerifyError(f"{op.name}: pad={t.pad}, compact={t.compact} in {t}; pad is 0..3 (null, zero, max, "
                                 f"min), compact 0..2", op.loc)]
+    return []
+
+
+def _attr_name_errors(op: A.Op, isa) -> list[PtoError]:
+    """An attribute spelled almost like one of the op's own (``{cmpMod = #pto<cmp lt>}`` for
+    ``cmpMode``) is a typo: ignored as a discardable attribute, the op would run with its default
+    (``eq``) and give a wrong number. Keys far from every attribute of the op stay discardable."""
+    spec = isa.get(op.name) if op.name.startswith("pto.") else None
+    if spec is None or not spec.attrs:
+        return []
+    known = list(spec.attrs)
+    for key in op.attrs:
+        if key in spec.attrs:
+            continue
+        near = [k for k in known if k.lower() == key.lower()] or difflib.get_close_matches(key, known, n=1,
+                                                                                           cutoff=0.8)
+        if near:
+            return [VerifyError(f"{op.name}: unknown attribute '{key}' (did you mean '{near[0]}'? this op's "
+                                f"attributes: {', '.join(known)})", op.loc)]
     return []
 
 

@@ -2,8 +2,9 @@
 of each say what is wrong). Each stops with exit 1 (the kernel faulted) or 2 (bad input) and a
 message at the culprit's line, on the command line and through ``pyptoemu.run``; never a traceback,
 never exit 0 with a number. Found by this round (were exit 0 with a silently wrong result):
-r8_bad01 (tfillpad_expand into a smaller tile dropped the rows that did not fit) and r8_bad02 (an
-f32 scalar and-ed into an i32 tile was truncated to an integer)."""
+r8_bad01 (tfillpad_expand into a smaller tile dropped the rows that did not fit), r8_bad02 (an f32
+scalar and-ed into an i32 tile was truncated to an integer) and r8_bad07 (``cmpMod`` for ``cmpMode``
+was ignored, so the compare ran as eq)."""
 
 from __future__ import annotations
 
@@ -35,6 +36,8 @@ CASES = [
      "pto.load_scalar: element 8 outside arg0"),
     ("r8_bad06_alias_bitcast_missing_vector_barrier.pto", {}, {}, 1, "22:5",
      "RAW on UB bytes [0, 4096): tands (V"),
+    ("r8_bad07_cmp_mode_attribute_typo.pto", {}, {}, 2, "26:5",
+     "pto.tcmp: unknown attribute 'cmpMod' (did you mean 'cmpMode'?"),
 ]
 
 
