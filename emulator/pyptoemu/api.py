@@ -355,6 +355,8 @@ def run(
     """
     if races not in ("error", "warn", "off"):
         raise InputError(f"races must be error, warn or off, not {races!r}")
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:  # NumPy's generators take seeds >= 0
+        raise InputError(f"seed must be a non-negative integer, not {seed!r}")
     inputs = dict(inputs or {})
     args = dict(args or {})
     module, prepared = _kernel_for_run(kernel)
