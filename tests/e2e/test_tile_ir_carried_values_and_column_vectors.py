@@ -3,7 +3,8 @@ carried tile after computing the new one (``m' = max(m, c)`` then ``exp(m - m')`
 bufferize ('is read after ..., which replaces it in the same buffer'); the new value now reaches the
 yield through a copy. (2) Elementwise ops on row-reduction results (Rx1 column vectors, DN) lowered
 to level-2 elementwise instructions on DN tiles, which the verifier refused; they now run on the ND
-1xR row view of the same bytes (``pto.treshape``), as the compiler lowers them. With hand-written
+1xR row view of the same bytes (``pto.treshape``; its valid columns set from the column's run-time
+valid rows on a ragged tail), as the compiler lowers them. With hand-written
 tokens a copy cannot be ordered for the user, so that loop stays an error at its line."""
 
 from __future__ import annotations
@@ -81,3 +82,37 @@ def test_with_hand_written_tokens_the_loop_is_still_refused_at_its_line(tmp_path
     path.write_text(text)
     with pytest.raises(PtoError, match=r"tokens\.pto:10:5: error: 'scf\.for' op %mi is read after %mn"):
         pyptoemu.run(path, inputs={"arg0": np.zeros((16, 128), np.float32)})
+
+
+ROW_MEAN_SQUARED = """module attributes {pto.target = #pto.target<a3>} {
+  func.func @rowmean(%x: pto.memref<48x64xf32>, %s: pto.memref<48x1xf32>, %n: index) {
+    %c0 = pto.constant 0 : index
+    %c16 = pto.constant 16 : index
+    %inv = pto.constant 0.015625 : f32
+    scf.for %r = %c0 to %n step %c16 {
+      %left = pto.subi %n, %r : index
+      %vr = pto.mini %left, %c16 : index
+      %t = pto.tile.load %x[%r, %c0] {valid = [%vr, 64]} : pto.memref<48x64xf32>, tile<16x64xf32>
+      %m = pto.tile.rowsum %t : tile<16x64xf32> -> tile<16x1xf32>
+      %mean = pto.tile.muls %m, %inv : tile<16x1xf32>, f32 -> tile<16x1xf32>
+      %sq = pto.tile.mul %mean, %mean : tile<16x1xf32>
+      pto.tile.store %sq, %s[%r, %c0] : pto.memref<48x1xf32>, tile<16x1xf32>
+    }
+    return
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("n", [48, 37, 5])
+def test_elementwise_on_column_vectors_of_a_ragged_tail(tmp_path, n):
+    path = tmp_path / "rowmean.pto"
+    path.write_text(ROW_MEAN_SQUARED)
+    x = np.random.default_rng(n).standard_normal((48, 64)).astype(np.float32)
+    s = np.full((48, 1), -7.0, np.float32)
+    r = pyptoemu.run(path, inputs={"arg0": x, "arg1": s}, args={"arg2": n})
+    assert not r.findings
+    out = r.outputs["arg1"].reshape(48)
+    np.testing.assert_allclose(out[:n], x[:n].mean(1) ** 2, rtol=1e-5, atol=1e-7)
+    assert (out[n:] == -7.0).all()  # nothing stored past the ragged tail
+    assert pyptoemu.run(path, args={"arg2": n}, data=False).cycles == r.cycles

@@ -299,11 +299,20 @@ class _Lowering:
         bytes (``pto.treshape``), for the ops that take ND tiles only (elementwise); anything else
         as it is."""
         if not (isinstance(t, A.TileBufType) and t.blayout == "col_major" and t.slayout == "none_box"
-                and t.cols == 1 and t.v_col == 1 and t.v_row is not None):
+                and t.cols == 1 and t.v_col == 1):
             return v, t
-        row_t = A.TileBufType(t.loc, t.dtype, 1, t.rows, 1, t.v_row, "row_major", "none_box", t.fractal, t.pad)
+        rows = t.v_row
+        if rows is None:  # valid rows known at run time: the row view's valid columns, set after
+            rows = next((self.valid[n][0] for n, (b, _) in self.bufs.items() if b == v and n in self.valid), None)
+            if not isinstance(rows, str):
+                return v, t
+        static = isinstance(rows, int)
+        row_t = A.TileBufType(t.loc, t.dtype, 1, t.rows, 1 if static else None, rows if static else None,
+                              "row_major", "none_box", t.fractal, t.pad)
         name = self.names.fresh("row")
         out.append(A.Op("pto.treshape", loc, results=[name], result_types=[row_t], operands=[v], operand_types=[t]))
+        if not static:
+            out.append(A.Op("pto.set_validshape", loc, operands=[name, self.const(1), rows], operand_types=[row_t]))
         return name, row_t
 
     def _ins(self, op: A.Op, d, spec, out: list[A.Op]) -> tuple[list[A.Operand], list[A.Type]]:
