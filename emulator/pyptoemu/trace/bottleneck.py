@@ -25,7 +25,6 @@ up by the chain of waits (``latency-bound: 61% of the makespan waiting on MTE2->
 # several comparisons in CPython)
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass, field
 
 from pyptoemu.core.pipe import BARRIER, OP, SET, WAIT, XWAIT, Instr, QueueRoom
@@ -194,6 +193,23 @@ class _PipeTrack:
         self.last: Instr | None = None
         self.work, self.latency, self.sync = WORK[pipe], LATENCY[pipe], SYNC[pipe]
 
+    def trim(self) -> None:
+        """Drop the oldest recent instructions released before the last one's start: instructions
+        come in start order, so they can release nothing later (the last one is not: it ends at its
+        start or later). Done once per batch, it leaves what one trim per instruction would (what was
+        released before an earlier start was before this one too), and a search in between finds the
+        same (an instruction released before the current start is no answer to any later search)."""
+        recent = self.recent
+        if len(recent) > 1:
+            start = recent[-1].start
+            k = 0
+            for node in recent:
+                if node.end >= start or node.done >= start:
+                    break
+                k += 1
+            if k:
+                del recent[:k]
+
     def released_at(self, t: int) -> Instr | None:
         """The most recent instruction seen that released the pipe (ended or completed) at ``t``."""
         for node in reversed(self.recent):
@@ -208,15 +224,16 @@ class _CoreState:
 
     What it keeps is what is still in flight, not a fixed window: a chip holds one of these per
     core, so its memory follows the instructions in flight on all cores, not the core count times
-    a lookback. A pipe's recent instructions start at the oldest one not released before the current
-    start (each instruction is dropped once: constant work per instruction); the scalar sync points
+    a lookback. A pipe's recent instructions start at the oldest one not released before the start
+    of the latest one (trimmed once per batch of records; each instruction is dropped once: constant
+    work per instruction); the scalar sync points
     before the latest one that ended by the current start are never the answer again."""
 
     __slots__ = ("draining", "latest", "pipes", "s_syncs")
 
     def __init__(self) -> None:
         self.pipes: dict[str, _PipeTrack] = {}  # in the order the pipes were first seen
-        self.s_syncs: deque = deque(maxlen=S_SYNCS)
+        self.s_syncs: list[Instr] = []  # in start order, at most S_SYNCS
         self.draining: list[_Drain] = []  # full barriers whose drain may still be recorded
         self.latest: Instr | None = None  # the pipe instruction seen so far that completed last
 
@@ -241,6 +258,7 @@ class _CoreState:
             drain.drained = latest
         else:  # not drained by it (cannot happen on one core): the latest that was
             for track in self.pipes.values():
+                track.trim()  # what one trim per instruction would have left
                 for node in track.recent:
                     if node.done <= barrier.end and (drain.drained is None or node.done >= drain.drained.done):
                         drain.drained = node
@@ -260,8 +278,7 @@ class _CoreState:
         for k in range(len(syncs) - 1, -1, -1):
             node = syncs[k]
             if node.end <= t:
-                for _ in range(k):
-                    syncs.popleft()
+                del syncs[:k]
                 return node
         return None
 
@@ -272,6 +289,8 @@ class _CoreState:
         if syncs:
             self.scalar_sync_before(node.start)
         syncs.append(node)
+        if len(syncs) > S_SYNCS:  # the oldest goes
+            del syncs[0]
 
 
 _NO_CORE = object()  # what CriticalPath._core holds before the first instruction (a core may be None)
@@ -306,6 +325,7 @@ class CriticalPath:
         and the instruction that completed last (and when) in local names."""
         core = self._core
         state = self._state
+        tracks = state.pipes if state is not None else None
         states = self.cores
         last = self.last
         last_done = -1 if last is None else last.done
@@ -313,6 +333,7 @@ class CriticalPath:
             if ins.core is not core:  # on a chip, consecutive records are often of other cores
                 core = ins.core
                 state = states.get(id(core)) or self._new_state(core)
+                tracks = state.pipes
             start = ins.start
             if state.draining and state.draining[0].end < start:
                 state.settle(start)
@@ -332,13 +353,15 @@ class CriticalPath:
                 if kind == BARRIER or kind == WAIT or kind == XWAIT:  # the scalar unit waited: later issues follow it
                     syncs = state.s_syncs
                     if syncs and syncs[-1].end <= start:  # state.add_sync, inline: only the latest stays
-                        while len(syncs) > 1:
-                            syncs.popleft()
+                        del syncs[:-1]
                         syncs.append(ins)
                     else:
                         state.add_sync(ins)
             else:
-                track = state.pipes.get(pipe) or state.track(pipe)
+                try:
+                    track = tracks[pipe]
+                except KeyError:  # the pipe's first instruction
+                    track = state.track(pipe)
                 if kind == WAIT:
                     setter = ins.released_by
                     if (type(setter) is Instr and setter.kind == SET and start > ins.wait_start
@@ -381,13 +404,7 @@ class CriticalPath:
                             path = path[:]
                             path[track.sync] += start - p_start
                         ins.path = path
-                # the recent instructions, without the oldest ones released before this start
-                # (instructions come in start order: they can release nothing later; this one is
-                # not, it ends at its start or later)
-                recent = track.recent
-                recent.append(ins)
-                while recent[0].end < start and recent[0].done < start:
-                    del recent[0]
+                track.recent.append(ins)  # the ones released before this start go once per batch (trim)
                 track.last = ins
                 latest = state.latest
                 if latest is None or done >= latest.done:
@@ -399,6 +416,10 @@ class CriticalPath:
                 last_done = done
         self.last = last
         self._core, self._state = core, state
+        for each in states.values():  # the recent instructions released before their pipe's latest start go
+            for track in each.pipes.values():
+                if len(track.recent) > 1:
+                    track.trim()
 
     def _path_to_start(self, ins: Instr, state: _CoreState) -> list:
         start = ins.start
