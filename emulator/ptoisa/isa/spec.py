@@ -255,6 +255,19 @@ class InstrSpec:
         reductions and selects, pto-text-format §4.0)."""
         return not operand.optional or (operand.is_scratch and "needs_scratch" in self.constraints)
 
+    def split_generic(self, operands: list, types: list) -> tuple[list, list, list, list] | None:
+        """(ins, outs, in_types, out_types) of the op written in the MLIR generic form, whose operands
+        follow the declared argument order (pto-text-format §1.4): the required inputs, the outputs,
+        then the optional inputs (``tadd``: src0, src1, dst; ``tmov``: src, dst, fp, preQuantScalar).
+        None when there are fewer operands than required inputs and outputs."""
+        n_in = sum(1 for o in self.ins if not o.optional)
+        n_out = len(self.outs)
+        if len(operands) < n_in + n_out:
+            return None
+        ins = operands[:n_in] + operands[n_in + n_out:]
+        in_types = types[:n_in] + types[n_in + n_out:] if types else []
+        return ins, operands[n_in:n_in + n_out], in_types, types[n_in:n_in + n_out] if types else []
+
     @property
     def is_core(self) -> bool:
         """Executed by the simulator core itself (``core.*`` semantics), not a NumPy function."""

@@ -424,7 +424,11 @@ class FunctionModel(SyncModel):
         if name in ("pto.load_scalar", "pto.store_scalar"):
             return self._classify_scalar_gm(op)
         if op.is_dps or op.ins or op.outs:
-            return self._classify_dps(op)
+            return self._classify_dps(op, op.ins, op.outs, op.in_types, op.out_types)
+        spec = self.isa.get(name) if op.generic else None
+        split = spec.split_generic(list(op.operands), list(op.operand_types)) if spec is not None else None
+        if split is not None:  # the generic form of a DPS op: its operands in declared order
+            return self._classify_dps(op, *split)
         touches = any(type_loc(t) is not None for t in [*op.operand_types, *op.result_types])
         return OpInfo("fence" if touches else "meta"), (), ()
 
@@ -449,10 +453,11 @@ class FunctionModel(SyncModel):
             return OpInfo("fence"), (), ()
         return OpInfo("access", pipe), (atom,) if load else (), () if load else (atom,)
 
-    def _classify_dps(self, op: A.Op) -> tuple[OpInfo, tuple[Atom, ...], tuple[Atom, ...]]:
+    def _classify_dps(self, op: A.Op, ins: list, outs: list, in_types: list,
+                      out_types: list) -> tuple[OpInfo, tuple[Atom, ...], tuple[Atom, ...]]:
         spec = self.isa.get(op.name)
-        src_loc = next((type_loc(t) for t in op.in_types if type_loc(t) is not None), None)
-        dst_loc = next((type_loc(t) for t in op.out_types if type_loc(t) is not None), None)
+        src_loc = next((type_loc(t) for t in in_types if type_loc(t) is not None), None)
+        dst_loc = next((type_loc(t) for t in out_types if type_loc(t) is not None), None)
         pipe = self._pipe(op, src_loc, dst_loc)
         if pipe == "none" and spec is not None and spec.is_core:
             return OpInfo("meta"), (), ()
@@ -460,13 +465,13 @@ class FunctionModel(SyncModel):
             return OpInfo("fence"), (), ()  # not in the ISA records: ordered by full barriers
         reads: list[Atom] = []
         writes: list[Atom] = []
-        for i, (v, t) in enumerate(zip(op.ins, op.in_types, strict=False)):
+        for i, (v, t) in enumerate(zip(ins, in_types, strict=False)):
             scratch = i < len(spec.ins) and spec.ins[i].is_scratch  # role: scratch, written not read
             (writes if scratch else reads).extend(self.atoms(v, t))
-        for v, t in zip(op.outs, op.out_types, strict=False):
+        for v, t in zip(outs, out_types, strict=False):
             writes.extend(self.atoms(v, t))
         attr = op.attrs.get("atomicType")
         if isinstance(attr, A.EnumAttr) and attr.value != "atomic_none":
-            for v, t in zip(op.outs, op.out_types, strict=False):
+            for v, t in zip(outs, out_types, strict=False):
                 reads.extend(self.atoms(v, t))
         return OpInfo("access", pipe), tuple(dict.fromkeys(reads)), tuple(dict.fromkeys(writes))

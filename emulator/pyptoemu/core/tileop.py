@@ -92,16 +92,12 @@ def _operand_lists(op: A.Op, spec: InstrSpec) -> tuple[list, list, list]:
     (``tadd``: src0, src1, dst; ``tmov``: src, dst, fp, preQuantScalar)."""
     if op.is_dps or op.ins or op.outs:
         return list(op.ins), list(op.outs), list(op.in_types)
-    ops = list(op.operands)
-    types = list(op.operand_types)
-    n_in = sum(1 for o in spec.ins if not o.optional)
-    n_out = len(spec.outs)
-    if len(ops) < n_in + n_out:
-        raise VerifyError(f"{op.name}: expected at least {n_in + n_out} operands (inputs, then outputs), "
-                          f"got {len(ops)}", op.loc)
-    ins = ops[:n_in] + ops[n_in + n_out:]
-    in_types = types[:n_in] + types[n_in + n_out:] if types else []
-    return ins, ops[n_in:n_in + n_out], in_types
+    split = spec.split_generic(list(op.operands), list(op.operand_types))
+    if split is None:
+        n = sum(1 for o in spec.ins if not o.optional) + len(spec.outs)
+        raise VerifyError(f"{op.name}: expected at least {n} operands (inputs, then outputs), "
+                          f"got {len(op.operands)}", op.loc)
+    return split[0], split[1], split[2]
 
 
 def bind_tile_op(su: ScalarUnit, op: A.Op, spec: InstrSpec, semantics: Callable) -> Step:
