@@ -199,6 +199,16 @@ def safe_stem(kernel: str) -> str:
     return stem or "kernel"
 
 
+def _check_run_numbers(ns: argparse.Namespace) -> None:
+    """--max-steps positive; --rtol/--atol finite and non-negative (a NaN or negative tolerance
+    fails every comparison: a right result would be reported as a mismatch, exit 1)."""
+    if ns.max_steps < 1:
+        raise InputError(f"--max-steps must be positive, got {ns.max_steps}")
+    for flag, tol in (("--rtol", ns.rtol), ("--atol", ns.atol)):
+        if tol is not None and not 0 <= tol < float("inf"):
+            raise InputError(f"{flag} must be a finite non-negative number, got {tol}")
+
+
 def cmd_run(ns: argparse.Namespace) -> int:
     from pyptoemu.api import run, save_outputs
     from pyptoemu.progress import progress_for
@@ -211,8 +221,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
     if ns.trace is not None or ns.report:
         trace = ns.trace or str(Path("traces") / f"{stem}.json")
     out_dir = Path(ns.output_dir or Path("out") / stem)
-    if ns.max_steps < 1:
-        raise InputError(f"--max-steps must be positive, got {ns.max_steps}")
+    _check_run_numbers(ns)
     fault: KernelFault | None = None
     show_progress = not (ns.quiet or ns.json) and _is_terminal(sys.stderr)
     try:
