@@ -232,8 +232,12 @@ def _scalar_arg(name: str, value: Any, tname: str, loc: Loc):
                     value = float(v)
                 except ValueError:
                     raise InputError(f"argument {name}: cannot read '{value}' as {tname}", loc) from None
-    if tname == "i1":
-        return bool(value)
+    if tname == "i1":  # true/false (or 0/1); anything else is not a truth value we should guess
+        if isinstance(value, (bool, np.bool_)) or (isinstance(value, (int, np.integer)) and value in (0, 1)):
+            return bool(value)
+        raise InputError(f"argument {name} is i1 (true or false) but got {value!r}", loc)
+    if isinstance(value, (bool, np.bool_)):
+        raise InputError(f"argument {name} is {tname} but got the boolean {value!r}", loc)
     if tname.startswith(("f", "bf")):
         return float(value)
     if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
