@@ -10,8 +10,8 @@ each other; the vector pipe is not in order, so a dependent vector instruction w
 reads stale data, as on hardware.
 """
 
-# ruff: noqa: PLR1730 - per-instruction code compares where it could call max() (a call costs several
-# comparisons in CPython)
+# ruff: noqa: PLR1730, FURB136 - per-instruction code compares where it could call max() (a call costs
+# several comparisons in CPython)
 from __future__ import annotations
 
 import heapq
@@ -311,7 +311,7 @@ class Pipe:
         self.memsys = None
         self.commits: CommitQueue = core.commits
         self.record = core.recorder.record  # (core, instr): what AICore.record does, one call less per instruction
-        self.tick = Tick(self.env)  # the pipe's timeout, fired again for each wait (speed8c)
+        self.tick = Tick(self.env)  # the event the pipe waits on, fired again for each wait
         self.process = self.env.process(self.run())
 
     def is_idle(self) -> bool:
@@ -339,6 +339,8 @@ class Pipe:
         resolve = scalar.resolve
         tick = self.tick
         schedule = env.schedule
+        consume = flags.state.pop  # Flags.try_consume: the setter of a flag, taken (a C call)
+        set_cost = self.set_cost
         while True:
             if not queue:
                 yield from self._idle()
@@ -363,8 +365,11 @@ class Pipe:
                 ins.iseq += stall[ISEQ_LAG]
             kind = ins.kind
             if kind == OP or kind == WAIT:
-                now = env.now
-                start = max(now, ins.issue, self.ready_at)
+                now = env.now  # start: max(now, issue, ready_at), compared (a call of max() costs more)
+                issue = ins.issue
+                start = issue if issue > now else now
+                ready_at = self.ready_at
+                start = ready_at if ready_at > start else start
                 if start > now:  # a timeout: the pipe's own, fired again (Tick)
                     tick.callbacks = []
                     schedule(tick, NORMAL, start - now)
@@ -373,22 +378,23 @@ class Pipe:
                     self._start_op(ins, start)
                     continue
                 ins.wait_start = start
-                setter = flags.try_consume(ins.flag)
+                setter = consume(ins.flag, None)
                 if setter is None:  # wait for the set (Flags.set fires the pipe's own event, re-armed)
                     tick.callbacks = []
                     tick._value = PENDING
                     flags.waiters[ins.flag] = tick
                     yield tick
-                    setter = flags.try_consume(ins.flag)
+                    setter = consume(ins.flag, None)
                 self._end_wait(ins, setter)
-            elif kind == SET:
+            elif kind == SET:  # fires once every earlier instruction of this pipe has completed
                 now = env.now
-                end = self._set_end(ins, now)
+                start = ins.start = self._after_earlier(ins, now)
+                end = ins.end = ins.done = start + set_cost
                 if end > now:  # one event for the drain and the set itself
                     tick.callbacks = []
                     schedule(tick, NORMAL, end - now)
                     yield tick
-                self.busy += self.set_cost
+                self.busy += set_cost
                 flags.set(ins.flag, ins)
                 self.record(self.core, ins)
             elif kind == XWAIT:
@@ -460,13 +466,6 @@ class Pipe:
         if ready_at > start:
             start = ready_at
         return start
-
-    def _set_end(self, ins: Instr, now: int) -> int:
-        """set_flag: fires once every earlier instruction of this pipe has completed; the cycle it
-        fires (its start and end are set)."""
-        start = ins.start = self._after_earlier(ins, now)
-        end = ins.end = ins.done = start + self.set_cost
-        return end
 
     def _end_wait(self, ins: Instr, setter: Instr | None) -> None:
         """wait_flag: its flag was set (by ``setter``) and consumed now."""
