@@ -341,16 +341,18 @@ class Pipe:
         schedule = env.schedule
         consume = flags.state.pop  # Flags.try_consume: the setter of a flag, taken (a C call)
         set_cost = self.set_cost
+        now = env.now  # SimPy time as this process sees it: it moves only across a yield (read after each)
         while True:
             if not queue:
                 yield from self._idle()
+                now = env.now
                 continue
             ins = queue.popleft()
             if ins is self.maker:  # the scalar unit waits for a free entry: there is one now
                 makers = self.makers
                 stall = makers.popleft()
                 self.maker = makers[0][MAKER] if makers else None
-                stall[TAKEN] = env.now  # (an int: every delay in a run is)
+                stall[TAKEN] = now  # (an int: every delay in a run is)
                 stall[MADE_BY] = self.current  # the instruction just started
                 if deferred[0] is stall:  # the scalar unit's oldest: resolved now, and the taken ones after it
                     resolve()
@@ -360,13 +362,13 @@ class Pipe:
                 lag = stall[LAG]
                 if lag is None:  # nor is it now: wait for its issue cycle
                     yield wake_at(stall, ins, env)
+                    now = env.now
                     lag = stall[LAG]
                 ins.issue = ins.low + lag
                 ins.iseq += stall[ISEQ_LAG]
             kind = ins.kind
             if kind == OP or kind == WAIT:
-                now = env.now  # start: max(now, issue, ready_at), compared (a call of max() costs more)
-                issue = ins.issue
+                issue = ins.issue  # start: max(now, issue, ready_at), compared (a call of max() costs more)
                 start = issue if issue > now else now
                 ready_at = self.ready_at
                 start = ready_at if ready_at > start else start
@@ -374,6 +376,7 @@ class Pipe:
                     tick.callbacks = []
                     schedule(tick, NORMAL, start - now)
                     yield tick
+                    now = start
                 if kind == OP:
                     self._start_op(ins, start)
                     continue
@@ -384,25 +387,28 @@ class Pipe:
                     tick._value = PENDING
                     flags.waiters[ins.flag] = tick
                     yield tick
+                    now = env.now
                     setter = consume(ins.flag, None)
-                self._end_wait(ins, setter)
+                self._end_wait(ins, setter, now)
             elif kind == SET:  # fires once every earlier instruction of this pipe has completed
-                now = env.now
                 start = ins.start = self._after_earlier(ins, now)
                 end = ins.end = ins.done = start + set_cost
                 if end > now:  # one event for the drain and the set itself
                     tick.callbacks = []
                     schedule(tick, NORMAL, end - now)
                     yield tick
+                    now = end
                 self.busy += set_cost
                 flags.set(ins.flag, ins)
                 self.record(self.core, ins)
             elif kind == XWAIT:
                 yield from self._run_xwait(ins)
+                now = env.now
             elif kind == XSET:
                 yield from self._run_xset(ins)
+                now = env.now
             else:
-                self._run_barrier(ins)
+                self._run_barrier(ins, now)
 
     def _idle(self):
         """The queue is empty: release whoever waits for this pipe to drain, sleep until a push."""
@@ -467,10 +473,10 @@ class Pipe:
             start = ready_at
         return start
 
-    def _end_wait(self, ins: Instr, setter: Instr | None) -> None:
-        """wait_flag: its flag was set (by ``setter``) and consumed now."""
+    def _end_wait(self, ins: Instr, setter: Instr | None, now: int) -> None:
+        """wait_flag: its flag was set (by ``setter``) and consumed ``now``."""
         ins.released_by = setter
-        start = ins.start = self.env.now
+        start = ins.start = now
         # the wait's own cost delays the next instruction: folded into ready_at, no event
         end = ins.end = ins.done = self.ready_at = start + self.wait_cost
         self.busy += self.wait_cost
@@ -509,9 +515,9 @@ class Pipe:
         ins.flag.fire(ins)
         self.record(self.core, ins)
 
-    def _run_barrier(self, ins: Instr) -> None:
+    def _run_barrier(self, ins: Instr, now: int) -> None:
         """barrier: later instructions start after every earlier one completed (no event needed)."""
-        start = ins.start = self._after_earlier(ins, self.env.now)
+        start = ins.start = self._after_earlier(ins, now)
         # it starts after every earlier completion: its own is the pipe's last
         ins.end = ins.done = self.ready_at = self.last_done = start + self.barrier_cost
         self.busy += self.barrier_cost
