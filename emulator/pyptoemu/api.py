@@ -175,15 +175,17 @@ def _check_npy_header(path: str | os.PathLike) -> None:
     with open(path, "rb") as f:
         try:
             version = np.lib.format.read_magic(f)
-        except ValueError:
-            return  # not a .npy file: np.load says what it is (or is not)
+        except ValueError:  # empty, a pickle, a .npz, text or garbage: np.load would guess at it
+            raise ValueError("not a .npy file (it does not start with NumPy's \\x93NUMPY header)") from None
         if version == (1, 0):
             shape, _, dtype = np.lib.format.read_array_header_1_0(f)
         else:
             shape, _, dtype = np.lib.format.read_array_header_2_0(f)
+        if dtype.hasobject:
+            raise ValueError(f"the array holds Python objects (dtype {dtype}), not numbers")
         count = math.prod(shape)
         have = os.fstat(f.fileno()).st_size - f.tell()
-        if dtype.hasobject or count * dtype.itemsize > have:
+        if count * dtype.itemsize > have:
             raise ValueError(f"the header claims {count} elements of {dtype} ({count * dtype.itemsize} bytes) "
                              f"but the file holds {have} bytes of data")
 
@@ -204,14 +206,19 @@ def _load_input(name: str, value: Any, dtype_name: str, loc: Loc) -> np.ndarray:
     return view
 
 
+def read_npy_file(path: str | os.PathLike) -> np.ndarray:
+    """``np.load`` of a regular ``.npy`` file only (a FIFO or device would block or never end; an
+    empty file, a pickle or a header promising more than the file holds is refused before NumPy
+    reads it). Raises ValueError or OSError saying why; ``--input`` and ``--expect`` both read so."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise ValueError("not a regular file")
+    _check_npy_header(path)
+    return np.load(path, allow_pickle=False)
+
+
 def _load_npy(name: str, path: str | os.PathLike, loc: Loc) -> np.ndarray:
-    """``np.load`` of a regular file only: a FIFO or device would block or never end."""
     try:
-        mode = os.stat(path).st_mode
-        if not stat.S_ISREG(mode):
-            raise InputError(f"cannot read input {name} from {path}: not a regular file", loc)
-        _check_npy_header(path)
-        return np.load(path, allow_pickle=False)
+        return read_npy_file(path)
     except MemoryError:
         raise InputError(f"cannot read input {name} from {path}: out of memory", loc) from None
     except (OSError, ValueError) as e:

@@ -284,8 +284,7 @@ def _remove_stale_outputs(res, out_dir: Path, inputs: dict[str, str]) -> None:
 
 
 def _check_expected(res, expect: dict[str, str], rtol: float | None, atol: float | None) -> list:
-    import numpy as np
-
+    from pyptoemu.api import read_npy_file
     from pyptoemu.compare import Mismatch, compare
 
     out = []
@@ -295,7 +294,9 @@ def _check_expected(res, expect: dict[str, str], rtol: float | None, atol: float
             raise InputError(f"--expect {name}: the kernel did not write {name}{did_you_mean(name, res.outputs)} "
                              f"(outputs: {written})")
         try:
-            want = np.load(path, allow_pickle=False)
+            want = read_npy_file(path)
+        except MemoryError:
+            raise InputError(f"--expect {name}: cannot read {path}: out of memory") from None
         except (OSError, ValueError) as e:
             raise InputError(f"--expect {name}: cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
         m = compare(name, res.outputs[name], want, rtol=rtol, atol=atol)

@@ -123,12 +123,21 @@ def load_yaml(path: Path | str, text: str | None = None) -> Any:
             text = Path(path).read_text(encoding="utf-8")
         except OSError as exc:
             raise SpecError(f"cannot read spec file: {exc.strerror}", Loc(file, 0, 0)) from None
+        except UnicodeDecodeError as exc:
+            raise SpecError(
+                f"the file is not UTF-8: byte 0x{exc.object[exc.start]:02x} cannot be decoded", Loc(file, 1, 1)
+            ) from None
     try:
         node = compose(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         loc = Loc(file, mark.line + 1, mark.column + 1) if mark is not None else Loc(file, 0, 0)
         raise SpecError(f"invalid YAML: {exc.problem or exc.context}", loc) from None
+    except yaml.reader.ReaderError as exc:  # a control character: a position, no mark
+        before = text[: exc.position]
+        loc = Loc(file, before.count("\n") + 1, exc.position - before.rfind("\n"))
+        code = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        raise SpecError(f"invalid YAML: character U+{code:04X} is not allowed", loc) from None
     if node is None:
         raise SpecError("empty spec file", Loc(file, 1, 1))
     ctor = yaml.SafeLoader("")

@@ -1,0 +1,62 @@
+"""Files a user hands the command line by mistake (empty, binary garbage, a pickle, a control
+character in a machine YAML) are bad input: exit 2 with a located message, never an internal error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pyptoemu.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+VADD = str(ROOT / "examples" / "vadd_32x32.pto")
+GARBAGE = bytes(range(0xC0, 0x100)) * 40
+
+
+def _no_target(tmp_path: Path) -> str:
+    """vadd without a pto.target_arch, so --machine may name any file."""
+    path = tmp_path / "vadd_any_machine.pto"
+    path.write_text(Path(VADD).read_text().replace('pto.target_arch = "a3"', ""))
+    return str(path)
+
+
+@pytest.mark.parametrize("content", [b"", GARBAGE, b"\x80\x03]q\x00."], ids=["empty", "garbage", "pickle"])
+@pytest.mark.parametrize("flag", ["--input", "--expect"])
+def test_a_file_that_is_not_npy_is_bad_input(tmp_path, capsys, content, flag):
+    bad = tmp_path / "bad.npy"
+    bad.write_bytes(content)
+    arg = "arg0" if flag == "--input" else "arg2"
+    code = main(["run", VADD, flag, f"{arg}={bad}", "-q", "--output-dir", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "not a .npy file" in err
+    assert "internal error" not in err
+
+
+def test_an_object_array_npy_is_refused_as_objects(tmp_path, capsys):
+    bad = tmp_path / "objects.npy"
+    np.save(bad, np.array([object()], dtype=object), allow_pickle=True)
+    code = main(["run", VADD, "--expect", f"arg2={bad}", "-q", "--output-dir", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "holds Python objects" in err
+
+
+def test_a_binary_machine_file_is_bad_input(tmp_path, capsys):
+    machine = tmp_path / "m.yaml"
+    machine.write_bytes(GARBAGE)
+    code = main(["run", _no_target(tmp_path), "--machine", str(machine), "-q", "--no-data"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert f"{machine}:1:1: the file is not UTF-8" in err
+
+
+def test_a_control_character_in_a_machine_file_is_located(tmp_path, capsys):
+    machine = tmp_path / "m.yaml"
+    machine.write_bytes(b"name: a2a3\ndescription: a\x01b\n")
+    code = main(["run", _no_target(tmp_path), "--machine", str(machine), "-q", "--no-data"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert f"{machine}:2:15: invalid YAML: character U+0001 is not allowed" in err
