@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 import textwrap
 from dataclasses import dataclass, field
@@ -112,6 +113,33 @@ def _core_name(process: str) -> str:
     return process.split(" (")[0].split(";")[0]
 
 
+def _is_count(value: object) -> bool:
+    """A finite non-negative number of cycles (JSON gives int or float; bool is not a count)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+
+
+def _check_trace_shape(path: str | os.PathLike, events: list, other: dict) -> None:
+    """The fields the report reads have the types ``pyptoemu run --trace`` writes: a hand-edited or
+    foreign trace is refused by name (which event, which field) instead of failing inside the tally."""
+    for key in ("cycles", "clock_ghz"):
+        if key in other and not _is_count(other[key]):
+            raise InputError(f"{path}: otherData.{key} is {other[key]!r}, not a non-negative number")
+    for i, e in enumerate(events):
+        if not isinstance(e, dict):
+            raise InputError(f"{path}: traceEvents[{i}] is {type(e).__name__}, not an event object")
+        if not isinstance(e.get("args", {}), dict):
+            raise InputError(f"{path}: traceEvents[{i}].args is not an object")
+        if e.get("ph") != "X":
+            continue
+        for key in ("ts", "dur"):
+            if not _is_count(e.get(key, 0)):
+                raise InputError(f"{path}: traceEvents[{i}].{key} is {e.get(key)!r}, not a non-negative number")
+        if not _is_count(e.get("args", {}).get("blocked_cycles", 0)):
+            raise InputError(f"{path}: traceEvents[{i}].args.blocked_cycles is not a non-negative number")
+        if not isinstance(e.get("args", {}).get("line", ""), str):
+            raise InputError(f"{path}: traceEvents[{i}].args.line is not a file:line:col string")
+
+
 def load_report(path: str | os.PathLike) -> Report:
     """Read a trace written by ``pyptoemu run --trace``."""
     try:
@@ -123,10 +151,11 @@ def load_report(path: str | os.PathLike) -> Report:
     if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
         raise InputError(f"{path} is not a pyptoemu trace (no traceEvents list)")
     other = doc.get("otherData", {})
-    if other.get("time_unit") != "cycle":
+    if not isinstance(other, dict) or other.get("time_unit") != "cycle":
         raise InputError(f"{path} has no cycle time axis (otherData.time_unit); re-run the kernel with "
                          f"this version of pyptoemu to get one")
     events = doc["traceEvents"]
+    _check_trace_shape(path, events, other)
     procs, threads = _thread_names(events)
     cores: dict[str, dict[str, PipeUse]] = {}
     lines: dict[str, LineCost] = {}

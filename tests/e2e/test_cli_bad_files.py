@@ -3,6 +3,7 @@ character in a machine YAML) are bad input: exit 2 with a located message, never
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -60,3 +61,32 @@ def test_a_control_character_in_a_machine_file_is_located(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2, err
     assert f"{machine}:2:15: invalid YAML: character U+0001 is not allowed" in err
+
+
+def _trace(tmp_path: Path, capsys) -> dict:
+    path = tmp_path / "t.json"
+    assert main(["run", VADD, "-q", "--no-data", "--trace", str(path)]) == 0
+    capsys.readouterr()
+    return json.loads(path.read_text())
+
+
+@pytest.mark.parametrize(("edit", "said"), [
+    (lambda t, x: x.update(ts="a"), ".ts is 'a', not a non-negative number"),
+    (lambda t, x: x.update(dur=None), ".dur is None, not a non-negative number"),
+    (lambda t, x: x.update(dur=-5), ".dur is -5, not a non-negative number"),
+    (lambda t, x: x.update(args=[1]), ".args is not an object"),
+    (lambda t, x: x["args"].update(line=[1]), ".args.line is not a file:line:col string"),
+    (lambda t, x: t["traceEvents"].append(5), "] is int, not an event object"),
+    (lambda t, x: t["otherData"].update(cycles="x"), "otherData.cycles is 'x', not a non-negative number"),
+], ids=["ts-text", "dur-null", "dur-negative", "args-list", "line-list", "event-int", "cycles-text"])
+def test_a_malformed_trace_is_bad_input_naming_the_field(tmp_path, capsys, edit, said):
+    trace = _trace(tmp_path, capsys)
+    slice_ = next(e for e in trace["traceEvents"] if e.get("ph") == "X")
+    edit(trace, slice_)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(trace))
+    code = main(["report", str(bad)])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert said in err
+    assert "internal error" not in err
