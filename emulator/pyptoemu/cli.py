@@ -17,7 +17,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -410,6 +412,7 @@ def main(argv: list[str] | None = None, extra: Sequence[Subcommand] = ()) -> int
     parser = build_parser(extra)
     handlers = {"run": cmd_run, "report": cmd_report, "lower": cmd_lower, "sync": cmd_sync, "isa": cmd_isa}
     handlers.update({command.name: command.handler for command in extra})
+    previous = _terminate_cleanly()
     try:
         ns = parser.parse_args(normalise_argv(list(sys.argv[1:] if argv is None else argv)))
         code = handlers[ns.command](ns)
@@ -436,6 +439,23 @@ def main(argv: list[str] | None = None, extra: Sequence[Subcommand] = ()) -> int
     except Exception as e:  # noqa: BLE001 - the last line of defence: our bug, said as such
         print(f"pyptoemu: {InternalError(e, f'pyptoemu {ns.command}', None)}", file=sys.stderr)
         return InternalError.exit_code
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _terminate_cleanly():
+    """SIGTERM (``kill``, a batch system's time limit) ends the run as SIGINT does: by an exception,
+    so a trace or output being written is discarded (``write_atomic``) instead of its temporary file
+    staying behind, then exit 128 + 15. Returns the handler it replaced (None off the main thread,
+    where Python cannot install one)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def _raise(signum, frame):
+        raise SystemExit(128 + signum)
+
+    return signal.signal(signal.SIGTERM, _raise)
 
 
 def _closed_pipe() -> int:
