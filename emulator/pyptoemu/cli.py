@@ -56,6 +56,8 @@ def _pairs(items: list[str] | None, flag: str) -> dict[str, str]:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise InputError(f"{flag} expects argN=VALUE, got '{item}'")
+        if key.strip() in out:
+            raise InputError(f"{flag} {key.strip()} is given twice ('{out[key.strip()]}' and '{value}')")
         out[key.strip()] = value
     return out
 

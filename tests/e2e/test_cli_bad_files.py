@@ -116,3 +116,24 @@ def test_sigterm_mid_trace_leaves_no_temporary_file(tmp_path):
             proc.kill()
             proc.wait()
     assert list(traces.iterdir()) == []
+
+
+def test_arg_for_a_pointer_says_it_is_a_pointer(tmp_path, capsys):
+    """`--arg arg0=3` on a pointer said 'no argument arg0 (it takes arg0..arg2)': a contradiction."""
+    code = main(["run", VADD, "--arg", "arg0=3", "-q", "--no-data"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "arg0 of @vadd is a pointer" in err
+    assert "--input arg0=FILE.npy" in err
+
+
+@pytest.mark.parametrize("flag", ["--input", "--expect"])
+def test_the_same_argument_given_twice_is_refused(tmp_path, capsys, flag):
+    """Two `--input arg0=...` ran silently with the last one."""
+    a, b = tmp_path / "a.npy", tmp_path / "b.npy"
+    np.save(a, np.ones((32, 32), np.float32))
+    np.save(b, np.zeros((32, 32), np.float32))
+    code = main(["run", VADD, flag, f"arg0={a}", flag, f"arg0={b}", "-q", "--no-data"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"{flag} arg0 is given twice" in err
