@@ -7,6 +7,7 @@ import argparse
 import os
 import runpy
 import sys
+import traceback
 
 from pypto.errors import PyptoError
 from pypto.ir.compiler import compile as compile_ir
@@ -30,7 +31,7 @@ def main(argv: list[str]) -> int:
         print(f"{args.program}: error: no such file", file=sys.stderr)
         return 2
     try:
-        namespace = runpy.run_path(args.program, run_name="__pypto_compile__")
+        namespace = _run_program_file(args.program)
         programs = [v for v in namespace.values() if isinstance(v, Program)]
         if not programs:
             print(f"{args.program}: error: no @pl.program found", file=sys.stderr)
@@ -43,10 +44,34 @@ def main(argv: list[str]) -> int:
     except PyptoError as e:
         print(e.render(), file=sys.stderr)
         return 2
-    except SyntaxError as e:
-        print(f"{e.filename}:{e.lineno}:{e.offset}: error: {e.msg}", file=sys.stderr)
+    except SyntaxError as e:  # null bytes give no file or line: the file itself, line 1
+        print(f"{e.filename or args.program}:{e.lineno or 1}:{e.offset or 1}: error: {e.msg}", file=sys.stderr)
+        return 2
+    except ProgramRaised as e:
+        print(str(e), file=sys.stderr)
         return 2
     return 0
+
+
+class ProgramRaised(Exception):
+    """The user's program file raised an exception of its own while it was being run (not one of the
+    compiler's: those stay internal errors)."""
+
+
+def _run_program_file(path: str) -> dict:
+    """Run the program file and return its globals. An exception raised by a line of that file (a
+    failed assert, a missing import, ``raise``) is the program's error, located at its line: exit 2,
+    not the emulator's 'internal error'."""
+    try:
+        return runpy.run_path(path, run_name="__pypto_compile__")
+    except (PyptoError, SyntaxError):
+        raise
+    except Exception as e:
+        frames = traceback.extract_tb(e.__traceback__)
+        mine = [f for f in frames if os.path.abspath(f.filename) == os.path.abspath(path)]
+        if not mine or frames[-1] is not mine[-1]:
+            raise  # raised inside a library (the compiler's front end or another): not located in the program
+        raise ProgramRaised(f"{path}:{mine[-1].lineno}:1: error: the program raised {type(e).__name__}: {e}") from None
 
 
 if __name__ == "__main__":
