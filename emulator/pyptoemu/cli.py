@@ -373,6 +373,8 @@ def cmd_lower(ns: argparse.Namespace) -> int:
 def cmd_report(ns: argparse.Namespace) -> int:
     from pyptoemu.report import format_report, load_report, plot_report, write_csv
 
+    if ns.top < 0:  # a negative count sliced the table from the end: "top -1 of 8" listed 7
+        raise InputError(f"--top must be 0 or more, got {ns.top}")
     report = load_report(ns.trace)
     print(format_report(report, top=ns.top))
     if ns.csv:

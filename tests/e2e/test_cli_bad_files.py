@@ -137,3 +137,14 @@ def test_the_same_argument_given_twice_is_refused(tmp_path, capsys, flag):
     err = capsys.readouterr().err
     assert code == 2
     assert f"{flag} arg0 is given twice" in err
+
+
+def test_report_top_negative_is_refused(tmp_path, capsys):
+    """`--top -1` printed 'top -1 of 8' and then seven lines (a slice from the end)."""
+    path = tmp_path / "t.json"
+    assert main(["run", VADD, "-q", "--no-data", "--trace", str(path)]) == 0
+    capsys.readouterr()
+    assert main(["report", str(path), "--top", "-1"]) == 2
+    assert "--top must be 0 or more, got -1" in capsys.readouterr().err
+    assert main(["report", str(path), "--top", "0"]) == 0
+    assert "top 0 of " in capsys.readouterr().out
