@@ -10,12 +10,26 @@ import difflib
 from collections.abc import Iterable
 
 
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance (insert, delete, substitute): the names here are short."""
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
+    return row[-1]
+
+
 def close_matches(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
-    """Up to ``n`` candidates close to ``name`` (case-insensitive), best first."""
+    """Up to ``n`` candidates close to ``name`` (case-insensitive), best first: fewest edits, then
+    difflib's ratio. difflib alone breaks its many ties in reverse alphabetical order, so
+    ``pto.tadx`` listed 'pto.tmax' and 'pto.tand' before 'pto.tadd', one letter away."""
     pool = list(dict.fromkeys(candidates))
     lowered = {c.lower(): c for c in pool}
-    hits = difflib.get_close_matches(name.lower(), list(lowered), n=n, cutoff=0.6)
-    return [lowered[h] for h in hits]
+    key = name.lower()
+    hits = difflib.get_close_matches(key, list(lowered), n=max(n, 20), cutoff=0.6)
+    hits.sort(key=lambda h: (_edits(key, h), -difflib.SequenceMatcher(None, key, h).ratio(), h))
+    return [lowered[h] for h in hits[:n]]
 
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> str:
