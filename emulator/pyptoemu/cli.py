@@ -211,6 +211,8 @@ def _check_run_numbers(ns: argparse.Namespace) -> None:
     for flag, tol in (("--rtol", ns.rtol), ("--atol", ns.atol)):
         if tol is not None and not 0 <= tol < float("inf"):
             raise InputError(f"{flag} must be a finite non-negative number, got {tol}")
+    if ns.expect and ns.no_data:  # it read "the kernel did not write arg2 (outputs: none)"
+        raise InputError("--expect compares computed values and --no-data computes none: drop one of them")
 
 
 def cmd_run(ns: argparse.Namespace) -> int:

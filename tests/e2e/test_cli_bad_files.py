@@ -148,3 +148,11 @@ def test_report_top_negative_is_refused(tmp_path, capsys):
     assert "--top must be 0 or more, got -1" in capsys.readouterr().err
     assert main(["report", str(path), "--top", "0"]) == 0
     assert "top 0 of " in capsys.readouterr().out
+
+
+def test_expect_with_no_data_is_refused_as_such(tmp_path, capsys):
+    """It said 'the kernel did not write arg2 (outputs: none)' after running."""
+    ref = tmp_path / "want.npy"
+    np.save(ref, np.zeros((32, 32), np.float32))
+    assert main(["run", VADD, "--no-data", "--expect", f"arg2={ref}", "-q"]) == 2
+    assert "--expect compares computed values and --no-data computes none" in capsys.readouterr().err
