@@ -109,7 +109,8 @@ class Tick(simpy.Event):
 # instance to make and drop (~550 against ~2500 machine instructions, callgrind).
 #
 # ``HELD`` went into its pipe's queue over its depth; nothing issued after it may issue before the
-# pipe takes ``MAKER`` off its queue (``TAKEN``, the cycle, set by the pipe then, having just started
+# pipe takes the instruction ``depth`` places ahead of it off its queue (the stall's maker, whose
+# ``Instr.ends_stall`` is the stall: ``TAKEN``, the cycle, set by the pipe then, having just started
 # ``MADE_BY``). ``CLOCK`` is the scalar clock after issuing ``HELD`` as it stood with the earlier
 # stalls unresolved; ``ISEQ`` the program order its record would take then. Resolved, ``LAG`` is the
 # delay of every stall up to this one: what the scalar unit issued after it and before the next one
@@ -119,7 +120,7 @@ class Tick(simpy.Event):
 # the same for the stalls before). ``WAITERS`` are (instruction or None, Wake) of whoever waits for
 # the resolution (a pipe, to wake at that instruction's issue cycle; the scalar unit); ``ALLOCS``
 # are allocation counters for the trace, timed the same way. Both are None until there is one.
-HELD, MAKER, CLOCK, ISEQ, TAKEN, MADE_BY, LAG, ISEQ_LAG, WAITERS, ALLOCS = range(10)
+HELD, CLOCK, ISEQ, TAKEN, MADE_BY, LAG, ISEQ_LAG, WAITERS, ALLOCS = range(9)
 DeferredStall = list  # the class of a deferred stall (an ``Instr.issue`` that is not a cycle yet)
 
 
@@ -149,6 +150,7 @@ class Instr:
         "core",
         "done",
         "end",
+        "ends_stall",
         "flag",
         "iseq",
         "issue",
@@ -205,6 +207,10 @@ class Instr:
         self.vc = None  # its vector clock at start, once the race detector has seen it (check/races.py)
         self.path = None  # the critical path up to its start, once the path has seen it (trace/bottleneck.py)
         self.key = None  # a timing-only tile instruction: what its shape check is remembered by (tileop.py)
+        # the deferred stall (pipe.DeferredStall) that ends when its pipe takes it off the queue, if any:
+        # marked on the instruction, so the pipe finds it with the one attribute read it makes per
+        # instruction anyway, and the stalls of one queue need no list of their own
+        self.ends_stall = None
         # ``low``: issued after a stall not resolved yet (``issue`` is that DeferredStall): its issue
         # cycle less the delay of the stalls before it (set then only)
 
@@ -287,11 +293,9 @@ class Pipe:
         self.in_order = in_order
         self.queue: deque[Instr] = deque()
         # Issue-queue depth: how many issued instructions may wait here for the pipe (0: no bound).
-        # The scalar unit stalls while the queue is over it (ScalarUnit.issue); ``makers``
-        # are its deferred stalls on this queue, each ended when the pipe takes its MAKER off.
+        # The scalar unit stalls while the queue is over it (ScalarUnit.issue): each deferred stall
+        # on this queue ends when the pipe takes the instruction marked with it (Instr.ends_stall).
         self.depth = depth
-        self.makers: deque = deque()
-        self.maker: Instr | None = None  # the oldest one's MAKER (one comparison per instruction taken)
         self.wake: simpy.Event | None = None
         self.idle_waiters: list[simpy.Event] = []
         self.current: Instr | None = None
@@ -348,10 +352,9 @@ class Pipe:
                 now = env.now
                 continue
             ins = queue.popleft()
-            if ins is self.maker:  # the scalar unit waits for a free entry: there is one now
-                makers = self.makers
-                stall = makers.popleft()
-                self.maker = makers[0][MAKER] if makers else None
+            stall = ins.ends_stall
+            if stall is not None:  # the scalar unit waits for a free entry: there is one now
+                ins.ends_stall = None  # (nothing outlives its use: memory stays that of the last cycles)
                 stall[TAKEN] = now  # (an int: every delay in a run is)
                 stall[MADE_BY] = self.current  # the instruction just started
                 if deferred[0] is stall:  # the scalar unit's oldest: resolved now, and the taken ones after it

@@ -311,13 +311,10 @@ class ScalarUnit:
             wake.succeed()
         depth = target.depth
         if depth and len(queue) > depth:  # over the queue's depth: a stall (see below)
-            maker = queue[-depth - 1]
-            # a DeferredStall: HELD, MAKER, CLOCK, ISEQ; TAKEN, MADE_BY, LAG, ISEQ_LAG, WAITERS, ALLOCS unknown
-            stall = [instr, maker, vclock, total + 1, None, None, None, None, None, None]
+            # a DeferredStall: HELD, CLOCK, ISEQ; TAKEN, MADE_BY, LAG, ISEQ_LAG, WAITERS, ALLOCS unknown
+            stall = [instr, vclock, total + 1, None, None, None, None, None, None]
+            queue[-depth - 1].ends_stall = stall  # ended when the pipe takes that one off
             deferred.append(stall)
-            target.makers.append(stall)
-            if target.maker is None:
-                target.maker = maker
 
     # A stall on a full issue queue (``issue``, inline): the instruction just issued went over the
     # queue's depth. It is still in the scalar unit's hands (last in the queue) and nothing after it

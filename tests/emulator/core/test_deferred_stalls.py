@@ -86,11 +86,11 @@ def test_the_stream_defers_its_stalls_and_holds_a_bounded_number(monkeypatch):
     assert len(seen) < 20  # a few long bursts, not a wait per stall
 
 
-def test_each_pipe_watches_the_maker_of_its_oldest_stall_and_stalls_resolve_in_program_order(monkeypatch):
-    """A pipe compares each instruction it takes with one ``maker`` (the MAKER of the oldest stall
-    on its queue, still in the queue): checked at every resolution of the stream kernel on queues
-    of depth 2 and 16, with the stalls resolved oldest first, each one's LAG the running maximum of
-    TAKEN - CLOCK, and a stall recorded exactly when that maximum grows."""
+def test_each_stall_is_marked_on_its_maker_and_stalls_resolve_in_program_order(monkeypatch):
+    """Each stall not taken yet is marked (``Instr.ends_stall``) on the one queued instruction whose
+    taking ends it, depth places ahead of the one it held: checked at every resolution of the stream
+    kernel on queues of depth 2 and 16, with the stalls resolved oldest first, each one's LAG the
+    running maximum of TAKEN - CLOCK, and a stall recorded exactly when that maximum grows."""
     original = scalar_mod.ScalarUnit.resolve
     checks = {"pipes": 0, "resolved": 0}
 
@@ -111,12 +111,16 @@ def test_each_pipe_watches_the_maker_of_its_oldest_stall_and_stalls_resolve_in_p
                 recorded_now += 1
             assert stall[pipe_mod.LAG] == lag
         assert self.stalls - recorded == recorded_now
-        for pipe in self.core.pipes.values():
-            makers = pipe.makers
-            assert pipe.maker is (makers[0][pipe_mod.MAKER] if makers else None)
-            for stall in makers:
-                assert stall[pipe_mod.TAKEN] is None and any(i is stall[pipe_mod.MAKER] for i in pipe.queue)
+        pipes = self.core.pipes
+        for pipe in pipes.values():  # a stall still marked on a queued instruction was not taken yet
+            for i in pipe.queue:
+                assert i.ends_stall is None or i.ends_stall[pipe_mod.TAKEN] is None
             checks["pipes"] += 1
+        for stall in self.deferred:  # one not taken yet is marked on the instruction depth places ahead
+            if stall[pipe_mod.TAKEN] is None:
+                held = stall[pipe_mod.HELD]
+                queue = pipes[held.pipe].queue
+                assert [i.pidx for i in queue if i.ends_stall is stall] == [held.pidx - pipes[held.pipe].depth]
         checks["resolved"] += len(ready)
 
     monkeypatch.setattr(scalar_mod.ScalarUnit, "resolve", resolve)
