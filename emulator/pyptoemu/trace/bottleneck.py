@@ -16,9 +16,11 @@ follows every core: the instruction that finished last, on whichever core, and b
 hand-offs to the cores that held it up.
 
 Verdict: a pipe whose work covers at least half of the makespan bounds the kernel
-(``MTE2-bound: 78% of the makespan is MTE2 work on the critical path``); otherwise the kernel is held
-up by the chain of waits (``latency-bound: 61% of the makespan waiting on MTE2->MTE1 flags at lines
-40-52``), or by the scalar unit issuing (``issue-bound``).
+(``MTE2-bound: 78% of the makespan is MTE2 work on the critical path``); the scalar unit's own sync
+ops covering half of it (full barriers, as automatic sync puts around each iteration of a scalar
+while loop) make it ``sync-bound``; otherwise the kernel is held up by the chain of waits
+(``latency-bound: 61% of the makespan waiting on MTE2->MTE1 flags at lines 40-52``), or by the
+scalar unit issuing (``issue-bound``).
 """
 
 # ruff: noqa: PLR1730, FURB136 - per-instruction code compares where it could call max() (a call costs
@@ -115,13 +117,16 @@ def _cross(path: list, flag: tuple, lo: int, hi: int, line: int) -> None:
 class _Drain:
     """A full barrier's path while its drain is not known: the pipe instruction that completed last
     before its end among those seen so far (everything its core started before the barrier ended
-    is seen once the path has passed its end)."""
+    is seen once the path has passed its end), and the scalar unit's own path up to the barrier
+    (``arrived``: what held the barrier up when the pipes had drained before the scalar unit got
+    there, as in a kernel that works on the scalar unit alone)."""
 
-    __slots__ = ("barrier", "drained", "end")
+    __slots__ = ("arrived", "barrier", "drained", "end")
 
-    def __init__(self, barrier: Instr) -> None:
+    def __init__(self, barrier: Instr, arrived: list) -> None:
         self.barrier = barrier
         self.end = barrier.end
+        self.arrived = arrived
         self.drained: Instr | None = None
 
 
@@ -134,10 +139,10 @@ def _until(node: Instr, t: int) -> list:
     if kind == BARRIER and node.pipe == "S":  # a full barrier: its path goes up to its end
         if type(path) is _Drain:  # the drain is known once everything that started before the end was seen
             pred = path.drained
-            if pred is None or pred.done <= 0:
-                path = _plus(EMPTY, SYNC["S"], node.end)
-            else:
-                path = _plus(_until(pred, pred.done), SYNC["S"], node.end - pred.done)
+            if pred is not None and pred.done >= node.start:  # the pipes drained after the scalar unit got there
+                path = _plus(_until(pred, pred.done), SYNC_S, node.end - pred.done)
+            else:  # nothing was left to drain: the scalar unit's own work led up to the barrier
+                path = _plus(path.arrived, SYNC_S, node.end - node.start)
             node.path = path
         return path
     start = node.start
@@ -252,7 +257,7 @@ class _CoreState:
     def begin_drain(self, barrier: Instr) -> None:
         """A full barrier: what completed last by its end, among what was seen and what will be
         (everything this core started before the barrier completed by its end)."""
-        drain = barrier.path = _Drain(barrier)
+        drain = barrier.path = _Drain(barrier, self.scalar_path(barrier.start))
         latest = self.latest
         if latest is not None and latest.done <= barrier.end:
             drain.drained = latest
@@ -270,6 +275,13 @@ class _CoreState:
             for drain in [d for d in self.draining if d.end < now]:
                 _until(drain.barrier, drain.end)
             self.draining = [d for d in self.draining if d.end >= now]
+
+    def scalar_path(self, t: int) -> list:
+        """The scalar unit's path up to ``t``: busy issuing since its latest sync point by then."""
+        sync = self.scalar_sync_before(t)
+        if sync is None:
+            return _plus(EMPTY, WORK["S"], t)
+        return _plus(_until(sync, sync.end), WORK["S"], t - sync.end)
 
     def scalar_sync_before(self, t: int) -> Instr | None:
         """The latest scalar sync point that ended by ``t``; the ones before it go (every later
@@ -442,11 +454,7 @@ class CriticalPath:
             pred = track.released_at(start) if track else None
             if pred is not None:
                 return _until(pred, start)
-        # issued late: the scalar unit was busy up to here since its last sync point
-        sync = state.scalar_sync_before(start)
-        if sync is None:
-            return _plus(EMPTY, WORK["S"], start)
-        return _plus(_until(sync, sync.end), WORK["S"], start - sync.end)
+        return state.scalar_path(start)  # issued late: the scalar unit was busy up to here
 
     @staticmethod
     def _releaser(ins: Instr) -> tuple[Instr, int] | None:
@@ -491,6 +499,12 @@ def _verdict(b: Bottleneck) -> None:
         else:
             b.kind = f"{top}-bound"
             b.text = f"{top}-bound: {share:.0%} of the makespan is {top} work on the critical path"
+        return
+    sync_s = b.charged.get(("sync", "S"), 0) / b.makespan if b.makespan else 0.0
+    if sync_s >= BOUND_SHARE:  # the scalar unit's own sync ops (full barriers, its flag ops) hold it up
+        b.kind = "sync-bound"
+        b.text = (f"sync-bound: {sync_s:.0%} of the makespan is the scalar unit's sync ops (full barriers, "
+                  f"flag ops on S) on the critical path (largest pipe share: {top} {share:.0%})")
         return
     if b.waits:
         flag = max(sorted(b.waits), key=b.wait_share)

@@ -61,3 +61,23 @@ def test_on_a_chip_the_path_follows_the_hand_off_to_the_other_core():
     assert "pto.tpop_from_aic" in kernel.read_text().splitlines()[62]
     share = int(res.bound.split(": ")[1].split("%")[0])
     assert 50 <= share <= 95
+
+
+def test_a_full_barrier_reached_after_the_pipes_drained_follows_the_scalar_units_work():
+    """One load, then 4000 iterations of scalar arithmetic, then a full barrier: the load completed
+    long before the scalar unit got to the barrier, so what led to it is the scalar unit issuing
+    (the path used to go through the load and call the scalar unit's time sync on S)."""
+    tile = vec(64, 64)
+    body = f"""    %t = pto.alloc_tile : {tile}
+    pto.tload ins(%p0 : {pview(64, 64)}) outs(%t : {tile})
+    %n = arith.constant 4000 : index
+    %s = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %c0) -> (index) {{
+      %a = arith.addi %acc, %i : index
+      scf.yield %a : index
+    }}
+    pto.barrier <PIPE_ALL>"""
+    res = pyptoemu.run(binary_kernel(body, rows=64, cols=64, nargs=1), data=False)
+    assert res.pipes["MTE2"].busy_cycles < 0.2 * res.cycles
+    assert res.bound.startswith("issue-bound: "), res.bound
+    share = int(res.bound.split(": ")[1].split("%")[0])
+    assert share >= 90
