@@ -12,36 +12,22 @@ of another shape than it carries is refused at the yield.
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
 from pathlib import Path
 
 import ml_dtypes
 import numpy as np
 import pytest
 
-import pyptoemu
-from pyptoemu.cli import main
+from tests.e2e.user_kernels.running import cli_json, run_clean
 
-KERNELS = Path(__file__).resolve().parent / "kernels"
 BF16 = ml_dtypes.bfloat16
 
 
-def _run(name: str, inputs: dict, args: dict | None = None, blocks: int = 1):
-    r = pyptoemu.run(KERNELS / name, inputs=inputs, args=args or {}, blocks=blocks)
-    assert [str(f) for f in r.findings] == []
-    return r
+_run = run_clean
 
 
 def _cli(name: str, args: dict, blocks: int, tmp_path: Path, *extra: str) -> tuple[int, dict | str]:
-    argv = ["run", str(KERNELS / name), "--json", "--output-dir", str(tmp_path / "out"), "--blocks", str(blocks)]
-    for k, v in args.items():
-        argv += ["--arg", f"{k}={v}"]
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main([*argv, *extra])
-    return code, (json.loads(out.getvalue()) if code == 0 else err.getvalue() + out.getvalue())
+    return cli_json(name, args, tmp_path, *extra, blocks=blocks)
 
 
 def _x(shape, seed, lo=None, hi=None, dtype=np.float32) -> np.ndarray:
