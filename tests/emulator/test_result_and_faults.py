@@ -76,6 +76,8 @@ def test_capacity_fault_is_a_finding_with_its_kind(tmp_path):
 def test_step_limit_is_its_own_fault():
     with pytest.raises(StepLimitError, match="more than 10 loop iterations"):
         pyptoemu.run(LOOP, max_steps=10)
+    with pytest.raises(StepLimitError, match="more than 1 loop iteration; stopped"):  # (said '1 loop iterations')
+        pyptoemu.run(LOOP, max_steps=1)
     assert pyptoemu.run(LOOP, max_steps=1000).status == "ok"
 
 

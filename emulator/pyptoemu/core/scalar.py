@@ -248,7 +248,8 @@ class ScalarUnit:
     def count_step(self, op: A.Op) -> None:
         self.step_count += 1
         if self.step_count > self.max_steps:
-            raise StepLimitError(f"the kernel ran more than {self.max_steps} loop iterations; stopped "
+            n = self.max_steps
+            raise StepLimitError(f"the kernel ran more than {n} loop iteration{'s' if n != 1 else ''}; stopped "
                                  f"(an endless loop? raise the limit with --max-steps)", op.loc)
 
     # --------------------------------------------------------------------------- utilities
