@@ -169,8 +169,7 @@ def load_report(path: str | os.PathLike) -> Report:
         blocked = int(args.get("blocked_cycles", 0))
         busy = int(e.get("dur", 0)) - blocked
         use = cores.setdefault(core, {}).setdefault(pipe, PipeUse())
-        use.busy += busy
-        use.blocked += blocked
+        use.blocked += blocked  # (its busy cycles: the spans it covers, below)
         use.instructions += 1
         if busy > 0:
             use.intervals.append((int(e["ts"]) + blocked, busy))
