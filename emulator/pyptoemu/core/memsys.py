@@ -11,8 +11,14 @@ data in L2: a fixed part plus ``traffic`` bytes at the path's per-core ``bandwid
 figures were measured that way). On a chip the transfers of all cores meet in the memory system:
 
 - L2 behaviour (documented choice): GM is cached in ``l2_line``-byte lines. A read whose lines were
-  all touched before in this run (read or written by any core) is an L2 hit; anything else goes to
-  HBM, and its lines become resident. Writes go to HBM and take no room in L2 (a kernel's
+  all read before in this run (by any core) is an L2 hit; anything else goes to HBM, and its lines
+  become resident once HBM has delivered them (the HBM server's end for its bytes). A read of lines
+  another transfer is still fetching merges with that miss (as a cache's miss handling does): it
+  streams from L2 but cannot end before the fill has landed. The fill is limited by HBM, not by the
+  fetching core's own port (``hbm_core_bw`` bounds what that core receives): the GEMM calibration
+  figures have 24 cores loading shared A and B panels at ~85 B/cycle each (machine-a2a3.md, "TLOAD
+  GM->L1 pair"), above the 32 B/cycle port, so the cores that share a panel are not held to the
+  speed of the one that fetched it. Writes go to HBM and take no room in L2 (a kernel's
   outputs are written back, not read again: the GEMM's C must not push its A and B out) unless
   all the kernel's GM fits in L2, where they stay in L2.
   Nothing is evicted: once ``l2_bytes`` are resident, new lines are no longer cached. The GM the
@@ -49,6 +55,49 @@ SHARED_KEYS = ("hbm_bw", "hbm_core_bw", "l2_bw", "l2_bytes", "l2_line")
 HBM, L2 = "hbm", "l2"
 
 
+LINE_CHUNK_BITS = 14  # the line table's chunks: 16384 lines each (2 MiB of GM at 128 B lines, 128 KiB of table)
+
+
+class LineTable:
+    """Per GM buffer, the cycle each L2 line's data is there by (inf: not resident), in chunks made
+    when first touched: a kernel that reads a few tiles of a huge view keeps a few chunks, not a
+    table as long as the view."""
+
+    __slots__ = ("chunks",)
+
+    def __init__(self) -> None:
+        self.chunks: dict[tuple[str, int], np.ndarray] = {}
+
+    def _chunk(self, name: str, c: int) -> np.ndarray:
+        arr = self.chunks.get((name, c))
+        if arr is None:
+            arr = self.chunks[(name, c)] = np.full(1 << LINE_CHUNK_BITS, np.inf)
+        return arr
+
+    def _split(self, lines: np.ndarray):
+        """(chunk, the positions of ``lines`` in it, which of ``lines`` they are) per chunk touched."""
+        if lines.size == 0:
+            return
+        which = lines >> LINE_CHUNK_BITS
+        offsets = lines & ((1 << LINE_CHUNK_BITS) - 1)
+        if which.min() == which.max():
+            yield int(which[0]), offsets, slice(None)
+            return
+        for c in np.unique(which):
+            sel = which == c
+            yield int(c), offsets[sel], sel
+
+    def get(self, name: str, lines: np.ndarray) -> np.ndarray:
+        out = np.empty(lines.size)
+        for c, offsets, sel in self._split(lines):
+            out[sel] = self._chunk(name, c)[offsets]
+        return out
+
+    def put(self, name: str, lines: np.ndarray, ready: float) -> None:
+        for c, offsets, _ in self._split(lines):
+            self._chunk(name, c)[offsets] = ready
+
+
 class SharedMemory:
     """The chip's HBM and L2 as seen by the DMA transfers of all cores (see the module docstring)."""
 
@@ -69,7 +118,9 @@ class SharedMemory:
         self.line = int(params["l2_line"])
         self.free_at = {HBM: 0.0, L2: 0.0}  # when each server has moved every byte admitted so far
         self.port_free: dict[object, float] = {}  # per core: its HBM port, likewise
-        self.lines: dict[str, np.ndarray] = {}  # GM buffer name -> resident lines
+        # per GM line, the cycle its data is in L2 by (inf: not resident; a fill in flight: when HBM
+        # will have delivered it)
+        self.lines = LineTable()
         self.resident = 0
         self.traffic = {HBM: 0.0, L2: 0.0}  # bytes moved per medium
         self.stretched = 0  # cycles added to transfers by sharing
@@ -84,11 +135,8 @@ class SharedMemory:
         total = sum(gm.size * gm.dtype.itemsize for gm in gm_buffers.values())
         if total > self.l2_bytes:
             return
-        self.fits = True
-        for gm in gm_buffers.values():
-            n = -(-gm.size * gm.dtype.itemsize // self.line)
-            self._resident(gm.name, n)[:n] = True
-            self.resident += n * self.line
+        self.fits = True  # every line is resident: no line is looked up again (:meth:`admit`)
+        self.resident = sum(-(-gm.size * gm.dtype.itemsize // self.line) * self.line for gm in gm_buffers.values())
 
     # ---------------------------------------------------------------------------- the L2
 
@@ -109,40 +157,42 @@ class SharedMemory:
         lines = first[:, None] + np.arange(width, dtype=np.int64)[None, :]
         return name, lines[lines < last[:, None]]
 
-    def _resident(self, name: str, upto: int) -> np.ndarray:
-        arr = self.lines.get(name)
-        if arr is None or arr.size < upto:
-            grown = np.zeros(max(upto, 2 * (0 if arr is None else arr.size)), dtype=bool)
-            if arr is not None:
-                grown[:arr.size] = arr
-            arr = self.lines[name] = grown
-        return arr
-
-    def _touch(self, name: str, lines: np.ndarray) -> bool:
-        """Mark the lines resident (while L2 has room); True if every line already was."""
+    def _look_up(self, name: str, lines: np.ndarray) -> tuple[float, np.ndarray | None]:
+        """The cycle every line is in L2 by (a fill in flight: its end), or the lines that are not
+        resident (a miss: they are reserved, while L2 has room, and become resident at the fill's end)."""
         if lines.size == 0:
-            return True
-        arr = self._resident(name, int(lines.max()) + 1)
-        missing = lines[~arr[lines]]
+            return 0.0, None
+        ready = self.lines.get(name, lines)
+        missing = lines[ready == np.inf]
         if missing.size == 0:
-            return True
-        new = np.unique(missing).size
-        if self.resident + new * self.line <= self.l2_bytes:
-            arr[missing] = True
-            self.resident += new * self.line
-        return False
+            return float(ready.max()), None
+        missing = np.unique(missing)
+        if self.resident + missing.size * self.line > self.l2_bytes:
+            return 0.0, missing[:0]  # a miss that L2 has no room to keep
+        self.resident += missing.size * self.line
+        self.lines.put(name, missing, -1.0)  # reserved: resident from the fill's end on (:meth:`admit`)
+        return 0.0, missing
 
-    def medium(self, ins) -> str:
-        """HBM or L2 for this transfer (and the lines it touches become resident)."""
+    def medium(self, ins) -> tuple[str, float, list]:
+        """HBM or L2 for this transfer; for L2, the cycle its lines are there by (a fill another
+        transfer has in flight); for HBM, the (buffer, lines) it fetches into L2."""
         if self.fits:  # all of GM is resident: every read hits, writes stay
-            return L2
+            return L2, 0.0, []
         if any(w[3] is not None or w[0].startswith("arg") for w in ins.writes):
-            return HBM
+            return HBM, 0.0, []
         gm_reads = [r for r in ins.reads if r[3] is not None or r[0].startswith("arg")]
-        read_hit = True
+        if not gm_reads:
+            return HBM, 0.0, []
+        ready = 0.0
+        fills = []
         for r in gm_reads:
-            read_hit = self._touch(*self._lines(r)) and read_hit
-        return L2 if (gm_reads and read_hit) else HBM
+            name, lines = self._lines(r)
+            at, missing = self._look_up(name, lines)
+            if missing is not None:
+                fills.append((name, missing))
+            elif at > ready:
+                ready = at
+        return (HBM, 0.0, fills) if fills else (L2, ready, fills)
 
     # ---------------------------------------------------------------------------- sharing
 
@@ -162,10 +212,13 @@ class SharedMemory:
             self.start(getattr(getattr(core, "memory", None), "gm", {}))
         # a third element names the medium outright (FIFO slots: a small GM workspace kept in L2);
         # when all of GM fits in L2, every transfer is served there (:meth:`medium`)
+        ready, fills = 0.0, None
         if len(transfer) > 2:
             medium = transfer[2]
+        elif self.fits:
+            medium = L2
         else:
-            medium = L2 if self.fits else self.medium(ins)
+            medium, ready, fills = self.medium(ins)
         stream = traffic / transfer[1]
         fixed = ins.occupancy - stream  # the fixed part moves no data
         begin = start + (fixed if fixed > 0.0 else 0.0)
@@ -178,6 +231,8 @@ class SharedMemory:
         free_at[medium] = served
         if served > end:
             end = served
+        if ready > end:  # its lines are still being fetched by another transfer: it waits for that fill
+            end = ready
         if medium == HBM:
             port = self.port_free.get(core, 0.0)
             if begin > port:
@@ -186,6 +241,9 @@ class SharedMemory:
             self.port_free[core] = port
             if port > end:
                 end = port
+        if fills:  # what it fetched is in L2 once HBM has moved it (its own port's limit is its own)
+            for name, missing in fills:
+                self.lines.put(name, missing, served)
         excess = end - begin - stream
         if excess > 0.0:  # (ceil of anything else adds nothing)
             extra = math.ceil(excess)

@@ -122,3 +122,28 @@ def test_a_48_core_copy_slows_down_per_core():
     moved = 12288 * 12288 * 2
     assert moved / one.cycles < P["hbm_core_bw"]
     assert 0.9 * P["hbm_bw"] < moved / many.cycles <= P["hbm_bw"]
+
+
+def test_a_read_of_lines_still_being_fetched_waits_for_that_fill():
+    """Two cores read the same cold lines at the same cycle while HBM is busy with 47 other cores'
+    loads: the first fetches them from HBM, the second merges with that miss in flight and cannot
+    end before HBM has delivered them (red team: it counted as an L2 hit at admission, ending at
+    777 cycles while HBM had not moved the lines yet)."""
+    bw = _fresh()
+    for k in range(47):
+        bw.admit(f"c{k + 2}", _load(f"c{k + 2}", k + 1), 0)
+    first, second = _load("c0", 0), _load("c1", 0)
+    bw.admit("c0", first, 0)
+    bw.admit("c1", second, 0)
+    delivered = FIXED + 48 * 65536 / P["hbm_bw"]  # HBM serves the 48 loads' bytes in order
+    assert second.occupancy >= delivered - 1
+    assert bw.traffic[HBM] == 48 * 65536 and bw.traffic[L2] == 65536  # fetched once, then served from L2
+
+
+def test_a_read_after_the_fill_landed_is_a_plain_l2_hit():
+    bw = _fresh()
+    first = _load("c0", 0)
+    bw.admit("c0", first, 0)
+    later = _load("c1", 0)
+    bw.admit("c1", later, first.occupancy)
+    assert later.occupancy == FIXED + 65536 // 128
