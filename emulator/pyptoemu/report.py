@@ -124,6 +124,10 @@ def _check_trace_shape(path: str | os.PathLike, events: list, other: dict) -> No
     for key in ("cycles", "clock_ghz"):
         if key in other and not _is_count(other[key]):
             raise InputError(f"{path}: otherData.{key} is {other[key]!r}, not a non-negative number")
+    counts = other.get("instructions", {})
+    if not isinstance(counts, dict) or not all(
+            isinstance(pipes, dict) and all(_is_count(n) for n in pipes.values()) for pipes in counts.values()):
+        raise InputError(f"{path}: otherData.instructions is not {{core: {{pipe: count}}}}")
     for i, e in enumerate(events):
         if not isinstance(e, dict):
             raise InputError(f"{path}: traceEvents[{i}] is {type(e).__name__}, not an event object")
@@ -185,9 +189,12 @@ def load_report(path: str | os.PathLike) -> Report:
             wc = waits.setdefault(str(what), WaitCost(str(what)))
             wc.waits += 1
             wc.blocked += blocked
-    for pipes in cores.values():
-        for use in pipes.values():
+    counted = other.get("instructions", {})  # what the run counted (its summary's instrs), when recorded
+    for core, pipes in cores.items():
+        for pipe, use in pipes.items():
             use.busy = _covered(use.intervals)
+            if pipe in counted.get(core, {}):  # the scalar unit's lane holds spans, not one event per instruction
+                use.instructions = int(counted[core][pipe])
     return Report(source=str(path), cycles=int(other.get("cycles", 0)),
                   clock_ghz=float(other.get("clock_ghz", 0.0)), machine=str(other.get("machine", "")),
                   cores=cores, lines=sorted(lines.values(), key=lambda c: (-c.total, c.line)),

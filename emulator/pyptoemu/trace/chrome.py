@@ -191,7 +191,10 @@ class TraceWriter:
             machine = cores[0].machine if cores else self.chip.machine
             other = {"cycles": result.cycles, "clock_ghz": machine.clock_ghz, "machine": machine.name,
                      "blocks": getattr(result, "blocks", 1), "time_unit": "cycle", "status": result.status,
-                     "entry": result.entry, "bound_pipe": result.bound_pipe, "bound": result.bound}
+                     "entry": result.entry, "bound_pipe": result.bound_pipe, "bound": result.bound,
+                     # per core (named as its process is) and lane, the instructions the run's summary
+                     # counts: ``pyptoemu report`` prints these, as its lanes hold sync ops and spans too
+                     "instructions": {c.label if many else "AI core 0": _instructions(c) for c in cores}}
             self.file.write('],"otherData":' + json.dumps(other, separators=(",", ":")) + "}")
             self.file.close()
             os.chmod(self.tmp, file_mode())
@@ -224,6 +227,14 @@ class TraceWriter:
             os.unlink(self.tmp)
         except FileNotFoundError:
             pass
+
+
+def _instructions(core) -> dict[str, int]:
+    """What the run's summary counts per lane: the scalar unit's ops and issues, each pipe's tile
+    instructions."""
+    counts = {"S": int(core.scalar.count)}
+    counts.update((name, int(pipe.count)) for name, pipe in core.pipes.items())
+    return counts
 
 
 __all__ = ["PIPE_ORDER", "TID", "TraceWriter", "instr_event"]

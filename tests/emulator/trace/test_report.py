@@ -87,3 +87,24 @@ def test_report_command_and_run_report(softmax_trace, tmp_path):
     r = subprocess.run([sys.executable, "-m", "pyptoemu", "report", str(bad)], capture_output=True, text=True,
                        check=False)
     assert r.returncode == 2 and "not a pyptoemu trace" in r.stderr
+
+
+def test_report_counts_instructions_as_the_run_does(softmax_trace):
+    """Red team 8: ``run`` and ``report`` printed different instruction counts for the same run (the
+    report counted trace events: a pipe's flag ops, the scalar unit's spans and stalls)."""
+    path, res = softmax_trace
+    (core,) = load_report(path).cores.values()
+    for pipe, use in core.items():
+        assert use.instructions == res.pipes[pipe].instructions, pipe
+    assert core["S"].instructions > 0
+
+
+def test_report_refuses_malformed_instruction_counts(tmp_path, softmax_trace):
+    import json
+
+    doc = json.loads(softmax_trace[0].read_text())
+    doc["otherData"]["instructions"] = {"AI core 0": {"V": "many"}}
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(InputError, match="otherData.instructions"):
+        load_report(bad)
