@@ -131,7 +131,8 @@ def _add_report(sub) -> None:
     rp.add_argument("trace", help="a trace JSON file written by pyptoemu run --trace")
     rp.add_argument("--csv", metavar="FILE", help="also write the per-source-line table as CSV")
     rp.add_argument("--plot", metavar="FILE.png",
-                    help="draw a utilisation timeline per pipe and core (needs matplotlib: pip install "
+                    help="draw a utilisation timeline per pipe and core, as .png, .svg or .pdf by the suffix "
+                    "(needs matplotlib: pip install "
                     "'pyptoemu[plot]')")
     rp.add_argument("--top", type=int, default=10, metavar="N", help="how many source lines to list (default 10)")
 

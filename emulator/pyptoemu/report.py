@@ -262,8 +262,16 @@ def write_csv(report: Report, path: str | os.PathLike) -> Path:
     return write_atomic(path, write)
 
 
+PLOT_FORMATS = ("png", "svg", "pdf")  # what the timeline is written as: the file's suffix says which
+
+
 def plot_report(report: Report, path: str | os.PathLike) -> Path:
-    """A PNG timeline: one row per core and pipe, a bar per busy interval."""
+    """A timeline (PNG, SVG or PDF, by the file's suffix): one row per core and pipe, a bar per busy
+    interval."""
+    fmt = Path(path).suffix.lower().lstrip(".")
+    if fmt not in PLOT_FORMATS:
+        raise InputError(f"--plot {path}: the timeline is written as .png, .svg or .pdf (the suffix says which), "
+                         f"not {'.' + fmt if fmt else 'a file without a suffix'}")
     try:
         import matplotlib
 
@@ -288,7 +296,7 @@ def plot_report(report: Report, path: str | os.PathLike) -> Path:
     ax.set_title("\n".join(textwrap.wrap(title, 140)), fontsize=9, loc="left")
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
-    out = write_atomic(path, lambda f: fig.savefig(f, format="png", dpi=110))
+    out = write_atomic(path, lambda f: fig.savefig(f, format=fmt, dpi=110))
     plt.close(fig)
     return out
 

@@ -108,3 +108,13 @@ def test_report_refuses_malformed_instruction_counts(tmp_path, softmax_trace):
     bad.write_text(json.dumps(doc))
     with pytest.raises(InputError, match="otherData.instructions"):
         load_report(bad)
+
+
+def test_plot_format_follows_the_suffix_and_other_suffixes_are_refused(softmax_trace, tmp_path):
+    """Red team 8: ``--plot x.txt`` wrote PNG bytes into x.txt."""
+    rep = load_report(softmax_trace[0])
+    with pytest.raises(InputError, match=r"\.png, \.svg or \.pdf"):
+        plot_report(rep, tmp_path / "t.txt")
+    assert not (tmp_path / "t.txt").exists()
+    pytest.importorskip("matplotlib")
+    assert plot_report(rep, tmp_path / "t.svg").read_text().lstrip().startswith("<?xml")
