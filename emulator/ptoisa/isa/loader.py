@@ -79,6 +79,7 @@ CONSTRAINTS = frozenset({
     "same_dtype",  # every tile operand except scratch (tmp) has one element type
     "i32_compare_eq_only",  # on machines with params.cmp_i32_eq_only, i32 compares must be eq
     "same_valid",  # every data tile's valid region equals dst's (§4.3 iteration domain; known ones)
+    "one_src_matches_dst",  # at least one source's valid region equals dst's (§4.3 tpart*, "A3"; known ones)
     "nd_tiles",  # every tile operand is ND: blayout=row_major, slayout=none_box (§4.3)
     "nd_src",  # the (first) source tile is ND (§4.6 row reductions)
     "rows_match",  # the source's valid rows equal dst's (§4.6 row reductions, §4.7 trowexpand; known ones)

@@ -481,6 +481,8 @@ class TileOpBinding:
             _check_nd(op, in_snap + out_snap, self.names, loc)
         if "same_valid" in spec.constraints:
             _check_same_valid(op, [s for i, s in enumerate(in_snap) if not self.scratch[i]], out_snap, loc)
+        if "one_src_matches_dst" in spec.constraints:
+            _check_one_src_matches_dst(op, in_snap, out_snap, machine.name, loc)
         if "one_scalar" in spec.constraints and sum(s.kind == SCALAR for s in in_snap[:2]) != 1:
             raise VerifyError(f"{op.name}: exactly one of the two operands is a scalar (the other a tile)", loc)
         for name in spec.constraints:
@@ -778,6 +780,19 @@ def _check_same_valid(op: A.Op, ins: list, outs: list, loc) -> None:
         if s.kind == TILE and _known_valid(s) and (s.vrow, s.vcol) != (d.vrow, d.vcol):
             raise VerifyError(f"{op.name}: source valid region {s.vrow}x{s.vcol} differs from the destination's "
                               f"{d.vrow}x{d.vcol} (elementwise ops need equal valid regions)", loc)
+
+
+def _check_one_src_matches_dst(op: A.Op, ins: list, outs: list, machine: str, loc) -> None:
+    """At least one source's valid region equals the destination's (pto-text-format §4.3, tpart* on
+    A3): the other may be smaller. Checked when every valid region is known."""
+    tiles = [s for s in ins if s.kind == TILE]
+    if not outs or outs[0].kind != TILE or not tiles or not all(_known_valid(s) for s in [*tiles, outs[0]]):
+        return
+    d = outs[0]
+    if all((s.vrow, s.vcol) != (d.vrow, d.vcol) for s in tiles):
+        have = " and ".join(f"{s.vrow}x{s.vcol}" for s in tiles)
+        raise VerifyError(f"{op.name} on {machine}: one source's valid region must equal the destination's "
+                          f"{d.vrow}x{d.vcol}; the sources' are {have}", loc)
 
 
 def _tile_type(s: OperandSnap | None) -> A.TileBufType | None:

@@ -2,7 +2,7 @@
 branch that never executes too: dtypes a target lacks (the spec's dtype lists are the union over
 targets; ``target_dtypes`` narrows them), conversions it lacks, ops only another target has, event
 ids it does not have, rules only one target has (``target_constraints``: tmov's equal static shapes
-on A2/A3). The same kernel is legal where the spec says it is (A5)."""
+on A2/A3, tpart*'s source matching dst there). The same kernel is legal where the spec says it is (A5)."""
 
 from __future__ import annotations
 
@@ -49,6 +49,11 @@ CASES = {
     "tmov of unequal static shapes (A3 rule)": (
         f"    %h = pto.alloc_tile : {vec(16, 32)}\n    pto.tmov ins(%x : {T}) outs(%h : {vec(16, 32)})",
         r"pto.tmov on a2a3: the source is 16x64 but the destination 16x32 \(same rows/cols\)"),
+    "tpartadd with both sources smaller than dst (A3 rule)": (
+        (f"    %a = pto.alloc_tile : {vec(16, 64, vr=8, vc=64)}\n    %b = pto.alloc_tile : {vec(16, 64, vr=16, vc=32)}\n"
+         f"    pto.tpartadd ins(%a, %b : {vec(16, 64, vr=8, vc=64)}, {vec(16, 64, vr=16, vc=32)}) outs(%x : {T})"),
+        (r"pto.tpartadd on a2a3: one source's valid region must equal the destination's 16x64; the sources' are "
+         r"8x64 and 16x32")),
     "trandom (A5 only)": (("    %k = arith.constant 1 : i32\n"
                           f"    %a = pto.alloc_tile : {I32}\n"
                           f"    pto.trandom ins(%k, %k, %k, %k, %k, %k : i32, i32, i32, i32, i32, i32) outs(%a : {I32})"),
@@ -64,7 +69,8 @@ def test_an_op_the_target_lacks_is_a_located_error_before_running(name):
 
 
 @pytest.mark.parametrize("name", ["tadd i8 (A5 only)", "tdiv i32 (A5 only)", "trandom (A5 only)",
-                                  "tmov of unequal static shapes (A3 rule)"])
+                                  "tmov of unequal static shapes (A3 rule)",
+                                  "tpartadd with both sources smaller than dst (A3 rule)"])
 def test_the_same_op_verifies_on_the_target_that_has_it(name):
     body, _ = CASES[name]
     res = pyptoemu.run(_guarded(body), args={"arg3": 0}, data=False, machine="a5")
