@@ -60,7 +60,7 @@ LINE_CHUNK_BITS = 14  # the line table's chunks: 16384 lines each (2 MiB of GM a
 
 class LineTable:
     """Per GM buffer, the cycle each L2 line's data is there by (inf: not resident), in chunks made
-    when first touched: a kernel that reads a few tiles of a huge view keeps a few chunks, not a
+    when a line in them is first made resident: a kernel that reads a few tiles of a huge view keeps a few chunks, not a
     table as long as the view."""
 
     __slots__ = ("chunks",)
@@ -88,9 +88,11 @@ class LineTable:
             yield int(c), offsets[sel], sel
 
     def get(self, name: str, lines: np.ndarray) -> np.ndarray:
-        out = np.empty(lines.size)
+        out = np.full(lines.size, np.inf)
         for c, offsets, sel in self._split(lines):
-            out[sel] = self._chunk(name, c)[offsets]
+            arr = self.chunks.get((name, c))
+            if arr is not None:
+                out[sel] = arr[offsets]
         return out
 
     def put(self, name: str, lines: np.ndarray, ready: float) -> None:

@@ -147,3 +147,18 @@ def test_a_read_after_the_fill_landed_is_a_plain_l2_hit():
     later = _load("c1", 0)
     bw.admit("c1", later, first.occupancy)
     assert later.occupancy == FIXED + 65536 // 128
+
+
+def test_the_line_table_keeps_lines_across_chunks_and_only_the_chunks_touched():
+    import numpy as np
+
+    from pyptoemu.core.memsys import LINE_CHUNK_BITS, LineTable
+
+    table = LineTable()
+    edge = 1 << LINE_CHUNK_BITS
+    lines = np.array([edge - 2, edge - 1, edge, edge + 1, 5 * edge + 3], dtype=np.int64)
+    assert np.isinf(table.get("arg0", lines)).all()
+    table.put("arg0", lines[1:4], 7.0)
+    assert list(table.get("arg0", lines)) == [np.inf, 7.0, 7.0, 7.0, np.inf]
+    assert np.isinf(table.get("arg1", lines)).all()  # per buffer
+    assert sorted(table.chunks) == [("arg0", 0), ("arg0", 1)]  # only where a line was put
