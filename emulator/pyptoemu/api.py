@@ -58,15 +58,18 @@ class _Prepared:
     key is the text itself (and the file name its locations carry), never a timestamp, so an edited
     file is parsed again. Only what is a pure function of its inputs is kept: the parse, the
     synchronisation pass's result (for each entry, sync mode, ISA and machine object) and the fact
-    that verification passed (errors are raised again each time, by running the verifier). Nothing
-    in a run changes the module it runs."""
+    that verification passed (errors are raised again each time, by running the verifier), and the
+    tile-op binding templates the chips running it share (tileop.TileOpBinding.detached: operand
+    matching, checks and timings per operand shapes, on one ISA and machine). Nothing in a run
+    changes the module it runs."""
 
-    __slots__ = ("module", "prepared", "verified")
+    __slots__ = ("bound", "module", "prepared", "verified")
 
     def __init__(self, module: A.Module) -> None:
         self.module = module
         self.prepared: list[tuple] = []  # (entry fn, sync, isa, machine, autosync.prepare's result)
         self.verified: list[tuple] = []  # (module, entry fn, isa, machine) that verified clean
+        self.bound: list[tuple] = []  # (module, isa, machine, the chips' shared tile-op bindings)
 
     def prepare(self, fn: A.Function, sync: str | None, isa, mach: Machine) -> tuple:
         for f, s, i, m, result in self.prepared:
@@ -82,6 +85,16 @@ class _Prepared:
         if not any(m is module and f is fn and i is isa and k is mach for m, f, i, k in self.verified):
             verify_module(module, fn, isa, mach)  # raises on any error: nothing is kept then
             self.verified.append((module, fn, isa, mach))
+
+    def bindings(self, module: A.Module, isa, mach: Machine) -> dict:
+        """The tile-op binding templates of ``module`` on ``isa`` and ``mach`` (Chip.bindings),
+        filled by the runs that bind its ops."""
+        for m, i, k, bound in self.bound:
+            if m is module and i is isa and k is mach:
+                return bound
+        bound = {}
+        self.bound.append((module, isa, mach, bound))
+        return bound
 
 
 _PREPARED: OrderedDict[tuple[str, str], _Prepared] = OrderedDict()
@@ -401,7 +414,7 @@ def run(
     else:
         verify_module(module, fn, isa, mach)
     chip = Chip(module, isa, mach, seed=seed, max_steps=max_steps, data=data, keep_log=keep_log,
-                trace=trace is not None)
+                trace=trace is not None, bindings=prepared.bindings(module, isa, mach) if prepared else None)
     for message, loc in alignment_warnings(module, mach):  # §5.3: the back end warns, so do we
         chip.findings.add("alignment", "warning", message, [loc] if loc else [])
     # what follows the run while it goes (core/recorder.py): the race check and the critical path

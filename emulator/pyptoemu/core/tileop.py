@@ -11,10 +11,9 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from operator import is_, itemgetter
+from operator import attrgetter, is_, itemgetter
 from types import MethodType
 from typing import Any
 
@@ -103,10 +102,13 @@ def _operand_lists(op: A.Op, spec: InstrSpec) -> tuple[list, list, list]:
 def bind_tile_op(su: ScalarUnit, op: A.Op, spec: InstrSpec, semantics: Callable) -> Step:
     """Match the op's operands to its spec once; the step is the binding's :meth:`issue`.
 
-    On a chip the cores of one kind share the work: the first core binds the op, the others take a
-    copy that shares its operand matching and its caches of checked shapes and timings (what
-    they hold depends on the op, the shapes and the kind's pipes, not on the core), so a
-    48-core run checks and times each shape once, not 48 times."""
+    On a chip the cores of one kind share the work: the first core binds the op and leaves its
+    :meth:`~TileOpBinding.detached` template in the chip's shared bindings; the others take a copy
+    of it that shares its operand matching and its caches of checked shapes, timings and prepared
+    semantics (what they hold depends on the op, the shapes and the kind's pipes, not on the core),
+    so a 48-core run checks and times each shape once, not 48 times. ``pyptoemu.run`` hands the
+    chip the shared bindings of the previous runs of the same module on the same ISA and machine
+    (api._Prepared), so a repeated run binds, checks and times nothing it did before."""
     shared = su.core.shared_bindings
     if shared is not None:
         key = (su.core.kind.name, op)
@@ -115,7 +117,7 @@ def bind_tile_op(su: ScalarUnit, op: A.Op, spec: InstrSpec, semantics: Callable)
             return template.for_core(su).issue
     step = _bind_tile_op(su, op, spec, semantics)
     if shared is not None and isinstance(step, MethodType):
-        shared[key] = step.__self__
+        shared[key] = step.__self__.detached()
     return step
 
 
@@ -214,15 +216,38 @@ class TileOpBinding:
     plans: dict = field(default_factory=dict)
     last_plan: tuple | None = None
 
+    def detached(self) -> TileOpBinding:
+        """What the cores of one kind share of this binding, in this run and in later runs of the
+        same module on the same ISA and machine: the operand matching and the caches (pipe and
+        timing per operand shapes, the shapes checked, the prepared semantics), which depend on the
+        op, the shapes and the kind's pipes only. Nothing of a run is kept: no scalar unit, memory,
+        tile, window or operand value (a template, :meth:`for_core` makes a binding of it)."""
+        other = self._copy()
+        other.su = other.memory = None
+        other.reads_known = other.writes_known = other.checked_key = None
+        other.last_values, other.last_scalars, other.last_tiles, other.last_result = (), [], [], ()
+        other.template = other.last_parts = other.view_shape = other.last_plan = None
+        other.last_spans, other.last_views, other.last_others = [], (), ()
+        other.pick_reads = other.pick_writes = None
+        other.scalar_memo = {}
+        return other
+
     def for_core(self, su: ScalarUnit) -> TileOpBinding:
-        """This binding on another core of the same kind: everything shared but the core's own
-        scalar unit and memories."""
-        other = copy.copy(self)
+        """A binding of this :meth:`detached` template on the scalar unit ``su``: the template's
+        operand matching and caches shared, the core's own scalar unit and memories."""
+        other = self._copy()
         other.su = su
         other.memory = su.core.memory
         other.data = su.core.data
-        other.reads_known = other.writes_known = None  # what this core's memory knows, not the other's
-        other.last_values, other.last_views, other.template = (), (), None  # its issues are the other's
+        other.scalar_memo = {}  # (the values this core's issues held)
+        return other
+
+    def _copy(self) -> TileOpBinding:
+        """A shallow copy (``copy.copy``'s, at half its cost: it goes through ``__reduce_ex__``;
+        every run makes one per tile op and core, :meth:`for_core`)."""
+        other = object.__new__(TileOpBinding)
+        for name, value in zip(_BINDING_SLOTS, _binding_fields(self), strict=True):
+            setattr(other, name, value)
         return other
 
     def __post_init__(self) -> None:
@@ -645,6 +670,9 @@ class TileOpBinding:
     def _unfit(self, e: ValueError) -> KernelFault:
         return KernelFault(f"{self.op.name}: {e}", self.op.loc)
 
+
+_BINDING_SLOTS = TileOpBinding.__slots__
+_binding_fields = attrgetter(*_BINDING_SLOTS)
 
 KIND_NAME = {TILE: "tile", VIEW: "view", SCALAR: "scalar"}
 
