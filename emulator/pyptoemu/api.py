@@ -27,7 +27,7 @@ from pyptoemu.check.races import RaceDetector, access_map
 from pyptoemu.core import arith
 from pyptoemu.core.chip import Chip
 from pyptoemu.core.memory import GMBuffer, PartitionView, Ptr
-from pyptoemu.core.placement import plan_launch
+from pyptoemu.core.placement import Launch, plan_launch
 from pyptoemu.core.verify import target_machine, verify_module
 from pyptoemu.errors import FindingsError, InputError, KernelFault, Loc, PtoError
 from pyptoemu.isa.runnable import load_isa
@@ -57,8 +57,9 @@ class _Prepared:
     sweep, a benchmark or the compiler's runtime runs the same text many times in one process. The
     key is the text itself (and the file name its locations carry), never a timestamp, so an edited
     file is parsed again. Only what is a pure function of its inputs is kept: the parse, the
-    synchronisation pass's result (for each entry, sync mode, ISA and machine object) and the fact
-    that verification passed (errors are raised again each time, by running the verifier), and the
+    synchronisation pass's result (for each entry, sync mode, ISA and machine object), the fact
+    that verification passed (errors are raised again each time, by running the verifier) with what
+    else the text alone decides (:func:`_checked`: the alignment warnings, the launch), and the
     tile-op binding templates the chips running it share (tileop.TileOpBinding.detached: operand
     matching, checks and timings per operand shapes, on one ISA and machine). Nothing in a run
     changes the module it runs."""
@@ -68,7 +69,7 @@ class _Prepared:
     def __init__(self, module: A.Module) -> None:
         self.module = module
         self.prepared: list[tuple] = []  # (entry fn, sync, isa, machine, autosync.prepare's result)
-        self.verified: list[tuple] = []  # (module, entry fn, isa, machine) that verified clean
+        self.verified: list[tuple] = []  # (module, entry fn, isa, machine, _checked's result) verified clean
         self.bound: list[tuple] = []  # (module, isa, machine, the chips' shared tile-op bindings)
 
     def prepare(self, fn: A.Function, sync: str | None, isa, mach: Machine) -> tuple:
@@ -81,10 +82,14 @@ class _Prepared:
         module, new_fn, mode, notices = result
         return module, new_fn, mode, list(notices)
 
-    def verify(self, module: A.Module, fn: A.Function, isa, mach: Machine) -> None:
-        if not any(m is module and f is fn and i is isa and k is mach for m, f, i, k in self.verified):
-            verify_module(module, fn, isa, mach)  # raises on any error: nothing is kept then
-            self.verified.append((module, fn, isa, mach))
+    def checked(self, module: A.Module, fn: A.Function, isa, mach: Machine) -> tuple[list, Launch]:
+        """:func:`_checked`, once per (module, entry, ISA, machine)."""
+        for m, f, i, k, result in self.verified:
+            if m is module and f is fn and i is isa and k is mach:
+                return result
+        result = _checked(module, fn, isa, mach)  # raises on any error: nothing is kept then
+        self.verified.append((module, fn, isa, mach, result))
+        return result
 
     def bindings(self, module: A.Module, isa, mach: Machine) -> dict:
         """The tile-op binding templates of ``module`` on ``isa`` and ``mach`` (Chip.bindings),
@@ -125,6 +130,14 @@ def _kernel_for_run(kernel: str | os.PathLike | A.Module) -> tuple[A.Module, _Pr
     while len(_PREPARED) > PREPARED_TEXTS:
         _PREPARED.popitem(last=False)
     return module, hit
+
+
+def _checked(module: A.Module, fn: A.Function, isa, mach: Machine) -> tuple[list, Launch]:
+    """What the text alone decides before a run: every op bound and checked (raises
+    :class:`~pyptoemu.core.verify.ModuleVerifyError` with every error), the alignment warnings
+    (message, location) and where each block runs (the launch)."""
+    verify_module(module, fn, isa, mach)
+    return alignment_warnings(module, mach), plan_launch(module, fn, mach.name)
 
 
 def choose_entry(module: A.Module, entry: str | None) -> A.Function:
@@ -408,14 +421,12 @@ def run(
     notices = [*tile_notes, *notices]
     if not isinstance(blocks, int) or isinstance(blocks, bool) or blocks < 1:
         raise InputError(f"blocks must be a positive integer, not {blocks!r}")
-    # every op bound and checked before anything runs
-    if prepared is not None:
-        prepared.verify(module, fn, isa, mach)
-    else:
-        verify_module(module, fn, isa, mach)
+    # every op bound and checked before anything runs, and what else the text alone decides
+    checked = prepared.checked if prepared is not None else _checked
+    warnings, launch = checked(module, fn, isa, mach)
     chip = Chip(module, isa, mach, seed=seed, max_steps=max_steps, data=data, keep_log=keep_log,
                 trace=trace is not None, bindings=prepared.bindings(module, isa, mach) if prepared else None)
-    for message, loc in alignment_warnings(module, mach):  # §5.3: the back end warns, so do we
+    for message, loc in warnings:  # §5.3: the back end warns, so do we
         chip.findings.add("alignment", "warning", message, [loc] if loc else [])
     # what follows the run while it goes (core/recorder.py): the race check and the critical path
     neck = CriticalPath()
@@ -424,7 +435,6 @@ def run(
         detector = RaceDetector(chip, "error" if races == "error" else "warning", access_map(module, isa, mach))
         chip.recorder.consumers.append(detector)
         chip.recorder.epoch_watchers.append(detector)
-    launch = plan_launch(module, fn, mach.name)
     if launch.notice:
         notices = [*notices, launch.notice]
     values = bind_arguments(fn, inputs, args, chip)
