@@ -55,49 +55,22 @@ SHARED_KEYS = ("hbm_bw", "hbm_core_bw", "l2_bw", "l2_bytes", "l2_line")
 HBM, L2 = "hbm", "l2"
 
 
-LINE_CHUNK_BITS = 14  # the line table's chunks: 16384 lines each (2 MiB of GM at 128 B lines, 128 KiB of table)
+class Fill:
+    """Lines one transfer is fetching from HBM into L2 (sorted, unique), and when HBM will have
+    delivered them: a read of any of them before then waits for it."""
 
+    __slots__ = ("hi", "lines", "lo", "name", "ready")
 
-class LineTable:
-    """Per GM buffer, the cycle each L2 line's data is there by (inf: not resident), in chunks made
-    when a line in them is first made resident: a kernel that reads a few tiles of a huge view keeps a few chunks, not a
-    table as long as the view."""
+    def __init__(self, name: str, lines: np.ndarray, ready: float) -> None:
+        self.name, self.lines, self.ready = name, lines, ready
+        self.lo, self.hi = int(lines[0]), int(lines[-1])
 
-    __slots__ = ("chunks",)
-
-    def __init__(self) -> None:
-        self.chunks: dict[tuple[str, int], np.ndarray] = {}
-
-    def _chunk(self, name: str, c: int) -> np.ndarray:
-        arr = self.chunks.get((name, c))
-        if arr is None:
-            arr = self.chunks[(name, c)] = np.full(1 << LINE_CHUNK_BITS, np.inf)
-        return arr
-
-    def _split(self, lines: np.ndarray):
-        """(chunk, the positions of ``lines`` in it, which of ``lines`` they are) per chunk touched."""
-        if lines.size == 0:
-            return
-        which = lines >> LINE_CHUNK_BITS
-        offsets = lines & ((1 << LINE_CHUNK_BITS) - 1)
-        if which.min() == which.max():
-            yield int(which[0]), offsets, slice(None)
-            return
-        for c in np.unique(which):
-            sel = which == c
-            yield int(c), offsets[sel], sel
-
-    def get(self, name: str, lines: np.ndarray) -> np.ndarray:
-        out = np.full(lines.size, np.inf)
-        for c, offsets, sel in self._split(lines):
-            arr = self.chunks.get((name, c))
-            if arr is not None:
-                out[sel] = arr[offsets]
-        return out
-
-    def put(self, name: str, lines: np.ndarray, ready: float) -> None:
-        for c, offsets, _ in self._split(lines):
-            self._chunk(name, c)[offsets] = ready
+    def holds_any(self, name: str, lines: np.ndarray, lo: int, hi: int) -> bool:
+        if name != self.name or hi < self.lo or lo > self.hi:
+            return False
+        mine = self.lines
+        at = np.minimum(np.searchsorted(mine, lines), mine.size - 1)
+        return bool((mine[at] == lines).any())
 
 
 class SharedMemory:
@@ -120,9 +93,8 @@ class SharedMemory:
         self.line = int(params["l2_line"])
         self.free_at = {HBM: 0.0, L2: 0.0}  # when each server has moved every byte admitted so far
         self.port_free: dict[object, float] = {}  # per core: its HBM port, likewise
-        # per GM line, the cycle its data is in L2 by (inf: not resident; a fill in flight: when HBM
-        # will have delivered it)
-        self.lines = LineTable()
+        self.lines: dict[str, np.ndarray] = {}  # GM buffer name -> resident lines (or being fetched)
+        self.fills: list[Fill] = []  # fetches from HBM into L2 not delivered yet (by the latest start)
         self.resident = 0
         self.traffic = {HBM: 0.0, L2: 0.0}  # bytes moved per medium
         self.stretched = 0  # cycles added to transfers by sharing
@@ -137,8 +109,11 @@ class SharedMemory:
         total = sum(gm.size * gm.dtype.itemsize for gm in gm_buffers.values())
         if total > self.l2_bytes:
             return
-        self.fits = True  # every line is resident: no line is looked up again (:meth:`admit`)
-        self.resident = sum(-(-gm.size * gm.dtype.itemsize // self.line) * self.line for gm in gm_buffers.values())
+        self.fits = True
+        for gm in gm_buffers.values():
+            n = -(-gm.size * gm.dtype.itemsize // self.line)
+            self._resident(gm.name, n)[:n] = True
+            self.resident += n * self.line
 
     # ---------------------------------------------------------------------------- the L2
 
@@ -159,21 +134,36 @@ class SharedMemory:
         lines = first[:, None] + np.arange(width, dtype=np.int64)[None, :]
         return name, lines[lines < last[:, None]]
 
+    def _resident(self, name: str, upto: int) -> np.ndarray:
+        arr = self.lines.get(name)
+        if arr is None or arr.size < upto:
+            grown = np.zeros(max(upto, 2 * (0 if arr is None else arr.size)), dtype=bool)
+            if arr is not None:
+                grown[:arr.size] = arr
+            arr = self.lines[name] = grown
+        return arr
+
     def _look_up(self, name: str, lines: np.ndarray) -> tuple[float, np.ndarray | None]:
-        """The cycle every line is in L2 by (a fill in flight: its end), or the lines that are not
-        resident (a miss: they are reserved, while L2 has room, and become resident at the fill's end)."""
+        """When every line is in L2 by (0: now; later: a fill in flight), or the lines that are not
+        resident (a miss: they become resident, while L2 has room, once this transfer's fill lands)."""
         if lines.size == 0:
             return 0.0, None
-        ready = self.lines.get(name, lines)
-        missing = lines[ready == np.inf]
-        if missing.size == 0:
-            return float(ready.max()), None
-        missing = np.unique(missing)
-        if self.resident + missing.size * self.line > self.l2_bytes:
-            return 0.0, missing[:0]  # a miss that L2 has no room to keep
-        self.resident += missing.size * self.line
-        self.lines.put(name, missing, -1.0)  # reserved: resident from the fill's end on (:meth:`admit`)
-        return 0.0, missing
+        arr = self._resident(name, int(lines.max()) + 1)
+        missing = lines[~arr[lines]]
+        if missing.size:
+            missing = np.unique(missing)
+            if self.resident + missing.size * self.line > self.l2_bytes:
+                return 0.0, missing[:0]  # a miss that L2 has no room to keep
+            arr[missing] = True
+            self.resident += missing.size * self.line
+            return 0.0, missing
+        ready = 0.0
+        if self.fills:
+            lo, hi = int(lines.min()), int(lines.max())
+            for fill in self.fills:
+                if fill.ready > ready and fill.holds_any(name, lines, lo, hi):
+                    ready = fill.ready
+        return ready, None
 
     def medium(self, ins) -> tuple[str, float, list]:
         """HBM or L2 for this transfer; for L2, the cycle its lines are there by (a fill another
@@ -212,6 +202,8 @@ class SharedMemory:
         traffic = transfer[0]
         if not self.started:
             self.start(getattr(getattr(core, "memory", None), "gm", {}))
+        if self.fills:  # transfers come in start order: a fill delivered by now is plain L2 from now on
+            self.fills = [f for f in self.fills if f.ready > start]
         # a third element names the medium outright (FIFO slots: a small GM workspace kept in L2);
         # when all of GM fits in L2, every transfer is served there (:meth:`medium`)
         ready, fills = 0.0, None
@@ -244,8 +236,7 @@ class SharedMemory:
             if port > end:
                 end = port
         if fills:  # what it fetched is in L2 once HBM has moved it (its own port's limit is its own)
-            for name, missing in fills:
-                self.lines.put(name, missing, served)
+            self.fills.extend(Fill(name, missing, served) for name, missing in fills if missing.size)
         excess = end - begin - stream
         if excess > 0.0:  # (ceil of anything else adds nothing)
             extra = math.ceil(excess)

@@ -149,16 +149,18 @@ def test_a_read_after_the_fill_landed_is_a_plain_l2_hit():
     assert later.occupancy == FIXED + 65536 // 128
 
 
-def test_the_line_table_keeps_lines_across_chunks_and_only_the_chunks_touched():
-    import numpy as np
-
-    from pyptoemu.core.memsys import LINE_CHUNK_BITS, LineTable
-
-    table = LineTable()
-    edge = 1 << LINE_CHUNK_BITS
-    lines = np.array([edge - 2, edge - 1, edge, edge + 1, 5 * edge + 3], dtype=np.int64)
-    assert np.isinf(table.get("arg0", lines)).all()
-    table.put("arg0", lines[1:4], 7.0)
-    assert list(table.get("arg0", lines)) == [np.inf, 7.0, 7.0, 7.0, np.inf]
-    assert np.isinf(table.get("arg1", lines)).all()  # per buffer
-    assert sorted(table.chunks) == [("arg0", 0), ("arg0", 1)]  # only where a line was put
+def test_a_fill_is_waited_for_only_by_reads_of_its_own_lines_and_only_until_it_lands():
+    bw = _fresh()
+    for k in range(47):
+        bw.admit(f"c{k + 2}", _load(f"c{k + 2}", k + 1), 0)
+    bw.admit("c0", _load("c0", 0), 0)  # fetching window 0 behind 47 others on HBM
+    assert len(bw.fills) == 48
+    other = _load("c1", 3)  # window 3: fetched by another core, in flight too
+    same = _load("c1", 0)
+    bw.admit("c1", same, 0)
+    assert same.occupancy > FIXED + 48 * 65536 / P["hbm_bw"] - 1  # waits for window 0's fill
+    bw.admit("c1", other, 0)
+    assert other.occupancy < same.occupancy  # window 3 was fetched earlier, so it lands earlier
+    later = _load("c1", 0)
+    bw.admit("c1", later, 10**6)
+    assert later.occupancy == FIXED + 65536 // 128 and not bw.fills  # delivered: dropped, a plain hit
