@@ -180,6 +180,10 @@ def _row_reduce(name: str):
     def deduce(args: list, kw: dict, span: Span) -> TileType:
         t = tile(name, args, 0, names, span)
         tile(name, args, 1, names, span)
+        if args[1] is args[0]:
+            raise PyptoTypeError(f"{name}: the scratch tile is the tile being reduced; the reduction overwrites "
+                                 f"its scratch while it reads the tile: give it a tile of its own "
+                                 f"(pl.create_tile)", span)
         check_dtype(name, t.dtype, span)
         if len(t.shape) < 2:
             raise PyptoTypeError(f"{name}: needs a tile of rank >= 2, got {shape_str(t.shape)}", span)

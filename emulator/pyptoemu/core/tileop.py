@@ -137,12 +137,13 @@ def _bind_tile_op(su: ScalarUnit, op: A.Op, spec: InstrSpec, semantics: Callable
         where = f" on {su.machine.name}" if "needs_scratch" in spec.target_constraints else ""
         return fail_step(VerifyError(f"{op.name}{where} needs its scratch operand {scratch} "
                                      f"(a work tile the op overwrites), which this form leaves out", op.loc))
+    scratch = [i < len(in_specs) and in_specs[i].is_scratch for i in range(len(ins))]
     padded_types = in_types + [None] * (len(ins) - len(in_types))
     binding = TileOpBinding(
         su=su, op=op, spec=spec, semantics=semantics, ins=ins, outs=outs, in_types=in_types,
         in_specs=in_specs, out_specs=_align(spec.outs, len(outs)),
         # Which ins are scratch (role: scratch in the spec): written, not read, by the op.
-        scratch=[i < len(in_specs) and in_specs[i].is_scratch for i in range(len(ins))],
+        scratch=scratch,
         scalar_types=[(t.name if isinstance(t, A.ScalarType) else None) if i < len(in_types) else None
                       for i, t in enumerate(padded_types)],
         attrs=dict(op.attrs), names=tuple(str(x) for x in list(ins) + list(outs)),
@@ -481,7 +482,22 @@ class TileOpBinding:
             which = "destination" if dom in out_snap else "source"
             raise VerifyError(f"{self.op.name}: {which} element type {dom.dtype} is not supported "
                               f"(legal: {', '.join(legal)})", self.op.loc)
+        self._check_scratch_is_not_read()
         return pipe, case, dom
+
+    def _check_scratch_is_not_read(self) -> None:
+        """A scratch operand that is also an operand the op reads: where the target uses its scratch
+        (machine param vec_scratch_used) the op overwrites it while reading it."""
+        if not self.su.machine.params.get("vec_scratch_used", 1):
+            return
+        ins, scratch = self.ins, self.scratch
+        read = {x for x, is_scratch in zip(ins, scratch, strict=True) if not is_scratch and isinstance(x, str)}
+        clash = next((i for i, x in enumerate(ins) if scratch[i] and x in read), None)
+        if clash is not None:
+            raise VerifyError(f"{self.op.name}: the scratch operand {self.in_specs[clash].name} is {ins[clash]}, which "
+                              f"the op also reads: on {self.su.machine.name} the op overwrites its scratch tile while "
+                              f"it runs (its contents afterwards are unspecified); give it a tile of its own",
+                              self.op.loc)
 
     def _check_operands(self, in_snap: list, out_snap: list) -> None:
         """Operand kinds, locations and declared types."""
@@ -1171,6 +1187,8 @@ def _timing_vars(dom, in_snap, out_snap) -> dict:
     else:
         rows, cols = dom.vrow, dom.vcol
         esize = itemsize(dom.dtype)
+        if dom.kind == TILE and dom.obj.type.blayout == "col_major" and dom.obj.type.slayout == "none_box":
+            rows, cols = cols, rows  # DN: the lines the vector unit repeats over are the columns
     elems = rows * cols
     src = next((s for s in in_snap if s.kind != SCALAR), None)
     dst = out_snap[0] if out_snap else None

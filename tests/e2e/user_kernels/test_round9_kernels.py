@@ -1,0 +1,63 @@
+"""Ninth red-team round: kernels written from the specs as other PTO users write them
+(tests/e2e/user_kernels/kernels/r9_*.pto, the first lines of each say what it does and why)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pyptoemu
+from ptoisa.errors import PtoError
+from tests.e2e.user_kernels.running import KERNELS, cli_json, run_clean
+
+
+def _rng(seed: int) -> np.random.Generator:
+    return np.random.default_rng(seed)
+
+
+def _tile_instrs(r: pyptoemu.RunResult, name: str) -> list:
+    return [i for i in r.core.trace_log if i.name == name]
+
+
+def test_a_dn_column_costs_what_a_row_of_the_same_bytes_costs():
+    """A 64x1 f32 DN column is 256 contiguous bytes in UB: one vector repeat, like the 1x64 row.
+    By hand from a2a3.yaml: tmuls 11 + 1 x 1 = 12 cycles on V (latency + 15 = 27), texp 13 + 1 x 2 = 15
+    (latency + 18 = 33); the column's tmuls cost 11 + 64 = 75 when each one-element row was a repeat."""
+    a = _rng(1).standard_normal((64, 1)).astype(np.float32)
+    b = _rng(2).standard_normal((1, 64)).astype(np.float32)
+    r = pyptoemu.run(KERNELS / "r9_k01_dn_column_scale_exp.pto", inputs={"arg0": a, "arg1": b}, keep_log=True)
+    assert [str(f) for f in r.findings] == []
+    np.testing.assert_allclose(r.outputs["arg0"].reshape(64, 1), np.exp(2 * a), rtol=1e-5)
+    np.testing.assert_allclose(r.outputs["arg1"].reshape(1, 64), np.exp(2 * b), rtol=1e-5)
+    assert [(i.occupancy, i.latency) for i in _tile_instrs(r, "tmuls")] == [(12, 27), (12, 27)]
+    assert [(i.occupancy, i.latency) for i in _tile_instrs(r, "texp")] == [(15, 33), (15, 33)]
+
+
+def test_set_validshape_on_a_tile_with_a_static_valid_dim_is_refused_before_running(tmp_path):
+    code, out = cli_json("r9_bad01_set_validshape_static_valid_in_branch.pto", {"arg2": "false"}, tmp_path)
+    assert code == 2
+    assert out.startswith(f"{KERNELS}/r9_bad01_set_validshape_static_valid_in_branch.pto:18:7: pto.set_validshape: "
+                          "%t has the valid shape ?x64 in its type; set_validshape needs a tile typed v_row=?, v_col=?"), out
+
+
+def test_a_row_sum_whose_scratch_is_its_source_is_refused(tmp_path):
+    code, out = cli_json("r9_bad02_rowsum_scratch_is_its_source.pto", {}, tmp_path)
+    assert code == 2
+    assert out.startswith(f"{KERNELS}/r9_bad02_rowsum_scratch_is_its_source.pto:18:5: pto.trowsum: the scratch operand tmp "
+                          "is %x, which the op also reads"), out
+    with pytest.raises(PtoError, match="scratch operand tmp is %x"):
+        pyptoemu.run(KERNELS / "r9_bad02_rowsum_scratch_is_its_source.pto")
+
+
+@pytest.mark.xfail(strict=True, reason="api.py reports SimPy's time at a fault; the scalar unit's own clock (vclock) is "
+                   "ahead of it after a fault it raised itself (pto.trap), but behind-the-queue deadlocks must keep "
+                   "SimPy's (test_issue_queue): the fix belongs in core/scalar.py / api.py, being changed by the speed helpers")
+def test_a_trapped_run_lasts_as_long_as_the_scalar_work_before_the_trap(tmp_path):
+    out = np.zeros(1, np.int32)
+    ok = run_clean("r9_bad03_trap_after_scalar_work.pto", {"arg0": out}, {"arg1": 2})
+    with pytest.raises(pyptoemu.KernelFault) as e:
+        pyptoemu.run(KERNELS / "r9_bad03_trap_after_scalar_work.pto", inputs={"arg0": out}, args={"arg1": 9})
+    r = e.value.result
+    s = r.pipes["S"]
+    assert s.busy_cycles == ok.pipes["S"].busy_cycles == 6  # 3 constants, store_scalar, cmpi, scf.if
+    assert r.cycles >= s.busy_cycles
