@@ -13,6 +13,7 @@ token.
 
 from __future__ import annotations
 
+import copy
 import re
 import struct
 from collections.abc import Callable
@@ -138,6 +139,8 @@ class Parser:
         self.toks = tokenize(text, file)
         self.pos = 0
         self.tok = self.toks[0]
+        # ops an op's reading put before it in its block (the comparisons of a desugared scf.index_switch)
+        self.pending: list[Op] = []
 
     # ---- cursor helpers
 
@@ -280,7 +283,11 @@ class Parser:
                 raise self.error(f"expected '}}' to close the region opened at {self._lc(open_tok)}")
             if self.at("caret"):
                 raise self.error("regions with more than one block are not supported")
-            region.ops.append(self.parse_op())
+            op = self.parse_op()
+            if self.pending:
+                region.ops.extend(self.pending)
+                self.pending = []
+            region.ops.append(op)
         self.advance()
         return region
 
@@ -839,6 +846,71 @@ class Parser:
         before.arg_types = in_types + before.arg_types
         self.expect_kw("do", "'do' before the scf.while body")
         op.regions = [before, self.parse_region()]
+
+    def parse_scf_index_switch(self, op: Op) -> None:
+        """index_switch ::= ssa ('->' types)? ('case' int region)* 'default' region
+
+        Read as the chain of ``scf.if`` it means (spec §3.2: the assembler accepts it), so nothing
+        after the parser needs to know the op: case ``v`` runs when the value equals ``v``, the first
+        matching case wins, ``default`` runs when none does. The comparison of the outermost case goes
+        before the op in its block (``self.pending``)."""
+        value = self.expect("ssa", "the switch value").text
+        types = self.parse_result_type_list() if self.take("->") else []
+        cases: list[tuple[int, Region]] = []
+        while self.take_kw("case"):
+            cases.append((int(self.expect("int", "the case value").text), self.parse_region()))
+        self.expect_kw("default", "'default' and its region to end scf.index_switch")
+        chain = self.parse_region()
+        tag = f"%index_switch.{op.loc.line}.{op.loc.col}"
+        if not cases:  # only a default: it always runs
+            cases, value = [(0, chain)], None
+            chain = copy.deepcopy(chain)
+        for k in range(len(cases) - 1, -1, -1):
+            case, body = cases[k]
+            test = self._switch_test(value, case, f"{tag}.case{k}", op.loc)
+            branch = Op("scf.if", op.loc, operands=[test[-1].results[0]], result_types=list(types),
+                        regions=[body, chain])
+            if k == 0:
+                self.pending = test
+                op.name, op.operands, op.result_types, op.regions = branch.name, branch.operands, types, branch.regions
+                return
+            branch.results = [f"{tag}.case{k}.r{j}" for j in range(len(types))]
+            done = Op("scf.yield", op.loc, operands=list(branch.results), operand_types=list(types))
+            chain = Region(ops=[*test, branch, done])
+
+    @staticmethod
+    def _switch_test(value: str | None, case: int, name: str, loc: Loc) -> list[Op]:
+        """``name`` = (value == case), or true when there is no value."""
+        if value is None:
+            return [Op("arith.constant", loc, results=[name], result_types=[_I1], attrs={"value": True})]
+        const = Op("arith.constant", loc, results=[name + ".v"], result_types=[_INDEX], attrs={"value": case})
+        return [const, Op("arith.cmpi", loc, results=[name], operands=[value, name + ".v"],
+                          operand_types=[_INDEX], result_types=[_I1], attrs={"predicate": "eq"})]
+
+    def parse_scf_execute_region(self, op: Op) -> None:
+        """execute_region ::= ('->' types)? region
+
+        Read as the ``scf.while`` that runs its body once (spec §3.2: the assembler accepts it): the
+        body's ``scf.yield`` becomes ``scf.condition(false)`` with the same values, which leaves the
+        loop with them as its results."""
+        types = self.parse_result_type_list() if self.take("->") else []
+        body = self.parse_region()
+        last = body.ops[-1] if body.ops else None
+        if last is not None and last.name == "scf.yield":
+            body.ops.pop()
+            values, value_types = list(last.operands), list(last.operand_types)
+        elif not types:
+            values, value_types = [], []
+        else:
+            raise ParseError(f"scf.execute_region returns {len(types)} value(s) but its body does not end with "
+                             f"scf.yield", op.loc)
+        stop = f"%execute_region.{op.loc.line}.{op.loc.col}.stop"
+        body.ops.append(Op("arith.constant", op.loc, results=[stop], result_types=[_I1], attrs={"value": False}))
+        body.ops.append(Op("scf.condition", op.loc, operands=[stop, *values],
+                           operand_types=[_I1, *value_types] if value_types else []))
+        after = Region(args=[f"{stop}.{j}" for j in range(len(types))], arg_types=list(types),
+                       ops=[Op("scf.yield", op.loc)])
+        op.name, op.result_types, op.regions = "scf.while", types, [body, after]
 
     def parse_scf_condition(self, op: Op) -> None:
         """condition ::= '(' ssa ')' (ssa (',' ssa)* ':' types)?"""
@@ -1434,6 +1506,8 @@ _HANDLERS: dict[str, Callable[[Parser, Op], None]] = {
     "scf.for": Parser.parse_scf_for,
     "scf.if": Parser.parse_scf_if,
     "scf.while": Parser.parse_scf_while,
+    "scf.index_switch": Parser.parse_scf_index_switch,
+    "scf.execute_region": Parser.parse_scf_execute_region,
     "scf.yield": Parser.parse_return,
     "scf.condition": Parser.parse_scf_condition,
     "memref.reinterpret_cast": Parser.parse_reinterpret_cast,
