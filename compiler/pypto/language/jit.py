@@ -148,7 +148,10 @@ class JITFunction(InlineFunction):
     def __call__(self, *args: Any, config: RunConfig | None = None, **kwargs: Any) -> None:
         """Run on the given arrays in place (torch CPU tensors or NumPy arrays); returns None."""
         config = config if config is not None else RunConfig()
-        given = inspect.signature(self.pyfunc).bind_partial(*args, **kwargs).arguments
+        try:
+            given = inspect.signature(self.pyfunc).bind_partial(*args, **kwargs).arguments
+        except TypeError as e:  # an unexpected or repeated argument: named as _bind names the others
+            raise TypeError(f"@pl.jit function '{self.__name__}': {e}") from None
         marked = [name for name, value in given.items() if value is RUNTIME]
         if marked:
             raise TypeError(f"@pl.jit function '{self.__name__}': pl.RUNTIME is a compile-time marker "

@@ -57,6 +57,9 @@ def test_binding_errors_name_the_function():
         scale_rows(x, np.zeros_like(x))
     with pytest.raises(TypeError, match="unexpected keyword argument 'skip_ptoas'"):
         scale_rows.compile(x, x, 1.0, skip_ptoas=True)
+    # a call's unexpected keyword was a bare Python TypeError (spec pypto-jit §2.4: prefixed too)
+    with pytest.raises(TypeError, match="^@pl.jit function 'scale_rows': got an unexpected keyword argument 'z'"):
+        scale_rows(x, np.zeros_like(x), 1.0, z=1)
 
 
 def test_run_config_platforms():
