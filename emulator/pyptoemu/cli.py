@@ -291,6 +291,8 @@ def _remove_stale_outputs(res, out_dir: Path, inputs: dict[str, str]) -> None:
 
 
 def _check_expected(res, expect: dict[str, str], rtol: float | None, atol: float | None) -> list:
+    import numpy as np
+
     from pyptoemu.api import read_npy_file
     from pyptoemu.compare import Mismatch, compare
 
@@ -306,7 +308,16 @@ def _check_expected(res, expect: dict[str, str], rtol: float | None, atol: float
             raise InputError(f"--expect {name}: cannot read {path}: out of memory") from None
         except (OSError, ValueError) as e:
             raise InputError(f"--expect {name}: cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
-        m = compare(name, res.outputs[name], want, rtol=rtol, atol=atol)
+        got = res.outputs[name]
+        if want.dtype.type is np.void and not want.dtype.fields:  # how np.save writes ml_dtypes (bf16, fp8)
+            if got.dtype.type is np.void or want.dtype.itemsize != got.dtype.itemsize:
+                raise InputError(f"--expect {name}: {path} holds raw {want.dtype.itemsize}-byte records, which cannot "
+                                 f"be read as the output's {got.dtype}")
+            want = want.view(got.dtype)
+        elif want.dtype.kind not in "biuf":
+            raise InputError(f"--expect {name}: {path} holds {want.dtype} values, not numbers to compare with the "
+                             f"output's {got.dtype}")
+        m = compare(name, got, want, rtol=rtol, atol=atol)
         if m is not None:
             out.append(m)
     return [m for m in out if isinstance(m, Mismatch)]

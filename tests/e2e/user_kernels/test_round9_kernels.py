@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 
 import pyptoemu
 from ptoisa.errors import PtoError
 from tests.e2e.user_kernels.running import KERNELS, cli_json, run_clean
+
+BF16 = ml_dtypes.bfloat16
 
 
 def _rng(seed: int) -> np.random.Generator:
@@ -61,3 +64,24 @@ def test_a_trapped_run_lasts_as_long_as_the_scalar_work_before_the_trap(tmp_path
     s = r.pipes["S"]
     assert s.busy_cycles == ok.pipes["S"].busy_cycles == 6  # 3 constants, store_scalar, cmpi, scf.if
     assert r.cycles >= s.busy_cycles
+
+
+def test_expect_reads_a_bf16_reference_saved_by_numpy(tmp_path):
+    """np.save writes an ml_dtypes bf16 array as raw 2-byte records ('|V2'): --input read it as bf16,
+    --expect ended in an internal error (exit 3, 'setting an array element with a sequence')."""
+    a = (np.arange(16) * 1.37).astype(BF16).reshape(1, 16)
+    want = a.copy()
+    want[0, 0] = BF16(np.float32(a[0, 5]) * np.float32(2.5))
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "want.npy", want)
+    assert np.load(tmp_path / "want.npy").dtype.kind == "V"
+    args = ("--input", f"arg0={tmp_path / 'a.npy'}", "--expect", f"arg1={tmp_path / 'want.npy'}")
+    code, out = cli_json("r9_k05_bf16_getval_setval.pto", {}, tmp_path, *args)
+    assert code == 0 and out["status"] == "ok", out
+    want[0, 3] = BF16(99.0)
+    np.save(tmp_path / "want.npy", want)
+    code, out = cli_json("r9_k05_bf16_getval_setval.pto", {}, tmp_path, *args)
+    assert code == 1 and "arg1[0, 3]: got 4.125, want 99" in out, out
+    np.save(tmp_path / "want.npy", np.zeros(16, "V4"))
+    code, out = cli_json("r9_k05_bf16_getval_setval.pto", {}, tmp_path, *args)
+    assert code == 2 and "holds raw 4-byte records, which cannot be read as the output's bfloat16" in out, out
