@@ -225,7 +225,7 @@ class _PipeTrack:
 
 class _CoreState:
     """Per core: each pipe's recent instructions (:class:`_PipeTrack`), the recent scalar sync
-    points, and the pipe instruction that completed last.
+    points, and the full barriers draining.
 
     What it keeps is what is still in flight, not a fixed window: a chip holds one of these per
     core, so its memory follows the instructions in flight on all cores, not the core count times
@@ -234,13 +234,12 @@ class _CoreState:
     work per instruction); the scalar sync points
     before the latest one that ended by the current start are never the answer again."""
 
-    __slots__ = ("draining", "latest", "pipes", "s_syncs")
+    __slots__ = ("draining", "pipes", "s_syncs")
 
     def __init__(self) -> None:
         self.pipes: dict[str, _PipeTrack] = {}  # in the order the pipes were first seen
         self.s_syncs: list[Instr] = []  # in start order, at most S_SYNCS
         self.draining: list[_Drain] = []  # full barriers whose drain may still be recorded
-        self.latest: Instr | None = None  # the pipe instruction seen so far that completed last
 
     def track(self, pipe: str) -> _PipeTrack:
         """The pipe's track, made when the pipe's first instruction is seen."""
@@ -258,16 +257,30 @@ class _CoreState:
         """A full barrier: what completed last by its end, among what was seen and what will be
         (everything this core started before the barrier completed by its end)."""
         drain = barrier.path = _Drain(barrier, self.scalar_path(barrier.start))
-        latest = self.latest
+        latest = self.latest()
         if latest is not None and latest.done <= barrier.end:
             drain.drained = latest
         else:  # not drained by it (cannot happen on one core): the latest that was
             for track in self.pipes.values():
-                track.trim()  # what one trim per instruction would have left
                 for node in track.recent:
                     if node.done <= barrier.end and (drain.drained is None or node.done >= drain.drained.done):
                         drain.drained = node
         self.draining.append(drain)
+
+    def latest(self) -> Instr | None:
+        """The pipe instruction seen so far that completed last (of those that completed together,
+        the one seen last: the latest in (start, seq) order, the order records come in). Worked out
+        when a full barrier asks, not kept up to date per instruction: it is always among the
+        pipes' recent instructions, as a trim drops only instructions that completed before their
+        pipe's latest start, so before the latest of the pipe completed. The pipes are trimmed
+        first (what one trim per instruction would have left), so the search is short."""
+        best = None
+        for track in self.pipes.values():
+            track.trim()
+            for node in track.recent:
+                if best is None or (node.done, node.start, node.seq) >= (best.done, best.start, best.seq):
+                    best = node
+        return best
 
     def settle(self, now: int) -> None:
         """Full barriers that ended before ``now`` have seen everything they drained."""
@@ -316,7 +329,7 @@ class CriticalPath:
 
     def __init__(self) -> None:
         self.cores: dict[int, _CoreState] = {}
-        self.last: Instr | None = None
+        self.s_last: Instr | None = None  # the scalar-unit record seen so far that completed last
         # the core of the previous instruction and its state (no lookup per record); none at first
         self._core: object = _NO_CORE
         self._state: _CoreState | None = None
@@ -334,12 +347,14 @@ class CriticalPath:
         """Each instruction of ``batch`` in turn (in start order): its path up to its start.
 
         One call per recorder drain, not per instruction: the loop keeps the current core's state
-        and the instruction that completed last (and when) in local names."""
+        and the scalar-unit record that completed last (and when) in local names. A pipe record
+        updates no "completed last" of its own: that is worked out when asked, from the pipes'
+        recent instructions, which always hold it (:meth:`last`, :meth:`_CoreState.latest`)."""
         core = self._core
         state = self._state
         tracks = state.pipes if state is not None else None
         states = self.cores
-        last = self.last
+        last = self.s_last
         last_done = -1 if last is None else last.done
         for ins in batch:
             if ins.core is not core:  # on a chip, consecutive records are often of other cores
@@ -349,19 +364,22 @@ class CriticalPath:
             start = ins.start
             if state.draining and state.draining[0].end < start:
                 state.settle(start)
-            done = ins.done
             pipe, kind = ins.pipe, ins.kind
             if pipe == "S":
-                if kind == BARRIER:  # a full barrier: waited for the pipes to drain
-                    state.begin_drain(ins)
-                else:
-                    made = ins.flag.made_by if kind == XWAIT and type(ins.flag) is QueueRoom else None
+                done = ins.done
+                if kind == XWAIT:
+                    flag = ins.flag
+                    made = flag.made_by if flag.__class__ is QueueRoom else None
                     if made is not None and made.path is not None:
                         # a stall on a full issue queue: its path is worked out if a later question
                         # asks (_until; it depends on ``made`` and its own start alone): most never are
                         ins.path = _ROOM
                     else:
                         ins.path = self._path_to_start(ins, state)
+                elif kind == BARRIER:  # a full barrier: waited for the pipes to drain
+                    state.begin_drain(ins)
+                else:
+                    ins.path = self._path_to_start(ins, state)
                 if kind == BARRIER or kind == WAIT or kind == XWAIT:  # the scalar unit waited: later issues follow it
                     syncs = state.s_syncs
                     if syncs and syncs[-1].end <= start:  # state.add_sync, inline: only the latest stays
@@ -369,64 +387,64 @@ class CriticalPath:
                         syncs.append(ins)
                     else:
                         state.add_sync(ins)
-            else:
-                try:
-                    track = tracks[pipe]
-                except KeyError:  # the pipe's first instruction
-                    track = state.track(pipe)
-                if kind == WAIT:
-                    setter = ins.released_by
-                    if (type(setter) is Instr and setter.kind == SET and start > ins.wait_start
-                            and setter.path is not None):
-                        # a wait released by a set (_path_to_start, inline): the set's path, the cycles
-                        # from the set to the wait's start, and the wait crossed
-                        s_start = setter.start
-                        path = setter.path[:]
-                        if start > s_start:  # up to the set's end, then on to the wait's start: one slot
-                            path[SYNC[setter.pipe]] += start - s_start
-                        _cross(path, ins.flag[:2], ins.wait_start, start, ins.loc.line if ins.loc else 0)
-                        ins.path = path
-                    else:
-                        ins.path = self._path_to_start(ins, state)
-                elif kind == XWAIT:
-                    ins.path = self._path_to_start(ins, state)
+                if done >= last_done and (done > last_done or ins.seq > last.seq):
+                    last = ins
+                    last_done = done
+                continue
+            try:
+                track = tracks[pipe]
+            except KeyError:  # the pipe's first instruction
+                track = state.track(pipe)
+            if kind == WAIT:
+                setter = ins.released_by
+                wait_start = ins.wait_start
+                if (start > wait_start and setter.__class__ is Instr and setter.kind == SET
+                        and setter.path is not None):
+                    # a wait released by a set (_path_to_start, inline): the set's path, the cycles
+                    # from the set to the wait's start, and the wait crossed (in place: one copy)
+                    s_start = setter.start
+                    path = setter.path[:]
+                    if start > s_start:  # up to the set's end, then on to the wait's start: one slot
+                        path[SYNC[setter.pipe]] += start - s_start
+                    flag = ins.flag
+                    loc = ins.loc
+                    _cross(path, (flag[0], flag[1]), wait_start, start, loc.line if loc else 0)
+                    ins.path = path
                 else:
-                    # the usual case, inline: the pipe's previous instruction released it (what the
-                    # search would answer for ``start``, when the last one seen released the pipe then)
-                    pred = track.last
-                    if pred is None or pred.end != start and pred.done != start:
-                        pred = track.released_at(start)
-                    if pred is None:
-                        ins.path = self._path_to_start(ins, state)
-                    else:  # _until(pred, start), inline
-                        path = pred.path
-                        p_start = pred.start
-                        if pred.kind == OP:  # its work, then its results in flight
-                            p_end = pred.end
-                            if p_end >= start:  # still working at this start (or released the pipe then)
-                                if start > p_start:
-                                    path = path[:]
-                                    path[track.work] += start - p_start
-                            else:
+                    ins.path = self._path_to_start(ins, state)
+            elif kind == XWAIT:
+                ins.path = self._path_to_start(ins, state)
+            else:
+                # the usual case, inline: the pipe's previous instruction released it (what the
+                # search would answer for ``start``, when the last one seen released the pipe then)
+                pred = track.last
+                if pred is None or pred.end != start and pred.done != start:
+                    pred = track.released_at(start)
+                if pred is None:
+                    ins.path = self._path_to_start(ins, state)
+                else:  # _until(pred, start), inline
+                    path = pred.path
+                    p_start = pred.start
+                    if pred.kind == OP:  # its work, then its results in flight
+                        p_end = pred.end
+                        if p_end >= start:  # still working at this start (or released the pipe then)
+                            if start > p_start:
                                 path = path[:]
-                                if p_end > p_start:
-                                    path[track.work] += p_end - p_start
-                                path[track.latency] += start - p_end
-                        elif start > p_start:
+                                path[track.work] += start - p_start
+                        else:
                             path = path[:]
-                            path[track.sync] += start - p_start
-                        ins.path = path
-                track.recent.append(ins)  # the ones released before this start go once per batch (trim)
-                track.last = ins
-                latest = state.latest
-                if latest is None or done >= latest.done:
-                    state.latest = ins
-                if state.draining:
-                    state.note_drained(ins)
-            if done >= last_done and (done > last_done or ins.seq > last.seq):
-                last = ins
-                last_done = done
-        self.last = last
+                            if p_end > p_start:
+                                path[track.work] += p_end - p_start
+                            path[track.latency] += start - p_end
+                    elif start > p_start:
+                        path = path[:]
+                        path[track.sync] += start - p_start
+                    ins.path = path
+            track.recent.append(ins)  # the ones released before this start go once per batch (trim)
+            track.last = ins
+            if state.draining:
+                state.note_drained(ins)
+        self.s_last = last
         self._core, self._state = core, state
         for each in states.values():  # the recent instructions released before their pipe's latest start go
             for track in each.pipes.values():
@@ -469,12 +487,25 @@ class CriticalPath:
                 best = (node, when)
         return best
 
+    def last(self) -> Instr | None:
+        """The instruction seen so far that completed last (of those that completed together, the
+        one recorded last): the scalar unit's (kept as the records go) or one of a pipe's recent
+        instructions (a trim drops only instructions that completed before a later one of their
+        pipe completed)."""
+        best = self.s_last
+        for state in self.cores.values():
+            for track in state.pipes.values():
+                for node in track.recent:
+                    if best is None or (node.done, node.seq) > (best.done, best.seq):
+                        best = node
+        return best
+
     def finish(self) -> None:
         """Nothing to conclude until the makespan is known (:meth:`result`)."""
 
     def result(self, makespan: int) -> Bottleneck:
         b = Bottleneck(makespan=makespan)
-        last = self.last
+        last = self.last()
         if last is None or makespan <= 0:
             b.text = "no instructions ran"
             return b
