@@ -14,6 +14,7 @@ from pyptoemu.core.crossops import CROSS_CORE_OPS
 from pyptoemu.core.memory import OnChipBuffer, PartitionView, Ptr, TensorView, Tile
 from pyptoemu.core.pipe import BARRIER, SET, WAIT, Instr
 from pyptoemu.core.pipenames import event_of, pipe_of
+from pyptoemu.core.printf import compile_format
 from pyptoemu.core.scalar import Lowering, ScalarUnit, Step, fail_step, lower_noop, require, values_of
 from pyptoemu.errors import BoundsError, InputError, KernelFault, Loc, UnsupportedOpError, VerifyError
 from pyptoemu.isa.arg import Arg
@@ -639,17 +640,24 @@ def lower_trap(su: ScalarUnit, op: A.Op) -> Step:
 
 
 def lower_print(su: ScalarUnit, op: A.Op) -> Step:
+    """printf of scalars (C's formatting, checked here, before anything runs: pyptoemu.core.printf)."""
     loc = op.loc
+    names = [x for x in op.ins if isinstance(x, str) and x.startswith("%")]
+    fmt = op.attrs.get("format", next((x for x in op.ins if isinstance(x, str) and not x.startswith("%")), None))
+    if fmt is None:
+        def render(vals: list) -> str:
+            return " ".join(str(v) for v in vals)
+    else:
+        types = [t.name if isinstance(t, A.ScalarType) else str(t) for t in op.in_types]
+        if len(types) != len(names):
+            return fail_step(VerifyError(f"pto.print: {len(names)} value(s) but {len(types)} type(s)", loc))
+        try:
+            render = compile_format(str(fmt), types)
+        except ValueError as e:
+            return fail_step(VerifyError(f"pto.print: format {str(fmt)!r}: {e}", loc))
 
     def step(frame):
-        fmt = next((x for x in op.ins if isinstance(x, str) and not x.startswith("%")), None)
-        vals = [su.value(frame, x, loc) for x in op.ins if isinstance(x, str) and x.startswith("%")]
-        fmt = op.attrs.get("format", fmt) or "%s"
-        try:
-            text = str(fmt) % tuple(vals)
-        except (TypeError, ValueError):
-            text = " ".join(str(v) for v in vals)
-        su.core.printed.append(f"{loc}: {text}")
+        su.core.printed.append(f"{loc}: {render([su.value(frame, x, loc) for x in names])}")
 
     return step
 

@@ -85,3 +85,27 @@ def test_expect_reads_a_bf16_reference_saved_by_numpy(tmp_path):
     np.save(tmp_path / "want.npy", np.zeros(16, "V4"))
     code, out = cli_json("r9_k05_bf16_getval_setval.pto", {}, tmp_path, *args)
     assert code == 2 and "holds raw 4-byte records, which cannot be read as the output's bfloat16" in out, out
+
+
+def test_print_formats_as_c_printf_does():
+    """The expected lines are gcc's printf of the same values and formats (Python's % gave '-1' for %x of
+    -1, '0o454' for %#o, did not narrow %hhd, and printed i8 -2 with %u as '-2')."""
+    r = run_clean("r9_k06_print_c_formats.pto", {}, {"arg0": -3.14159, "arg1": -1, "arg2": 0.1, "arg3": -42, "arg4": -2})
+    assert [line.split(": ", 1)[1] for line in r.printed] == [
+        "-003.142|", "ffffffff|", "   -1|", "4294967295|", "0454     0454 0454  | 0|", "2c 44|", "A,|",
+        "1.0e-01 %|", "idx=-42|", "FFFFFFFFFFFFFFD6|", "bf=3.5|", "4294967294|"]
+
+
+def test_print_formats_c_leaves_undefined_are_refused_at_their_lines(tmp_path):
+    code, out = cli_json("r9_bad04_print_formats_that_c_leaves_undefined.pto", {"arg0": 1, "arg1": 2.5}, tmp_path)
+    assert code == 2, out
+    lines = [line.split("r9_bad04_print_formats_that_c_leaves_undefined.pto:", 1)[1] for line in out.splitlines()]
+    assert lines == [
+        "6:5: pto.print: format '%d %x %o|': the format has more conversions than the 1 value(s) given",
+        ("7:5: pto.print: format '%s|': conversion '%s' is not one pto.print can print (integers: %d %i %u %o "
+         "%x %X %c; floats: %f %F %e %E %g %G)"),
+        "8:5: pto.print: format '%d|': conversion '%d' prints an integer but value 1 is f32 (use %f, %e or %g)",
+        "9:5: pto.print: format 'no conversion|': the format has 0 conversion(s) for 1 value(s)",
+        ("10:5: pto.print: format '%*d|': conversion '%*d': a '*' width or precision takes a value of its own; "
+         "write the number"),
+    ]
