@@ -416,8 +416,12 @@ def _attrs(value: Any, ctx: _Ctx, loc: Loc) -> dict[str, AttrSpec]:
     out: dict[str, AttrSpec] = {}
     for name, spec in m.items():
         if isinstance(spec, YMap):
-            check_keys(spec, f"{ctx.file}: entry '{ctx.entry}': attrs.{name}", {"type"}, {"default"})
-            out[name] = AttrSpec(name, str(spec["type"]), spec.get("default"))
+            check_keys(spec, f"{ctx.file}: entry '{ctx.entry}': attrs.{name}", {"type"}, {"default", "implemented"})
+            done = spec.get("implemented")
+            if done is not None and not isinstance(done, list):
+                raise ctx.err(f"attrs.{name}.implemented must be a list of values", m.loc_of(name))
+            out[name] = AttrSpec(name, str(spec["type"]), spec.get("default"),
+                                 tuple(str(v) for v in done) if done is not None else None)
         elif isinstance(spec, str):
             out[name] = AttrSpec(name, spec, None)
         else:

@@ -62,6 +62,7 @@ class AttrSpec:
     name: str
     type: str
     default: Any = None
+    implemented: tuple[str, ...] | None = None  # the values the emulator executes (None: every value)
 
 
 @dataclass(frozen=True, slots=True)

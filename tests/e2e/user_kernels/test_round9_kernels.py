@@ -109,3 +109,18 @@ def test_print_formats_c_leaves_undefined_are_refused_at_their_lines(tmp_path):
         ("10:5: pto.print: format '%*d|': conversion '%*d': a '*' width or precision takes a value of its own; "
          "write the number"),
     ]
+
+
+def test_an_acc_to_vec_mode_the_emulator_does_not_model_is_reported_not_ignored(tmp_path):
+    a = _rng(7).standard_normal((16, 16)).astype(np.float16)
+    b = _rng(8).standard_normal((16, 16)).astype(np.float16)
+    with pytest.raises(pyptoemu.KernelFault) as e:
+        pyptoemu.run(KERNELS / "r9_bad05_acc_to_vec_dual_mode.pto", inputs={"arg0": a, "arg1": b})
+    assert [(f.kind, f.locations[0].line) for f in e.value.findings] == [("unsupported", 26)]
+    assert "pto.tmov {accToVecMode = dual_mode_split_m} is not supported by the emulator yet" in str(e.value)
+    single = tmp_path / "single.pto"
+    single.write_text((KERNELS / "r9_bad05_acc_to_vec_dual_mode.pto").read_text().replace(
+        "dual_mode_split_m", "single_mode_vec0"))
+    r = pyptoemu.run(single, inputs={"arg0": a, "arg1": b})
+    np.testing.assert_allclose(r.outputs["arg2"].reshape(16, 16), a.astype(np.float32) @ b.astype(np.float32),
+                               rtol=1e-5, atol=1e-5)
