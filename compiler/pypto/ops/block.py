@@ -58,6 +58,15 @@ def mask_shape(shape: tuple, span: Span) -> tuple:
     mcols = (mask_bytes + 31) // 32 * 32
     return tuple(shape[:-1]) + (ConstInt(mcols, DataType.INDEX),)
 
+def check_own_scratch(name: str, args: list, names: tuple, span: Span) -> None:
+    """A scratch operand (``tmp``, ``tmp_tile``) that is also an operand the op reads: the A2/A3
+    instruction overwrites its scratch while it reads, so the scratch must be a tile of its own."""
+    for i, n in enumerate(names):
+        if n.startswith("tmp") and i < len(args) and any(args[i] is args[j] for j in range(len(args)) if j != i):
+            raise PyptoTypeError(f"{name}: the scratch tile '{n}' is also an operand it reads; the op overwrites "
+                                 f"its scratch while it runs: give it a tile of its own (pl.create_tile)", span)
+
+
 # ----------------------------------------------------------------------------- elementwise
 
 
@@ -111,6 +120,7 @@ def _three(name: str, kinds: str, names: tuple):
     """Three-operand ops; kinds is a string of 't' (tile) / 's' (scalar) per operand."""
 
     def deduce(args: list, kw: dict, span: Span) -> TileType:
+        check_own_scratch(name, args, names, span)
         shape, dt = None, None
         for i, k in enumerate(kinds):
             t = tile(name, args, i, names, span) if k == "t" else scalar(name, args, i, names, span)
@@ -180,10 +190,7 @@ def _row_reduce(name: str):
     def deduce(args: list, kw: dict, span: Span) -> TileType:
         t = tile(name, args, 0, names, span)
         tile(name, args, 1, names, span)
-        if args[1] is args[0]:
-            raise PyptoTypeError(f"{name}: the scratch tile is the tile being reduced; the reduction overwrites "
-                                 f"its scratch while it reads the tile: give it a tile of its own "
-                                 f"(pl.create_tile)", span)
+        check_own_scratch(name, args, names, span)
         check_dtype(name, t.dtype, span)
         if len(t.shape) < 2:
             raise PyptoTypeError(f"{name}: needs a tile of rank >= 2, got {shape_str(t.shape)}", span)
@@ -466,6 +473,7 @@ def _check_mask(name: str, mask: TileType, data: tuple, span: Span) -> None:
 def _sel(args: list, kw: dict, span: Span) -> TileType:
     """``where(mask, lhs, rhs)``; ``tmp`` is the scratch tile the compiler appends."""
     names = ("mask", "lhs", "rhs", "tmp")
+    check_own_scratch("block.sel", args, names, span)
     m = tile("block.sel", args, 0, names, span)
     a, b = tile("block.sel", args, 1, names, span), tile("block.sel", args, 2, names, span)
     if len(a.shape) != len(b.shape) or not all(dims_equal(x, y) for x, y in zip(a.shape, b.shape, strict=False)):
@@ -481,6 +489,7 @@ def _sel(args: list, kw: dict, span: Span) -> TileType:
 def _sels(args: list, kw: dict, span: Span) -> TileType:
     """``where(mask, lhs, rhs)`` with a scalar ``rhs``; ``tmp`` is the scratch tile the compiler appends."""
     names = ("mask", "lhs", "rhs", "tmp")
+    check_own_scratch("block.sels", args, names, span)
     m = tile("block.sels", args, 0, names, span)
     a = tile("block.sels", args, 1, names, span)
     scalar("block.sels", args, 2, names, span)

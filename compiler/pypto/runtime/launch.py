@@ -19,7 +19,7 @@ from pypto.ir.types import ScalarType, TensorType
 from pypto.ir.visitor import walk_stmts
 from pypto.passes.analysis import memref_of
 from pypto.runtime.timeline import Timeline
-from pyptoemu.errors import FindingsError
+from pyptoemu.errors import FindingsError, VerifyError
 
 
 @dataclass
@@ -140,6 +140,10 @@ class Launcher:
             if fault.result is not None:
                 self._account(fault.result, func, arrays)
             _locate_in_source(fault, func, self.pto[func.name])
+            raise
+        except VerifyError as fault:  # the emulator's checks before running: each error at the user's line
+            for e in [*getattr(fault, "errors", ()), fault]:  # a ModuleVerifyError lists them all
+                _locate_in_source(e, func, self.pto[func.name])
             raise
         except pyptoemu.InputError as fault:  # the data does not fit what the kernel does with it
             _locate_in_source(fault, func, self.pto[func.name])

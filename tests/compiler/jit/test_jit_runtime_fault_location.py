@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 
 import pypto.language as pl
+from pypto.errors import PyptoTypeError
+from pypto.ops import block as block_ops
 from pypto.runtime import run
-from pyptoemu.errors import BoundsError
+from pyptoemu.errors import BoundsError, VerifyError
 
 ROWS = 16
 
@@ -62,3 +64,39 @@ def test_seed_era_program_fault_points_at_the_load_too():
     source = Path(__file__).read_text().splitlines()
     line = 1 + next(i for i, s in enumerate(source) if "t = pl.load(x, [r, 0], [16, 32])" in s)
     assert str(info.value).startswith(f"{__file__}:{line}:")
+
+
+@pl.jit
+def xor_own_scratch(a: pl.Tensor, b: pl.Tensor, y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="x"):
+        ta = pl.load(a, [0, 0], [16, 16])
+        tb = pl.load(b, [0, 0], [16, 16])
+        pl.store(pl.xor(ta, tb, ta), [0, 0], y)
+
+
+def test_a_scratch_tile_that_is_also_a_source_is_refused_at_the_users_line():
+    a, b = np.arange(256, dtype=np.int16).reshape(16, 16), np.full((16, 16), 7, np.int16)
+    line = xor_own_scratch.__wrapped__.__code__.co_firstlineno + 5
+    with pytest.raises(PyptoTypeError, match="block.xor: the scratch tile 'tmp' is also an operand it reads") as info:
+        xor_own_scratch(a, b, np.zeros_like(a))
+    assert str(info.value).startswith(f"{__file__}:{line}:")
+
+
+@pl.jit
+def xor_own_scratch_unchecked(a: pl.Tensor, b: pl.Tensor, y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="x"):
+        ta = pl.load(a, [0, 0], [16, 16])
+        tb = pl.load(b, [0, 0], [16, 16])
+        pl.store(pl.xor(ta, tb, ta), [0, 0], y)
+
+
+def test_a_check_only_the_emulator_makes_names_the_users_line(monkeypatch):
+    """Without the compiler's own check, the emulator's verifier refuses the generated .pto: its error was
+    raised at '<string>:22:5' (a line of the generated text), now at the user's line."""
+    monkeypatch.setattr(block_ops, "check_own_scratch", lambda *a: None)
+    a, b = np.arange(256, dtype=np.int16).reshape(16, 16), np.full((16, 16), 7, np.int16)
+    line = xor_own_scratch_unchecked.__wrapped__.__code__.co_firstlineno + 5
+    with pytest.raises(VerifyError, match="the scratch operand tmp is") as info:
+        xor_own_scratch_unchecked(a, b, np.zeros_like(a))
+    assert str(info.value).startswith(f"{__file__}:{line}:"), str(info.value)
+    assert "generated .pto line" in str(info.value) and "<string>" not in str(info.value)

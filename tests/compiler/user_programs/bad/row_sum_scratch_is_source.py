@@ -1,4 +1,4 @@
-# error: 11: block.row_sum: the scratch tile is the tile being reduced
+# error: 11: block.row_sum: the scratch tile 'tmp_tile' is also an operand it reads
 import pypto.language as pl
 
 
