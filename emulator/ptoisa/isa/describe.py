@@ -57,7 +57,9 @@ def format_instruction(spec: InstrSpec) -> str:
         lines.append(f"  targets:     only {' and '.join(spec.targets)}")
     if spec.attrs:
         attrs = ", ".join(
-            f"{a.name}: {a.type}" + (f" = {a.default}" if a.default is not None else "") for a in spec.attrs.values()
+            f"{a.name}: {a.type}" + (f" = {a.default}" if a.default is not None else "")
+            + (f" (emulated: {' '.join(a.implemented)} only)" if a.implemented is not None else "")
+            for a in spec.attrs.values()
         )
         lines.append(f"  attrs:       {attrs}")
     lines.append(f"  semantics:   {spec.semantics or '-'}")

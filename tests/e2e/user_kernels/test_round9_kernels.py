@@ -9,6 +9,8 @@ import pytest
 
 import pyptoemu
 from ptoisa.errors import PtoError
+from ptoisa.isa.describe import format_instruction
+from ptoisa.isa.loader import load_isa
 from tests.e2e.user_kernels.running import KERNELS, cli_json, run_clean
 
 BF16 = ml_dtypes.bfloat16
@@ -124,3 +126,8 @@ def test_an_acc_to_vec_mode_the_emulator_does_not_model_is_reported_not_ignored(
     r = pyptoemu.run(single, inputs={"arg0": a, "arg1": b})
     np.testing.assert_allclose(r.outputs["arg2"].reshape(16, 16), a.astype(np.float32) @ b.astype(np.float32),
                                rtol=1e-5, atol=1e-5)
+
+
+def test_isa_show_says_which_attribute_values_are_emulated():
+    text = format_instruction(load_isa().get("pto.tmov"))
+    assert "accToVecMode: acc_to_vec_mode = single_mode_vec0 (emulated: single_mode_vec0 only)" in text
