@@ -455,14 +455,17 @@ def _run_chip(chip: Chip, fn: A.Function, values: list, blocks: int, launch, pro
     mach, mode, notices = how
     neck = chip.recorder.consumers[0]
     fault: KernelFault | None = None
-    try:
-        with progress(chip) if progress is not None else nullcontext(), _fewer_collections():
-            cycles = chip.run(fn, values, blocks, launch)
-    except KernelFault as e:  # the run stopped: what ran before still reports (findings, trace)
-        fault = e
-        cycles = int(chip.env.now)
-    # Races are checked on what actually ran, inserted sync included: that is the pass's judge.
-    chip.recorder.finish()  # the race findings are added here
+    # (the recorder finishes before the caller's collection thresholds come back: the collection
+    # that then follows at once does not scan the hundreds of records it held until then)
+    with _fewer_collections():
+        try:
+            with progress(chip) if progress is not None else nullcontext():
+                cycles = chip.run(fn, values, blocks, launch)
+        except KernelFault as e:  # the run stopped: what ran before still reports (findings, trace)
+            fault = e
+            cycles = int(chip.env.now)
+        # Races are checked on what actually ran, inserted sync included: that is the pass's judge.
+        chip.recorder.finish()  # the race findings are added here
     if fault is not None:
         _fault_finding(chip, fault)
     result = _result(chip, fn.name, mach, cycles, mode, notices, blocks, faulted=fault is not None,
