@@ -61,16 +61,17 @@ class _Prepared:
     that verification passed (errors are raised again each time, by running the verifier) with what
     else the text alone decides (:func:`_checked`: the alignment warnings, the launch), and the
     tile-op binding templates the chips running it share (tileop.TileOpBinding.detached: operand
-    matching, checks and timings per operand shapes, on one ISA and machine). Nothing in a run
-    changes the module it runs."""
+    matching, checks and timings per operand shapes, on one ISA and machine) and the race check's
+    access map (which buffers each pipe can reach). Nothing in a run changes the module it runs."""
 
-    __slots__ = ("bound", "module", "prepared", "verified")
+    __slots__ = ("access_maps", "bound", "module", "prepared", "verified")
 
     def __init__(self, module: A.Module) -> None:
         self.module = module
         self.prepared: list[tuple] = []  # (entry fn, sync, isa, machine, autosync.prepare's result)
         self.verified: list[tuple] = []  # (module, entry fn, isa, machine, _checked's result) verified clean
         self.bound: list[tuple] = []  # (module, isa, machine, the chips' shared tile-op bindings)
+        self.access_maps: list[tuple] = []  # (module, isa, machine, races.access_map's result)
 
     def prepare(self, fn: A.Function, sync: str | None, isa, mach: Machine) -> tuple:
         for f, s, i, m, result in self.prepared:
@@ -100,6 +101,16 @@ class _Prepared:
         bound = {}
         self.bound.append((module, isa, mach, bound))
         return bound
+
+    def access_map(self, module: A.Module, isa, mach: Machine) -> dict:
+        """:func:`~pyptoemu.check.races.access_map`, once per (module, ISA, machine) (a race detector
+        works on its own copy)."""
+        for m, i, k, access in self.access_maps:
+            if m is module and i is isa and k is mach:
+                return access
+        access = access_map(module, isa, mach)
+        self.access_maps.append((module, isa, mach, access))
+        return access
 
 
 _PREPARED: OrderedDict[tuple[str, str], _Prepared] = OrderedDict()
@@ -432,7 +443,8 @@ def run(
     neck = CriticalPath()
     chip.recorder.consumers.append(neck)
     if races != "off":
-        detector = RaceDetector(chip, "error" if races == "error" else "warning", access_map(module, isa, mach))
+        access = prepared.access_map(module, isa, mach) if prepared is not None else access_map(module, isa, mach)
+        detector = RaceDetector(chip, "error" if races == "error" else "warning", access)
         chip.recorder.consumers.append(detector)
         chip.recorder.epoch_watchers.append(detector)
     if launch.notice:

@@ -83,3 +83,19 @@ def test_sync_modes_of_one_text_each_run_their_own_module():
     serial_again = pyptoemu.run(kernel, inputs={"arg0": x}, sync="serial", data=False)
     assert (serial.sync_mode, asis.sync_mode) == ("serial", "asis")
     assert serial_again.cycles == serial.cycles > asis.cycles
+
+
+def test_repeated_runs_work_out_what_the_text_decides_once_and_find_the_same(monkeypatch, tmp_path):
+    """The alignment warnings, the launch and the race check's access map are kept with the text:
+    later runs find the very races and warnings of a first run (a kernel without its sync: the
+    load and the add race on the tile)."""
+    path = tmp_path / "racy.pto"
+    path.write_text(_adds(1))
+    fresh = pyptoemu.run(parse_module(path.read_text(), str(path)), sync="asis", races="warn")
+    assert any(f.kind == "race" for f in fresh.findings)
+    counts = [_count(monkeypatch, name) for name in ("access_map", "plan_launch", "alignment_warnings")]
+    runs = [pyptoemu.run(path, sync="asis", races="warn", data=data) for data in (True, False, True)]
+    assert [len(c) for c in counts] == [1, 1, 1]
+    for r in runs:
+        assert [str(f) for f in r.findings] == [str(f) for f in fresh.findings]
+        assert r.cycles == fresh.cycles
