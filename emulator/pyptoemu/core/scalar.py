@@ -157,8 +157,8 @@ class ScalarUnit:
             yield from self.exec_region(fn.body, frame)
         except Return:
             pass
-        except PtoError:  # the stalls before the fault end first: the scalar unit got there after them
-            yield from self.settle()
+        except PtoError:  # the fault happens when the scalar unit gets there: after the stalls before
+            yield from self.sync_time()  # it, at its own clock (SimPy time follows it up to there)
             raise
         yield from self.drain_all()
         self._close_span()

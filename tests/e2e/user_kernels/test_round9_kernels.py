@@ -54,9 +54,6 @@ def test_a_row_sum_whose_scratch_is_its_source_is_refused(tmp_path):
         pyptoemu.run(KERNELS / "r9_bad02_rowsum_scratch_is_its_source.pto")
 
 
-@pytest.mark.xfail(strict=True, reason="api.py reports SimPy's time at a fault; the scalar unit's own clock (vclock) is "
-                   "ahead of it after a fault it raised itself (pto.trap), but behind-the-queue deadlocks must keep "
-                   "SimPy's (test_issue_queue): the fix belongs in core/scalar.py / api.py, being changed by the speed helpers")
 def test_a_trapped_run_lasts_as_long_as_the_scalar_work_before_the_trap(tmp_path):
     out = np.zeros(1, np.int32)
     ok = run_clean("r9_bad03_trap_after_scalar_work.pto", {"arg0": out}, {"arg1": 2})
