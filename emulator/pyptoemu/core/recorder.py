@@ -109,6 +109,20 @@ class Recorder:
         if seq >= self.drain_at:
             self.drain()
 
+    def number(self) -> int:
+        """A number in the record order for a record its one consumer takes by another way (a
+        scalar-unit stall handed on as a mark: see :meth:`takes_stall_marks`), never held here."""
+        seq = self.seq = self.seq + 1
+        if seq >= self.drain_at:  # (drained as if it were held: it comes after every held record)
+            self.drain()
+        return seq
+
+    def takes_stall_marks(self) -> bool:
+        """Whether a scalar-unit stall on a full issue queue may be handed on as a mark (a number
+        and what the critical path needs of it: ``ScalarUnit.pending_marks``) instead of recorded:
+        every consumer takes those (``takes_stall_marks``) and nothing is kept."""
+        return not self.keep_log and all(getattr(c, "takes_stall_marks", False) for c in self.consumers)
+
     def _record_and_log(self, core, instr: Instr) -> None:
         """:meth:`record`, also kept on ``core.log`` (``keep_log``)."""
         core.log.append(instr)

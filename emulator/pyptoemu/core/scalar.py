@@ -138,7 +138,11 @@ class ScalarUnit:
         # ("all", issued counts) after a full barrier. Instructions record how many preceded them.
         self.epochs = EpochLog()
         self._span_start = 0
-        self.stalls = 0  # stalls on a full issue queue (each recorded as a wait on S named "issue")
+        self.stalls = 0  # stalls on a full issue queue (each recorded as a wait on S named "issue", or a mark)
+        self.stall_marks: bool | None = None  # stalls handed on as marks (known at the first stall)
+        # those the critical path has not taken yet: (end cycle, record number, the instruction the
+        # pipe had just started when it made room), what it needs of them (bottleneck.StallMark)
+        self.pending_marks: list[tuple] = []
         # stalls on a full issue queue not resolved yet (pipe.DeferredStall), in program order, and
         # the delay of those resolved since the clock was last exact (added to ``vclock`` once none is left)
         self.deferred: deque[list] = deque()
@@ -357,14 +361,22 @@ class ScalarUnit:
             self.lag = self.iseq_lag = 0
 
     def _record_stall(self, stall: list, stall_from: int, iseq: int) -> None:
-        """A stall from ``stall_from`` to its TAKEN: recorded as a wait on S named "issue"."""
+        """A stall from ``stall_from`` to its TAKEN: recorded as a wait on S named "issue" (a
+        mark the critical path takes itself when it is the only one to see it: ``pending_marks``)."""
         taken = stall[TAKEN]
         if self.keep_spans:
             if stall_from > self._span_start:
                 self.s_spans.append((self._span_start, stall_from))
             self._span_start = taken
-        held = stall[HELD]
+        self.stalls += 1
         core = self.core
+        marks = self.stall_marks
+        if marks is None:  # the run's first stall: the consumers are all known by now
+            marks = self.stall_marks = core.recorder.takes_stall_marks()
+        if marks:
+            self.pending_marks.append((taken, core.recorder.number(), stall[MADE_BY]))
+            return
+        held = stall[HELD]
         record = Instr(XWAIT, "issue", held.loc, "S", stall_from, 0, 0, None, (), (),
                        QueueRoom(core.pipes[held.pipe], stall[MADE_BY]))
         record.wait_start = stall_from
@@ -372,7 +384,6 @@ class ScalarUnit:
         record.pidx = self.s_accesses
         record.sepoch = self.epochs.count  # no sync point is added while a stall is deferred
         record.iseq = iseq
-        self.stalls += 1
         self.record(core, record)
 
     def settle(self):

@@ -180,6 +180,30 @@ def _room_path(stall: Instr, start: int) -> list:
     return _plus(_until(made, t), SYNC_S, start - t)
 
 
+class StallMark:
+    """A stall of the scalar unit on a full issue queue the scalar unit handed on as a mark
+    (``ScalarUnit.pending_marks``) instead of recording it (``Recorder.takes_stall_marks``: this path
+    is the only consumer), as a node of the path: what the path reads of a stall recorded as an
+    instruction (an ``XWAIT`` on ``S`` with a ``QueueRoom``), that it is a scalar-unit wait that
+    started and ended at ``start``, the cycle the pipe made room, and which instruction the pipe had
+    just started then (``made_by``; its own ``flag`` answers that, as a ``QueueRoom`` does). Made
+    only for the marks that stay sync points (:meth:`_CoreState.take_marks`)."""
+
+    __slots__ = ("done", "end", "made_by", "path", "seq", "start")
+    kind = XWAIT
+    pipe = "S"
+
+    def __init__(self, at: int, seq: int, made_by: Instr | None) -> None:
+        self.start = self.end = self.done = at
+        self.seq = seq
+        self.made_by = made_by
+        self.path = None
+
+    @property
+    def flag(self) -> StallMark:
+        return self
+
+
 class _PipeTrack:
     """One pipe of one core as the path sees it: the instruction it saw last there, its recent
     instructions in the order seen (from the oldest that may still release the pipe, by ending or
@@ -234,12 +258,16 @@ class _CoreState:
     work per instruction); the scalar sync points
     before the latest one that ended by the current start are never the answer again."""
 
-    __slots__ = ("draining", "pipes", "s_syncs")
+    __slots__ = ("draining", "last_mark", "marks", "pipes", "s_syncs")
 
-    def __init__(self) -> None:
+    def __init__(self, marks: list) -> None:
         self.pipes: dict[str, _PipeTrack] = {}  # in the order the pipes were first seen
         self.s_syncs: list[Instr] = []  # in start order, at most S_SYNCS
         self.draining: list[_Drain] = []  # full barriers whose drain may still be recorded
+        # the core's stalls on a full issue queue handed on as marks, not taken yet (the scalar
+        # unit's list: see take_marks), and the one taken so far that ended last
+        self.marks = marks
+        self.last_mark: StallMark | None = None
 
     def track(self, pipe: str) -> _PipeTrack:
         """The pipe's track, made when the pipe's first instruction is seen."""
@@ -307,6 +335,40 @@ class _CoreState:
                 return node
         return None
 
+    def take_marks(self, start: float, seq: float) -> None:
+        """Take the stalls the scalar unit handed on as marks (``ScalarUnit.pending_marks``) that come
+        before the record numbered ``seq`` starting at ``start`` in the record order ((start, seq)), as
+        :meth:`CriticalPath.consume_batch` takes a stall recorded as an instruction: a scalar sync
+        point whose path is worked out when asked (``_ROOM``; from the scalar unit's path when the pipe
+        had been idle). Called before anything reads the sync points, and once per batch so that
+        marks do not pile up: until then, a mark changes nothing.
+
+        Marks end in program order, and none before its predecessor's end: taken in a row, each
+        leaves only itself and the one before it as sync points (add_sync keeps the latest that ended
+        by the start of the new one). So of a row of marks whose paths read no sync point (the pipe
+        had just started an instruction the path has seen), all but the last two change nothing
+        that lasts: no node is made for them (most marks: the stream kernel's, nearly all)."""
+        marks = self.marks
+        k = 0
+        for at, number, _made in marks:
+            if at > start or at == start and number > seq:
+                break
+            k += 1
+        if not k:
+            return
+        row = marks[:k]
+        del marks[:k]
+        skip = max(k - 2, 0)
+        if skip and not all(made is not None and made.path is not None for _at, _n, made in row[:-1]):
+            skip = 0  # a path from the sync points before: each one in turn
+        for at, number, made in row[skip:]:
+            mark = StallMark(at, number, made)
+            if self.draining and self.draining[0].end < at:
+                self.settle(at)
+            mark.path = _ROOM if made is not None and made.path is not None else self.scalar_path(at)
+            self.add_sync(mark)
+        self.last_mark = mark  # the last to end of all so far
+
     def add_sync(self, node: Instr) -> None:
         """A scalar sync point, started at ``node.start``: no later question asks about an
         earlier cycle, so the points before the latest that ended by then go now."""
@@ -327,6 +389,8 @@ class CriticalPath:
     Each instruction seen gets ``Instr.path``, the summary of the longest chain up to its start
     (a full barrier's: up to its end, once its drain is known)."""
 
+    takes_stall_marks = True  # a stall on a full issue queue may come as a mark (_CoreState.take_marks)
+
     def __init__(self) -> None:
         self.cores: dict[int, _CoreState] = {}
         self.s_last: Instr | None = None  # the scalar-unit record seen so far that completed last
@@ -336,7 +400,7 @@ class CriticalPath:
 
     def _new_state(self, core) -> _CoreState:
         """The state of a core seen for the first time."""
-        state = self.cores[id(core)] = _CoreState()
+        state = self.cores[id(core)] = _CoreState(core.scalar.pending_marks)
         return state
 
     def consume(self, ins: Instr) -> None:
@@ -366,6 +430,8 @@ class CriticalPath:
                 state.settle(start)
             pipe, kind = ins.pipe, ins.kind
             if pipe == "S":
+                if state.marks:  # the stalls handed on as marks before this one
+                    state.take_marks(start, ins.seq)
                 done = ins.done
                 if kind == XWAIT:
                     flag = ins.flag
@@ -450,6 +516,8 @@ class CriticalPath:
             for track in each.pipes.values():
                 if len(track.recent) > 1:
                     track.trim()
+            if each.marks:  # and the stalls handed on as marks before the batch's last record are taken
+                each.take_marks(ins.start, ins.seq)
 
     def _path_to_start(self, ins: Instr, state: _CoreState) -> list:
         start = ins.start
@@ -472,6 +540,8 @@ class CriticalPath:
             pred = track.released_at(start) if track else None
             if pred is not None:
                 return _until(pred, start)
+        if state.marks:  # the stalls handed on as marks before this instruction
+            state.take_marks(start, ins.seq)
         return state.scalar_path(start)  # issued late: the scalar unit was busy up to here
 
     @staticmethod
@@ -501,11 +571,18 @@ class CriticalPath:
         return best
 
     def finish(self) -> None:
-        """Nothing to conclude until the makespan is known (:meth:`result`)."""
+        """Take the stalls handed on as marks still left; the rest waits for the makespan (:meth:`result`)."""
+        for state in self.cores.values():
+            state.take_marks(float("inf"), float("inf"))
 
     def result(self, makespan: int) -> Bottleneck:
         b = Bottleneck(makespan=makespan)
         last = self.last()
+        for state in self.cores.values():  # a stall handed on as a mark may have ended last
+            mark = state.last_mark
+            if mark is not None and (last is None or mark.done > last.done or mark.done == last.done
+                                     and mark.seq > last.seq):
+                last = mark
         if last is None or makespan <= 0:
             b.text = "no instructions ran"
             return b
