@@ -93,6 +93,11 @@ class TileBufType:
     pad: int = 0
     compact: int = 0
 
+    @property
+    def valid_text(self) -> str:
+        """The valid shape as the text writes it, ``VRxVC`` (``?`` for a dimension known only at run time)."""
+        return f"{'?' if self.v_row is None else self.v_row}x{'?' if self.v_col is None else self.v_col}"
+
     def __str__(self) -> str:
         vr = "?" if self.v_row is None else self.v_row
         vc = "?" if self.v_col is None else self.v_col

@@ -42,8 +42,10 @@ def _bind_pto(su: ScalarUnit, op: A.Op) -> Step:
     if not spec.implemented:
         return fail_step(_unsupported(op))
     for name, a in spec.attrs.items():  # an attribute value the emulator does not model is not ignored
-        value = str(getattr(op.attrs.get(name), "value", op.attrs.get(name)))
-        if a.implemented is not None and name in op.attrs and value not in a.implemented:
+        if a.implemented is None or name not in op.attrs:
+            continue
+        value = str(getattr(op.attrs[name], "value", op.attrs[name]))
+        if value not in a.implemented:
             return fail_step(UnsupportedOpError(f"{op.name} {{{name} = {value}}} is not supported by the emulator yet "
                                                 f"(supported: {', '.join(a.implemented)})", op.loc))
     key = spec.semantics

@@ -163,7 +163,7 @@ def lower_alloc_tile(su: ScalarUnit, op: A.Op, key: object | None = None) -> Ste
     if capacity_error is not None:
         return fail_step(capacity_error)
     if (t.v_row is not None and t.v_row > t.rows) or (t.v_col is not None and t.v_col > t.cols):
-        return fail_step(VerifyError(f"valid region {_dim(t.v_row)}x{_dim(t.v_col)} exceeds tile shape "
+        return fail_step(VerifyError(f"valid region {t.valid_text} exceeds tile shape "
                                      f"{t.rows}x{t.cols}", loc))
     addr_n = op.groups.get("addr", [None])[0]
     vr_n = op.groups.get("valid_row", [None])[0]
@@ -211,11 +211,6 @@ def _static_capacity_error(t: A.TileBufType, dtype, buf: OnChipBuffer, op: A.Op)
     return None
 
 
-def _dim(d: int | None) -> str:
-    """A valid dimension as the text writes it: ``?`` when known only at run time."""
-    return "?" if d is None else str(d)
-
-
 def lower_set_validshape(su: ScalarUnit, op: A.Op) -> Step:
     require(op, operands=3)
     t_n, vr_n, vc_n = op.operands[:3]
@@ -227,7 +222,7 @@ def lower_set_validshape(su: ScalarUnit, op: A.Op) -> Step:
             raise VerifyError(f"set_validshape needs a tile, got {t_n}", loc)
         if tile.type.v_row is not None or tile.type.v_col is not None:
             raise VerifyError(f"set_validshape: {t_n} has a static valid shape "
-                              f"({_dim(tile.type.v_row)}x{_dim(tile.type.v_col)}); the type must say v_row=?, v_col=?",
+                              f"({tile.type.valid_text}); the type must say v_row=?, v_col=?",
                               loc)
         vr, vc = int(su.value(frame, vr_n, loc)), int(su.value(frame, vc_n, loc))
         if not (0 <= vr <= tile.rows and 0 <= vc <= tile.cols):

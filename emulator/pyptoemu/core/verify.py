@@ -206,16 +206,12 @@ def _op_form_errors(op: A.Op, types: Mapping, constants: Mapping) -> list[PtoErr
         return _alias_errors(name, src, res, loc)
     if name == "pto.set_validshape" and isinstance(src, A.TileBufType):
         if src.v_row is not None or src.v_col is not None:
-            return [VerifyError(f"{name}: {op.operands[0]} has the valid shape {_dim(src.v_row)}x{_dim(src.v_col)} "
+            return [VerifyError(f"{name}: {op.operands[0]} has the valid shape {src.valid_text} "
                                 f"in its type; set_validshape needs a tile typed v_row=?, v_col=?", loc)]
         vr, vc = (constants.get(x) for x in op.operands[1:3])
         if (vr is not None and not 0 <= vr <= src.rows) or (vc is not None and not 0 <= vc <= src.cols):
             return [VerifyError(f"{name}: valid shape {vr}x{vc} outside the tile's {src.rows}x{src.cols}", loc)]
     return []
-
-
-def _dim(d: int | None) -> str:
-    return "?" if d is None else str(d)
 
 
 def _alias_errors(name: str, src: A.TileBufType, res: A.TileBufType, loc: Loc) -> list[PtoError]:

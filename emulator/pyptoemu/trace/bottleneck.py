@@ -557,17 +557,19 @@ class CriticalPath:
                 best = (node, when)
         return best
 
-    def last(self) -> Instr | None:
+    def last(self) -> Instr | StallMark | None:
         """The instruction seen so far that completed last (of those that completed together, the
-        one recorded last): the scalar unit's (kept as the records go) or one of a pipe's recent
-        instructions (a trim drops only instructions that completed before a later one of their
-        pipe completed)."""
+        one recorded last): the scalar unit's (kept as the records go), a stall handed on as a mark,
+        or one of a pipe's recent instructions (a trim drops only instructions that completed before
+        a later one of their pipe completed)."""
         best = self.s_last
         for state in self.cores.values():
-            for track in state.pipes.values():
-                for node in track.recent:
-                    if best is None or (node.done, node.seq) > (best.done, best.seq):
-                        best = node
+            nodes = [node for track in state.pipes.values() for node in track.recent]
+            if state.last_mark is not None:
+                nodes.append(state.last_mark)
+            for node in nodes:
+                if best is None or (node.done, node.seq) > (best.done, best.seq):
+                    best = node
         return best
 
     def finish(self) -> None:
@@ -578,11 +580,6 @@ class CriticalPath:
     def result(self, makespan: int) -> Bottleneck:
         b = Bottleneck(makespan=makespan)
         last = self.last()
-        for state in self.cores.values():  # a stall handed on as a mark may have ended last
-            mark = state.last_mark
-            if mark is not None and (last is None or mark.done > last.done or mark.done == last.done
-                                     and mark.seq > last.seq):
-                last = mark
         if last is None or makespan <= 0:
             b.text = "no instructions ran"
             return b
