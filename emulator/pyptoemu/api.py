@@ -59,7 +59,7 @@ class _Prepared:
     file is parsed again. Only what is a pure function of its inputs is kept: the parse, the
     synchronisation pass's result (for each entry, sync mode, ISA and machine object), the fact
     that verification passed (errors are raised again each time, by running the verifier) with what
-    else the text alone decides (:func:`_checked`: the alignment warnings, the launch), and the
+    else the text alone decides (:func:`_checked`: the warnings, the launch), and the
     tile-op binding templates the chips running it share (tileop.TileOpBinding.detached: operand
     matching, checks and timings per operand shapes, on one ISA and machine) and the race check's
     access map (which buffers each pipe can reach). Nothing in a run changes the module it runs."""
@@ -145,10 +145,13 @@ def _kernel_for_run(kernel: str | os.PathLike | A.Module) -> tuple[A.Module, _Pr
 
 def _checked(module: A.Module, fn: A.Function, isa, mach: Machine) -> tuple[list, Launch]:
     """What the text alone decides before a run: every op bound and checked (raises
-    :class:`~pyptoemu.core.verify.ModuleVerifyError` with every error), the alignment warnings
-    (message, location) and where each block runs (the launch)."""
-    verify_module(module, fn, isa, mach)
-    return alignment_warnings(module, mach), plan_launch(module, fn, mach.name)
+    :class:`~pyptoemu.core.verify.ModuleVerifyError` with every error), the warnings (finding
+    kind, message, location: the alignment rules of §5.3, operands the emulator ignores) and where
+    each block runs (the launch)."""
+    ignored = verify_module(module, fn, isa, mach)
+    warnings = [("alignment", message, loc) for message, loc in alignment_warnings(module, mach)]
+    warnings += [("ignored", message, loc) for message, loc in ignored]
+    return warnings, plan_launch(module, fn, mach.name)
 
 
 def choose_entry(module: A.Module, entry: str | None) -> A.Function:
@@ -437,8 +440,8 @@ def run(
     warnings, launch = checked(module, fn, isa, mach)
     chip = Chip(module, isa, mach, seed=seed, max_steps=max_steps, data=data, keep_log=keep_log,
                 trace=trace is not None, bindings=prepared.bindings(module, isa, mach) if prepared else None)
-    for message, loc in warnings:  # §5.3: the back end warns, so do we
-        chip.findings.add("alignment", "warning", message, [loc] if loc else [])
+    for kind, message, loc in warnings:  # §5.3: the back end warns, so do we
+        chip.findings.add(kind, "warning", message, [loc] if loc else [])
     # what follows the run while it goes (core/recorder.py): the race check and the critical path
     neck = CriticalPath()
     chip.recorder.consumers.append(neck)

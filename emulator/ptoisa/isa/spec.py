@@ -33,14 +33,18 @@ def rule_key(by: str, src_loc: str | None, dst_loc: str | None) -> str:
     return f"{src_loc}->{dst_loc}"
 
 
-OPERAND_ROLES = ("data", "scratch")
+# data: read by the op; scratch: a work tile the op overwrites, not an input; ignored: read on hardware
+# but without effect here, as in the reference model (a pre-quant scalar selecting a target-defined
+# quantization): a run that passes one gets a warning naming it (pyptoemu.core.verify)
+OPERAND_ROLES = ("data", "scratch", "ignored")
 
 
 @dataclass(frozen=True, slots=True)
 class OperandSpec:
     """One operand: its kinds, the memories it may live in (``locs``), whether the form may omit
-    it, its role (``scratch`` = a work tile the op overwrites, not an input) and, where it is
-    narrower than the entry's ``dtypes``, the element dtypes this operand accepts."""
+    it, its role (``scratch`` = a work tile the op overwrites, not an input; ``ignored`` = read, but
+    without effect in the emulator's semantics) and, where it is narrower than the entry's
+    ``dtypes``, the element dtypes this operand accepts."""
 
     name: str
     kinds: tuple[str, ...]  # each of tile / view / scalar / index / handle
@@ -52,6 +56,10 @@ class OperandSpec:
     @property
     def is_scratch(self) -> bool:
         return self.role == "scratch"
+
+    @property
+    def is_ignored(self) -> bool:
+        return self.role == "ignored"
 
 
 @dataclass(frozen=True, slots=True)

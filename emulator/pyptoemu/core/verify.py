@@ -72,12 +72,14 @@ def _machine_name(requested: str) -> str:
     return name.rsplit("/", 1)[-1].removesuffix(".yaml")
 
 
-def verify_module(module: A.Module, entry: A.Function, isa, machine: Machine) -> None:
+def verify_module(module: A.Module, entry: A.Function, isa, machine: Machine) -> list[tuple[str, Loc]]:
     """Bind and check every op of ``module`` on a core that has every pipe and buffer of the machine
     (what a core of one kind lacks is said when that core runs the op); raise
-    :class:`ModuleVerifyError` listing every error found."""
+    :class:`ModuleVerifyError` listing every error found. Returns the warnings (message, location):
+    each operand the text passes that the emulator ignores (``role: ignored`` in the op table)."""
     su = AICore(module, isa, machine, check_uninitialised=False, label="verifier").scalar
     errors: list[PtoError] = []
+    warnings: list[tuple[str, Loc]] = []
     errors.extend(_entry_errors(module, entry))
     for fn in module.functions:
         errors.extend(_dtype_errors(fn.arg_types + fn.result_types, fn.loc, f"@{fn.name}"))
@@ -100,10 +102,12 @@ def verify_module(module: A.Module, entry: A.Function, isa, machine: Machine) ->
             errors.extend(_call_errors(op, types, module))
             errors.extend(_static_value_errors(op, scope, machine))
             errors.extend(_bind_and_check(su, op, partial(_static_type, scope)))
+            warnings.extend(_ignored_operands(su.steps.get(op), op))
         errors.extend(scope.errors)
     if errors:
         errors.sort(key=lambda e: (e.loc is None, (e.loc.line, e.loc.col) if e.loc else (0, 0)))
         raise ModuleVerifyError(errors)
+    return warnings
 
 
 def _bind_and_check(su: ScalarUnit, op: A.Op, type_of: Callable[[str], Any]) -> list[PtoError]:
@@ -123,6 +127,18 @@ def _bind_and_check(su: ScalarUnit, op: A.Op, type_of: Callable[[str], Any]) -> 
         except (BoundsError, CapacityError) as e:  # decided by the types alone: the text is wrong
             return [VerifyError(e.message, e.loc or op.loc)]
     return []
+
+
+def _ignored_operands(step, op: A.Op) -> list[tuple[str, Loc]]:
+    """A warning per operand ``op`` passes that the op table marks ``role: ignored``: the run goes
+    on as the reference model does, without it, and says so rather than silently (a pre-quant scalar
+    on ``tstore``: the quantization it selects on hardware is target-defined)."""
+    binding = getattr(step, "__self__", None)
+    if not isinstance(binding, TileOpBinding):
+        return []
+    return [(f"{op.name}: its {spec.name} operand {name} is ignored, as in the reference model (what it "
+             f"selects on hardware is target-defined): values may differ from the hardware's", op.loc)
+            for spec, name in zip(binding.in_specs, binding.ins, strict=False) if spec.is_ignored]
 
 
 def _op_types(op: A.Op) -> list:
