@@ -136,8 +136,8 @@ def _ignored_operands(step, op: A.Op) -> list[tuple[str, Loc]]:
     binding = getattr(step, "__self__", None)
     if not isinstance(binding, TileOpBinding):
         return []
-    return [(f"{op.name}: its {spec.name} operand {name} is ignored, as in the reference model (what it "
-             f"selects on hardware is target-defined): values may differ from the hardware's", op.loc)
+    why = "as in the reference model (what it selects on hardware is target-defined): values may differ"
+    return [(f"{op.name}: its {spec.name} operand {name} is ignored, {why} from the hardware's", op.loc)
             for spec, name in zip(binding.in_specs, binding.ins, strict=False) if spec.is_ignored]
 
 
