@@ -270,10 +270,13 @@ class _CoreState:
     work per instruction); the scalar sync points
     before the latest one that ended by the current start are never the answer again."""
 
-    __slots__ = ("draining", "last_mark", "marks", "pipes", "s_syncs")
+    __slots__ = ("draining", "last_mark", "marks", "pipes", "s_syncs", "tracks")
 
     def __init__(self, marks: list) -> None:
         self.pipes: dict[str, _PipeTrack] = {}  # in the order the pipes were first seen
+        # the same with None for the scalar unit's records (S has no track): one lookup per record
+        # tells a pipe's record (and finds its track) from the scalar unit's
+        self.tracks: dict[str, _PipeTrack | None] = {"S": None}
         self.s_syncs: list[Instr] = []  # in start order, at most S_SYNCS
         self.draining: list[_Drain] = []  # full barriers whose drain may still be recorded
         # the core's stalls on a full issue queue handed on as marks, not taken yet (the scalar
@@ -283,7 +286,7 @@ class _CoreState:
 
     def track(self, pipe: str) -> _PipeTrack:
         """The pipe's track, made when the pipe's first instruction is seen."""
-        track = self.pipes[pipe] = _PipeTrack(pipe)
+        track = self.pipes[pipe] = self.tracks[pipe] = _PipeTrack(pipe)
         return track
 
     def note_drained(self, node: Instr) -> None:
@@ -430,7 +433,7 @@ class CriticalPath:
         recent instructions, which always hold it (:meth:`last`, :meth:`_CoreState.latest`)."""
         core = self._core
         state = self._state
-        tracks = state.pipes if state is not None else None
+        tracks = state.tracks if state is not None else None
         states = self.cores
         last = self.s_last
         last_done = -1 if last is None else last.done
@@ -438,12 +441,16 @@ class CriticalPath:
             if ins.core is not core:  # on a chip, consecutive records are often of other cores
                 core = ins.core
                 state = states.get(id(core)) or self._new_state(core)
-                tracks = state.pipes
+                tracks = state.tracks
             start = ins.start
             if state.draining and state.draining[0].end < start:
                 state.settle(start)
-            pipe, kind = ins.pipe, ins.kind
-            if pipe == "S":
+            try:
+                track = tracks[ins.pipe]
+            except KeyError:  # the pipe's first instruction
+                track = state.track(ins.pipe)
+            kind = ins.kind
+            if track is None:  # the scalar unit's
                 if state.marks:  # the stalls handed on as marks before this one
                     state.take_marks(start, ins.seq)
                 done = ins.done
@@ -471,10 +478,6 @@ class CriticalPath:
                     last = ins
                     last_done = done
                 continue
-            try:
-                track = tracks[pipe]
-            except KeyError:  # the pipe's first instruction
-                track = state.track(pipe)
             if kind == WAIT:
                 setter = ins.released_by
                 wait_start = ins.wait_start
