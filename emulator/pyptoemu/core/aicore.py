@@ -23,6 +23,7 @@ from pyptoemu.core.pipenames import event_of, pipe_of
 from pyptoemu.core.placement import kernel_kind
 from pyptoemu.core.recorder import Recorder
 from pyptoemu.core.scalar import ScalarUnit, lower_noop
+from pyptoemu.core.simloop import Environment
 from pyptoemu.errors import DeadlockError, InputError, Loc, PtoError
 from pyptoemu.isa.ieee import QUIET
 
@@ -157,7 +158,7 @@ class AICore:
         self.kind = kind or CoreKind("combined", machine.pipes, tuple(machine.buffers), True)
         self.label = label
         self.build = {"aic": "cube", "aiv": "vector"}.get(self.kind.name)  # None: runs both sides
-        self.env = simpy.Environment() if chip is None else chip.env
+        self.env = Environment() if chip is None else chip.env
         self.findings = Findings() if chip is None else chip.findings
         self.commits = CommitQueue() if chip is None else chip.commits
         self.recorder = Recorder(self.env, self.keep_log) if chip is None else chip.recorder

@@ -28,6 +28,7 @@ from pyptoemu.core.memsys import SharedMemory
 from pyptoemu.core.pipe import CommitQueue
 from pyptoemu.core.placement import Launch
 from pyptoemu.core.recorder import Recorder
+from pyptoemu.core.simloop import Environment
 from pyptoemu.errors import DeadlockError, InputError, InternalError, PtoError
 from pyptoemu.isa.ieee import QUIET
 
@@ -54,7 +55,7 @@ class Chip:
         self.seed = seed
         self.max_steps = max_steps
         self.spec = machine.chip_spec()
-        self.env = simpy.Environment()
+        self.env = Environment()
         self.commits = CommitQueue()
         self.recorder = Recorder(self.env, keep_log)  # where every core's instructions go, in start order
         self.findings = Findings()
