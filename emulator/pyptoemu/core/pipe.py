@@ -15,6 +15,7 @@ reads stale data, as on hardware.
 from __future__ import annotations
 
 import heapq
+import sys
 from collections import deque
 from typing import Protocol
 
@@ -117,21 +118,27 @@ class Tick(simpy.Event):
 # has ``issue`` this stall until then, and its issue cycle is its ``low`` plus ``LAG``; its ``iseq``
 # (program order) grows by ``ISEQ_LAG``, the number of stalls recorded up to this one (each takes a
 # number, as it would have had the scalar unit waited: ``iseq`` is that of the stall's record, less
-# the same for the stalls before). ``WAITERS`` are (instruction or None, Wake) of whoever waits for
-# the resolution (a pipe, to wake at that instruction's issue cycle; the scalar unit); ``ALLOCS``
-# are allocation counters for the trace, timed the same way. Both are None until there is one.
-HELD, CLOCK, ISEQ, TAKEN, MADE_BY, LAG, ISEQ_LAG, WAITERS, ALLOCS = range(9)
+# the same for the stalls before). ``WATCH`` is None until something waits for the resolution:
+# then a pair of lists (:func:`watch`), the (instruction or None, Wake) of whoever waits (a pipe, to
+# wake at that instruction's issue cycle; the scalar unit) and allocation counters for the trace,
+# timed the same way (one slot for both: the resolution of each stall checks one, not two).
+HELD, CLOCK, ISEQ, TAKEN, MADE_BY, LAG, ISEQ_LAG, WATCH = range(8)
 DeferredStall = list  # the class of a deferred stall (an ``Instr.issue`` that is not a cycle yet)
+
+
+def watch(stall: list) -> tuple[list, list]:
+    """The waiters and the allocation counters of ``stall`` (made at the first of either)."""
+    pair = stall[WATCH]
+    if pair is None:
+        pair = stall[WATCH] = ([], [])
+    return pair
 
 
 def wake_at(stall: list, instr: Instr | None, env: simpy.Environment) -> Wake:
     """An event fired at ``instr``'s issue cycle once ``stall`` is resolved (``None``: at the
     resolution)."""
     event = Wake(env)
-    waiters = stall[WAITERS]
-    if waiters is None:
-        waiters = stall[WAITERS] = []
-    waiters.append((instr, event))
+    watch(stall)[0].append((instr, event))
     return event
 
 
@@ -296,6 +303,7 @@ class Pipe:
         # The scalar unit stalls while the queue is over it (ScalarUnit.issue): each deferred stall
         # on this queue ends when the pipe takes the instruction marked with it (Instr.ends_stall).
         self.depth = depth
+        self.stall_above = depth or sys.maxsize  # the queue length an issue stalls over (one comparison)
         self.wake: simpy.Event | None = None
         self.idle_waiters: list[simpy.Event] = []
         self.current: Instr | None = None

@@ -30,7 +30,6 @@ from typing import Any, NamedTuple
 
 from ptoisa.text import ast as A
 from pyptoemu.core.pipe import (
-    ALLOCS,
     CLOCK,
     HELD,
     ISEQ,
@@ -39,11 +38,12 @@ from pyptoemu.core.pipe import (
     MADE_BY,
     SET,
     TAKEN,
-    WAITERS,
+    WATCH,
     XWAIT,
     Instr,
     QueueRoom,
     wake_at,
+    watch,
 )
 from pyptoemu.core.recorder import EpochLog
 from pyptoemu.errors import InternalError, Loc, PtoError, ResourceError, StepLimitError, VerifyError
@@ -314,10 +314,10 @@ class ScalarUnit:
         if target.wake is not None:
             wake, target.wake = target.wake, None
             wake.succeed()
-        depth = target.depth
-        if depth and len(queue) > depth:  # over the queue's depth: a stall (see below)
-            # a DeferredStall: HELD, CLOCK, ISEQ; TAKEN, MADE_BY, LAG, ISEQ_LAG, WAITERS, ALLOCS unknown
-            stall = [instr, vclock, total + 1, None, None, None, None, None, None]
+        depth = target.stall_above
+        if len(queue) > depth:  # over the queue's depth: a stall (see below)
+            # a DeferredStall: HELD, CLOCK, ISEQ; TAKEN, MADE_BY, LAG, ISEQ_LAG unknown, WATCH none yet
+            stall = [instr, vclock, total + 1, None, None, None, None, None]
             queue[-depth - 1].ends_stall = stall  # ended when the pipe takes that one off
             deferred.append(stall)
 
@@ -333,11 +333,12 @@ class ScalarUnit:
         depends on those before it): a stall lasts from the scalar clock to the cycle room was made,
         if that is later (recorded as a scalar-unit wait, a sync point later issues follow for the
         critical path). Whoever waits for one is woken (a pipe at its instruction's issue cycle: the
-        wait and the issue cycle cost one event)."""
+        wait and the issue cycle cost one event). Called by the pipe that has just made room for
+        the oldest (``Pipe.run``), so there is one at least."""
         deferred = self.deferred
         lag = self.lag
         iseq_lag = self.iseq_lag
-        while deferred and deferred[0][TAKEN] is not None:
+        while True:
             stall = deferred.popleft()
             late = stall[TAKEN] - stall[CLOCK]
             if late > lag:  # the pipe took it after the scalar clock (lag later) got there: a stall
@@ -346,19 +347,28 @@ class ScalarUnit:
                 iseq_lag += 1
             stall[LAG] = lag
             stall[ISEQ_LAG] = iseq_lag
-            if stall[ALLOCS] is not None:
-                self.core.alloc_log.extend((low + lag, name, used) for low, name, used in stall[ALLOCS])
-            if stall[WAITERS] is not None:
-                now = int(self.core.env.now)
-                for instr, event in stall[WAITERS]:
-                    event.wake_in(max(instr.low + lag - now, 0) if instr is not None else 0)
-        if deferred:
-            self.lag = lag
-            self.iseq_lag = iseq_lag
-        else:  # the clock is exact again, and so is the count of what was issued
-            self.vclock += lag
-            self.issued_total += iseq_lag
-            self.lag = self.iseq_lag = 0
+            if stall[WATCH] is not None:
+                self._release(stall[WATCH], lag)
+            if not deferred:  # the clock is exact again, and so is the count of what was issued
+                self.vclock += lag
+                self.issued_total += iseq_lag
+                self.lag = self.iseq_lag = 0
+                return
+            if deferred[0][TAKEN] is None:
+                self.lag = lag
+                self.iseq_lag = iseq_lag
+                return
+
+    def _release(self, watched: tuple[list, list], lag: int) -> None:
+        """A stall is resolved with delay ``lag``: time the allocation counters noted after it and
+        wake whoever waits (a pipe at its instruction's issue cycle, the scalar unit now)."""
+        waiters, allocs = watched
+        if allocs:
+            self.core.alloc_log.extend((low + lag, name, used) for low, name, used in allocs)
+        if waiters:
+            now = int(self.core.env.now)
+            for instr, event in waiters:
+                event.wake_in(max(instr.low + lag - now, 0) if instr is not None else 0)
 
     def _record_stall(self, stall: list, stall_from: int, iseq: int) -> None:
         """A stall from ``stall_from`` to its TAKEN: recorded as a wait on S named "issue" (a
@@ -394,10 +404,7 @@ class ScalarUnit:
     def note_alloc(self, name: str, used: int) -> None:
         """An allocation counter for the trace, at the scalar clock (once it is known)."""
         if self.deferred:
-            last = self.deferred[-1]
-            if last[ALLOCS] is None:
-                last[ALLOCS] = []
-            last[ALLOCS].append((self.vclock, name, used))
+            watch(self.deferred[-1])[1].append((self.vclock, name, used))
         else:
             self.core.alloc_log.append((self.vclock, name, used))
 
