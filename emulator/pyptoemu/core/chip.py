@@ -143,8 +143,9 @@ class Chip:
         remaining = [blocks]
 
         def block(unit: int, b: int):
-            procs = [c.start_block(fn, args, b, blocks, sub, sub_num)
-                     for c, sub, sub_num in self._unit_cores(unit, layout)]
+            cores = self._unit_cores(unit, layout)
+            drained_last = max((c for c, _, _ in cores), key=lambda c: c.finished_at)  # freed the unit
+            procs = [c.start_block(fn, args, b, blocks, sub, sub_num, drained_last) for c, sub, sub_num in cores]
             try:
                 yield self.env.all_of(procs)
             except Exception as e:  # noqa: BLE001 - any fault: hand the original to run() (SimPy threw a copy without its loc)

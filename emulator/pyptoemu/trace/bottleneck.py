@@ -270,9 +270,10 @@ class _CoreState:
     work per instruction); the scalar sync points
     before the latest one that ended by the current start are never the answer again."""
 
-    __slots__ = ("draining", "last_mark", "marks", "pipes", "s_syncs", "tracks")
+    __slots__ = ("draining", "last_mark", "marks", "others", "pipes", "s_syncs", "tracks")
 
-    def __init__(self, marks: list) -> None:
+    def __init__(self, marks: list, others: dict[int, _CoreState]) -> None:
+        self.others = others  # every core's state by id(core), this one's too (begin_drain)
         self.pipes: dict[str, _PipeTrack] = {}  # in the order the pipes were first seen
         # the same with None for the scalar unit's records (S has no track): one lookup per record
         # tells a pipe's record (and finds its track) from the scalar unit's
@@ -298,13 +299,19 @@ class _CoreState:
 
     def begin_drain(self, barrier: Instr) -> None:
         """A full barrier: what completed last by its end, among what was seen and what will be
-        (everything this core started before the barrier completed by its end)."""
+        (everything this core started before the barrier completed by its end). A block's start
+        after another core of its unit drained last (``released_by``, that core: see
+        ``AICore.start_block``) drains what that core ran."""
         drain = barrier.path = _Drain(barrier, self.scalar_path(barrier.start))
-        latest = self.latest()
+        drained = self
+        after = barrier.released_by
+        if after is not None:
+            drained = self.others.get(id(after), self)
+        latest = drained.latest()
         if latest is not None and latest.done <= barrier.end:
             drain.drained = latest
         else:  # not drained by it (cannot happen on one core): the latest that was
-            for track in self.pipes.values():
+            for track in drained.pipes.values():
                 for node in track.recent:
                     if node.done <= barrier.end and (drain.drained is None or node.done >= drain.drained.done):
                         drain.drained = node
@@ -417,7 +424,7 @@ class CriticalPath:
 
     def _new_state(self, core) -> _CoreState:
         """The state of a core seen for the first time."""
-        state = self.cores[id(core)] = _CoreState(core.scalar.pending_marks)
+        state = self.cores[id(core)] = _CoreState(core.scalar.pending_marks, self.cores)
         return state
 
     def consume(self, ins: Instr) -> None:
