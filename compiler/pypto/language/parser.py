@@ -38,6 +38,19 @@ class Signature:
     dyn_vars: dict = field(default_factory=dict)
 
 
+def _assigned_names(stmts: list) -> list[str]:
+    """The plain names ``stmts`` assign anywhere (nested bodies included), first assignment first."""
+    assigned: list[str] = []
+    for s in stmts:
+        for n in ast.walk(s):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AnnAssign) else []
+            for t in targets:
+                for leaf in ast.walk(t):
+                    if isinstance(leaf, ast.Name) and isinstance(leaf.ctx, ast.Store):
+                        assigned.append(leaf.id)
+    return list(dict.fromkeys(assigned))
+
+
 @dataclass
 class ProgramContext:
     """Callable functions of the program being parsed: name -> (GlobalVar, Signature)."""
@@ -131,6 +144,8 @@ class FunctionParser:
         self.cur_node: ast.AST | None = None
         self.assigned_once: set[str] = set()
         self.fold_metadata = False  # set by @pl.jit specialization
+        # names assigned in a branch of the run-time ifs being parsed: never folded (see assign)
+        self.branch_names: set[str] = set()
         # orchestration views made with pl.slice(..., valid_shape=/pad_value=): view var -> (valid, pad),
         # honoured by the loads of their windows in InCore code (spec pypto-jit §6.2)
         self.view_valid: dict = {}
@@ -284,7 +299,10 @@ class FunctionParser:
         if ann is not None:
             self._check_annotation(name, ann, value, node)
         if not isinstance(value, E.Expr):
-            folds = not isinstance(value_node, ast.Constant) and not isinstance(self.env.get(name), E.Var)
+            # A name a run-time if assigns holds after it the value of the branch taken; a number folded
+            # in one branch would stand for it after the if whichever branch ran.
+            folds = (not isinstance(value_node, ast.Constant) and not isinstance(self.env.get(name), E.Var)
+                     and name not in self.branch_names)
             if isinstance(value, (bool, int, float)) and self.fold_metadata and folds:
                 self.env[name] = value  # jit: `cols = x.shape[1]` stays a compile-time int (static shapes)
                 return
@@ -300,15 +318,7 @@ class FunctionParser:
         loop or branch body) assign again become scalar variables before the loop or branch: the value
         they hold after it depends on the run (a running maximum, a branch taken), so the folded number
         must not stand in for them inside the body or after it."""
-        assigned: list[str] = []
-        for s in stmts:
-            for n in ast.walk(s):
-                targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AnnAssign) else []
-                for t in targets:
-                    for leaf in ast.walk(t):
-                        if isinstance(leaf, ast.Name) and isinstance(leaf.ctx, ast.Store):
-                            assigned.append(leaf.id)
-        for name in dict.fromkeys(assigned):
+        for name in _assigned_names(stmts):
             value = self.env.get(name)
             if isinstance(value, (bool, int, float)) and not isinstance(value, E.Expr):
                 self.bind(name, E.as_expr(value, self.span(node)), node)
@@ -517,6 +527,8 @@ class FunctionParser:
         if not isinstance(cond.type, ScalarType):
             raise self.error(f"an if condition must be a scalar, got {type_str(cond.type)}", node.test, PyptoTypeError)
         self.materialize_rebound_constants([*node.body, *node.orelse], node)
+        outer_branch_names = self.branch_names
+        self.branch_names = outer_branch_names | set(_assigned_names([*node.body, *node.orelse]))
         # Each branch starts from the names as they were before the if: a name the then-branch assigns
         # must not be what the else-branch reads (``x = f(x)`` in both reads the x from before).
         before = dict(self.env)
@@ -529,6 +541,7 @@ class FunctionParser:
         else_body = self.block(node.orelse) if node.orelse else None
         else_env = self.env
         else_y = self.yields.pop()
+        self.branch_names = outer_branch_names
         # after the if, a name either branch assigned refers to that branch's definition (ConvertToSSA
         # merges the two into one value); the others are unchanged
         self.env = dict(before)

@@ -1,0 +1,39 @@
+"""Tenth red-team round: PyPTO programs written from the specs as upstream and pypto-lib users write
+them (tests/compiler/user_programs/progs/r10_*.py, the docstring of each says what it computes)."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from .helpers import HERE, load_file
+
+
+def _prog(name: str):
+    return load_file(os.path.join(HERE, "progs", f"r10_{name}.py"), "r10")
+
+
+def _rng(seed: int) -> np.random.Generator:
+    return np.random.default_rng(seed)
+
+
+@pytest.mark.parametrize(("mode", "scale"), [(3, 2.0), (0, -1.0), (-2, -1.0)])
+def test_a_literal_bound_in_both_branches_of_a_host_if_keeps_the_branch_taken(mode, scale):
+    """`s = -1.0` in the else branch was folded to a compile-time number that replaced the then
+    branch's `s = 2.0` after the if: every mode scaled by -1."""
+    mod = _prog("scale_picked_by_host_read")
+    x = _rng(1).standard_normal((8, 16)).astype(np.float32)
+    y = np.full_like(x, np.nan)
+    mod.scale_by_mode(x, np.array([[mode]], np.int32), y)
+    np.testing.assert_array_equal(y, x * np.float32(scale))
+
+
+@pytest.mark.parametrize(("mode", "offset"), [(1, 3.0), (0, 0.5)])
+def test_constants_computed_in_both_branches_of_a_host_if_keep_the_branch_taken(mode, offset):
+    mod = _prog("offset_picked_in_branches")
+    x = _rng(2).standard_normal((4, 32)).astype(np.float32)
+    y = np.full_like(x, np.nan)
+    mod.offset_by_mode(x, np.array([[mode]], np.int32), y)
+    np.testing.assert_array_equal(y, x + np.float32(offset))
