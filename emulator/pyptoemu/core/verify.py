@@ -30,6 +30,7 @@ from pyptoemu.core.fold import fold_integer
 from pyptoemu.core.scalar import FailedStep, ScalarUnit
 from pyptoemu.core.tileop import TileOpBinding
 from pyptoemu.errors import BoundsError, CapacityError, InputError, Loc, PtoError, VerifyError
+from pyptoemu.isa.semantics.common import ROUND_MODES
 
 # `pto.target_arch` spellings -> the machine file that models them (isa_specs/machines/)
 ARCH_MACHINES = {"a2": "a2a3", "a3": "a2a3", "a2a3": "a2a3", "a5": "a5"}
@@ -95,6 +96,7 @@ def verify_module(module: A.Module, entry: A.Function, isa, machine: Machine) ->
             errors.extend(_tile_type_errors(_op_types(op), op))
             errors.extend(_op_form_errors(op, types, constants))
             errors.extend(_attr_name_errors(op, isa))
+            errors.extend(_attr_value_errors(op, isa))
             errors.extend(_scalar_operand_errors(op, types))
             errors.extend(_pointer_operand_errors(op, types))
             errors.extend(_arith_type_errors(op, types))
@@ -166,6 +168,23 @@ _FRACTALS = (16, 32, 512, 1024)  # pto-text-format §2.5, §5.3: the fractal siz
 _PADS = range(4)  # §2.5: 0 null, 1 zero, 2 max, 3 min
 _COMPACTS = range(3)  # §2.5: 0 null, 1 normal, 2 row_plus_one
 _CMP_MODES = ("eq", "ne", "lt", "le", "gt", "ge")  # §2.9 CmpMode (lower case; `less_than` is not accepted)
+# §2.9: the values of the enum attribute kinds an op's spec gives its attributes (isa_specs `attrs: {type}`).
+# Compared without case, as the semantics read them (`#pto<round_mode floor>` runs as FLOOR).
+_ENUM_VALUES: dict[str, tuple[str, ...]] = {
+    "round_mode": ROUND_MODES,
+    "saturation_mode": ("ON", "OFF"),
+    "cmp": _CMP_MODES,
+    "st_phase": ("unspecified", "partial", "final"),
+    "atomic_type": ("atomic_none", "atomic_add"),
+    "relu_pre_mode": ("no_relu", "normal_relu"),
+    "quant_type": ("INT8_SYM", "INT8_ASYM"),
+    "gather_oob": ("undefined", "clamp", "wrap", "zero"),
+    "scatter_atomic_op": ("none", "add", "max", "min"),
+    "scatter_oob": ("undefined", "skip", "clamp", "wrap"),
+    "acc_to_vec_mode": ("single_mode_vec0", "single_mode_vec1", "dual_mode_split_m", "dual_mode_split_n"),
+    "mask_pattern": ("P0101", "P1010", "P0001", "P0010", "P0100", "P1000", "P1111"),
+    "layout": ("nd", "dn", "nz"),
+}
 
 
 def _tile_type_errors(types: list, op: A.Op) -> list[PtoError]:
@@ -205,15 +224,36 @@ def _attr_name_errors(op: A.Op, isa) -> list[PtoError]:
     return []
 
 
+def _attr_value_errors(op: A.Op, isa) -> list[PtoError]:
+    """An attribute the op's spec types as an enum holds a value of that enum: a value the dialect does
+    not have (``atomic_type atomic_sub``, ``saturation_mode CLAMP``) would otherwise run as the default
+    (a plain store, no saturation) or stop the run as a kernel fault, and it is the text that is wrong."""
+    spec = isa.get(op.name) if op.name.startswith("pto.") else None
+    if spec is None:
+        return []
+    errors: list[PtoError] = []
+    for key, value in op.attrs.items():
+        attr = spec.attrs.get(key)
+        allowed = _ENUM_VALUES.get(attr.type) if attr is not None else None
+        if allowed is None:
+            continue
+        kind = value.kind if isinstance(value, A.EnumAttr) else attr.type if isinstance(value, str) else None
+        text = getattr(value, "value", value)
+        if kind != attr.type:
+            shown = f"#pto<{value.kind} {value.value}>" if isinstance(value, A.EnumAttr) else text
+            errors.append(VerifyError(f"{op.name}: {key} = {shown} is not a {attr.type} (write "
+                                      f"#pto<{attr.type} VALUE>)", op.loc))
+        elif str(text).lower() not in {v.lower() for v in allowed}:
+            errors.append(VerifyError(f"{op.name}: {key} = #pto<{kind} {text}> is not a value of {kind} (one of "
+                                      f"{', '.join(allowed)})", op.loc))
+    return errors
+
+
 def _op_form_errors(op: A.Op, types: Mapping, constants: Mapping) -> list[PtoError]:
     """Rules §4.1 states for views and aliases, decided from the types the text gives."""
     name, loc = op.name, op.loc
     src = types.get(op.operands[0]) if op.operands and isinstance(op.operands[0], str) else None
     res = op.result_types[0] if op.result_types else None
-    mode = op.attrs.get("cmpMode")
-    if mode is not None and str(getattr(mode, "value", mode)).lower() not in _CMP_MODES:
-        return [VerifyError(f"{name}: unknown compare mode '{getattr(mode, 'value', mode)}' "
-                            f"(one of {', '.join(_CMP_MODES)})", loc)]
     if name == "pto.make_tensor_view" and isinstance(src, A.PtrType) and isinstance(res, A.TensorViewType) \
             and src.elem != res.elem:
         return [VerifyError(f"{name}: the pointer's elements are {src.elem} but the view's {res.elem} "

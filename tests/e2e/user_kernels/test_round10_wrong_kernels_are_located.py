@@ -1,0 +1,37 @@
+"""Tenth red-team round: kernels with mistakes other PTO users make (kernels/r10_bad*.pto, the first
+lines of each say what is wrong and what the emulator did before). Each must stop with a located
+message and exit 2 (bad input) before anything runs, never run with a silently different meaning."""
+
+from __future__ import annotations
+
+import pytest
+
+import pyptoemu
+from ptoisa.errors import PtoError
+from tests.e2e.user_kernels.running import KERNELS, cli_json
+
+
+def _lines(out: str, name: str) -> list[str]:
+    return [line.split(f"{name}:", 1)[1] for line in out.splitlines() if f"{name}:" in line]
+
+
+def test_an_atomic_type_the_dialect_does_not_have_is_refused_before_running(tmp_path):
+    name = "r10_bad01_store_atomic_sub.pto"
+    code, out = cli_json(name, {}, tmp_path)
+    assert code == 2, out
+    assert _lines(out, name) == [
+        "15:5: pto.tstore: atomicType = #pto<atomic_type atomic_sub> is not a value of atomic_type "
+        "(one of atomic_none, atomic_add)"], out
+    with pytest.raises(PtoError, match="atomic_sub"):
+        pyptoemu.run(KERNELS / name)
+
+
+def test_tcvt_attribute_values_outside_their_enums_are_each_located(tmp_path):
+    name = "r10_bad02_tcvt_attribute_values.pto"
+    code, out = cli_json(name, {}, tmp_path)
+    assert code == 2, out
+    assert _lines(out, name) == [
+        "16:5: pto.tcvt: sat_mode = #pto<saturation_mode CLAMP> is not a value of saturation_mode (one of ON, OFF)",
+        "17:5: pto.tcvt: rmode = #pto<cmp lt> is not a round_mode (write #pto<round_mode VALUE>)",
+        "18:5: pto.tcvt: rmode = 3 is not a round_mode (write #pto<round_mode VALUE>)",
+    ], out
