@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
-from ptoisa.dtypes import is_known, itemsize
+from ptoisa.dtypes import is_float, is_known, itemsize
 from ptoisa.machine import Machine
 from ptoisa.text import ast as A
 from ptoisa.text.scopes import NameScope, walk
@@ -98,6 +98,7 @@ def verify_module(module: A.Module, entry: A.Function, isa, machine: Machine) ->
             errors.extend(_attr_name_errors(op, isa))
             errors.extend(_attr_value_errors(op, isa))
             errors.extend(_scalar_operand_errors(op, types))
+            errors.extend(_declared_scalar_errors(op, types))
             errors.extend(_pointer_operand_errors(op, types))
             errors.extend(_arith_type_errors(op, types))
             errors.extend(_yield_errors(op, parent, types))
@@ -315,6 +316,35 @@ def _scalar_operand_errors(op: A.Op, types: Mapping) -> list[PtoError]:
         if isinstance(t, _NOT_SCALAR):
             return [VerifyError(f"{op.name}: {what} ({x}) must be a number (index or integer), but it is "
                                 f"a {t}", op.loc)]
+        if positions is not None and _is_float_type(t):
+            return [VerifyError(f"{op.name}: {what} ({x}) must be an index or an integer, but it is {t.name} "
+                                f"(convert it first, e.g. arith.fptosi then arith.index_cast)", op.loc)]
+        if op.name in _CONDITION_OPS and what == "operand 0" and isinstance(t, A.ScalarType) and t.name != "i1":
+            return [VerifyError(f"{op.name}: the condition {x} is {t.name}, not i1 (compare it first, e.g. "
+                                f"arith.cmpi ne, {x}, %zero)", op.loc)]
+    return []
+
+
+_CONDITION_OPS = ("scf.if", "scf.condition")
+
+
+def _is_float_type(t: Any) -> bool:
+    """A float scalar type (an unknown type name is reported on its own and is not one)."""
+    return isinstance(t, A.ScalarType) and is_known(t.name) and is_float(t.name)
+
+
+def _declared_scalar_errors(op: A.Op, types: Mapping) -> list[PtoError]:
+    """A pto op lists each operand's type after the operands (``ins(%t, %s : TB, f32)``); for a scalar
+    that type is the value's own type (MLIR checks it at every use). Written otherwise (an index
+    written as f32) the op would read the value as the type written, not as the type it has."""
+    if not op.name.startswith("pto."):
+        return []
+    pairs = [*zip(op.ins, op.in_types, strict=False), *zip(op.operands, op.operand_types, strict=False)]
+    for x, written in pairs:
+        have = types.get(x) if isinstance(x, str) else None
+        if isinstance(have, A.ScalarType) and isinstance(written, A.ScalarType) and have.name != written.name:
+            return [VerifyError(f"{op.name}: {x} is {have.name} but written here as {written.name} (convert it "
+                                f"first, e.g. arith.index_cast or arith.sitofp)", op.loc)]
     return []
 
 
@@ -341,6 +371,14 @@ def _pointer_operand_errors(op: A.Op, types: Mapping) -> list[PtoError]:
     return []
 
 
+# §3.1: the arith ops that take integers (index, iN) and those that take floats.
+_INT_ARITH = frozenset("arith." + n for n in (
+    "addi", "subi", "muli", "divsi", "divui", "remsi", "remui", "ceildivsi", "floordivsi", "ceildivui", "minsi",
+    "maxsi", "minui", "maxui", "andi", "ori", "xori", "shli", "shrsi", "shrui", "cmpi"))
+_FLOAT_ARITH = frozenset("arith." + n for n in (
+    "addf", "subf", "mulf", "divf", "remf", "maximumf", "minimumf", "maxnumf", "minnumf", "negf", "cmpf"))
+
+
 def _arith_type_errors(op: A.Op, types: Mapping) -> list[PtoError]:
     """An arith op's operands have the type it is written with (MLIR: ``arith.addi %a, %b : i32``
     takes two i32; a cast's operand has its source type; select's condition is i1). A value of
@@ -353,6 +391,14 @@ def _arith_type_errors(op: A.Op, types: Mapping) -> list[PtoError]:
         cond, *operands = operands
         if isinstance(types.get(cond), A.ScalarType) and types[cond].name != "i1":
             return [VerifyError(f"arith.select: the condition {cond} is {types[cond]}, not i1", op.loc)]
+    written = op.operand_types[-1]
+    if op.name in _INT_ARITH and _is_float_type(written):
+        return [VerifyError(f"{op.name}: an integer op written for {written.name} (use the float op, e.g. "
+                            f"arith.cmpf or arith.addf)", op.loc)]
+    if op.name in _FLOAT_ARITH and isinstance(written, A.ScalarType) and is_known(written.name) \
+            and not is_float(written.name):
+        return [VerifyError(f"{op.name}: a float op written for {written.name} (use the integer op, e.g. "
+                            f"arith.cmpi or arith.addi)", op.loc)]
     if len(wanted) == 1:
         wanted = wanted * len(operands)
     for x, want in zip(operands, wanted, strict=False):

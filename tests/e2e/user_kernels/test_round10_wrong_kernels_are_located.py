@@ -35,3 +35,19 @@ def test_tcvt_attribute_values_outside_their_enums_are_each_located(tmp_path):
         "17:5: pto.tcvt: rmode = #pto<cmp lt> is not a round_mode (write #pto<round_mode VALUE>)",
         "18:5: pto.tcvt: rmode = 3 is not a round_mode (write #pto<round_mode VALUE>)",
     ], out
+
+
+def test_scalars_of_the_wrong_type_are_refused_where_they_are_used(tmp_path):
+    name = "r10_bad03_scalar_types_mixed_up.pto"
+    code, out = cli_json(name, {"arg2": 3}, tmp_path)
+    assert code == 2, out
+    assert _lines(out, name) == [
+        "17:5: pto.partition_view: 'offsets' (%row) must be an index or an integer, but it is f32 (convert it "
+        "first, e.g. arith.fptosi then arith.index_cast)",
+        "18:5: scf.for: operand 1 (%four) must be an index or an integer, but it is f32 (convert it first, e.g. "
+        "arith.fptosi then arith.index_cast)",
+        "20:7: pto.tmuls: %n is index but written here as f32 (convert it first, e.g. arith.index_cast or "
+        "arith.sitofp)",
+        "21:7: scf.if: the condition %n is index, not i1 (compare it first, e.g. arith.cmpi ne, %n, %zero)",
+        "26:5: arith.cmpi: an integer op written for f32 (use the float op, e.g. arith.cmpf or arith.addf)",
+    ], out
