@@ -20,8 +20,8 @@ def test_an_atomic_type_the_dialect_does_not_have_is_refused_before_running(tmp_
     code, out = cli_json(name, {}, tmp_path)
     assert code == 2, out
     assert _lines(out, name) == [
-        "15:5: pto.tstore: atomicType = #pto<atomic_type atomic_sub> is not a value of atomic_type "
-        "(one of atomic_none, atomic_add)"], out
+        ("15:5: pto.tstore: atomicType = #pto<atomic_type atomic_sub> is not a value of atomic_type "
+        "(one of atomic_none, atomic_add)")], out
     with pytest.raises(PtoError, match="atomic_sub"):
         pyptoemu.run(KERNELS / name)
 
@@ -42,12 +42,12 @@ def test_scalars_of_the_wrong_type_are_refused_where_they_are_used(tmp_path):
     code, out = cli_json(name, {"arg2": 3}, tmp_path)
     assert code == 2, out
     assert _lines(out, name) == [
-        "17:5: pto.partition_view: 'offsets' (%row) must be an index or an integer, but it is f32 (convert it "
-        "first, e.g. arith.fptosi then arith.index_cast)",
-        "18:5: scf.for: operand 1 (%four) must be an index or an integer, but it is f32 (convert it first, e.g. "
-        "arith.fptosi then arith.index_cast)",
-        "20:7: pto.tmuls: %n is index but written here as f32 (convert it first, e.g. arith.index_cast or "
-        "arith.sitofp)",
+        ("17:5: pto.partition_view: 'offsets' (%row) must be an index or an integer, but it is f32 (convert it "
+        "first, e.g. arith.fptosi then arith.index_cast)"),
+        ("18:5: scf.for: operand 1 (%four) must be an index or an integer, but it is f32 (convert it first, e.g. "
+        "arith.fptosi then arith.index_cast)"),
+        ("20:7: pto.tmuls: %n is index but written here as f32 (convert it first, e.g. arith.index_cast or "
+        "arith.sitofp)"),
         "21:7: scf.if: the condition %n is index, not i1 (compare it first, e.g. arith.cmpi ne, %n, %zero)",
         "26:5: arith.cmpi: an integer op written for f32 (use the float op, e.g. arith.cmpf or arith.addf)",
     ], out
