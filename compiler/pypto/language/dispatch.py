@@ -181,13 +181,29 @@ def pl_call(p: Any, node: ast.Call, name: str, pl: Any, args: list | None = None
     if name in TENSOR_ONLY or (name not in BLOCK_ONLY and first == "tensor"):
         return namespace_call(p, node, "tensor", "create" if name == "create_tensor" else name, args, kwargs)
     if name in BLOCK_ONLY or first == "tile":
-        return namespace_call(p, node, "block", name, args, kwargs)
+        return _block_call(p, node, name, args, kwargs)
     if name in ("bar_v", "bar_m", "bar_all", "sync_src", "sync_dst"):
         return namespace_call(p, node, "system", name, args, kwargs)
     if not hasattr(pl, name) and _builder(B, name) is None and _builder(T, name) is None:
         raise p.error(f"unknown op 'pl.{name}'", node.func)
     got = type_str(args[0].type) if args and hasattr(args[0], "type") else (type(args[0]).__name__ if args else "none")
     raise p.error(f"pl.{name}: cannot dispatch on a first argument of type {got}", node, PyptoTypeError)
+
+
+def _block_call(p: Any, node: ast.Call, name: str, args: list, kwargs: dict) -> Any:
+    """A tile-level op. ``pl.matmul(left, right, out_dtype=D)`` on tiles: the result lands in Acc as FP32
+    (INT32 for integer inputs), so an ``out_dtype`` that already says so is accepted and any other is an
+    error (pypto-jit §8: a keyword only the other level takes raises, "except an out_dtype that already
+    matches")."""
+    if name != "matmul" or "out_dtype" not in kwargs:
+        return namespace_call(p, node, "block", name, args, kwargs)
+    rest = {k: v for k, v in kwargs.items() if k != "out_dtype"}
+    call = namespace_call(p, node, "block", "matmul", args, rest)
+    want, got = kwargs["out_dtype"], call.type.dtype
+    if want is not None and want is not got:
+        raise p.error(f"pl.matmul: out_dtype={getattr(want, 'name', want)} with tile operands: a tile matmul "
+                      f"gives {got.name} in Acc; convert the result with pl.cast", node, PyptoTypeError)
+    return call
 
 
 # Ops whose operands are all tiles or all tensors (a store, a load or an assemble takes one of each).

@@ -8,6 +8,8 @@ import os
 import numpy as np
 import pytest
 
+from pypto.errors import PyptoTypeError
+
 from .helpers import HERE, load_file
 
 
@@ -37,3 +39,24 @@ def test_constants_computed_in_both_branches_of_a_host_if_keep_the_branch_taken(
     y = np.full_like(x, np.nan)
     mod.offset_by_mode(x, np.array([[mode]], np.int32), y)
     np.testing.assert_array_equal(y, x + np.float32(offset))
+
+
+def test_a_tile_matmul_may_name_the_acc_dtype_as_its_out_dtype():
+    """pypto-jit §8: out_dtype with tile operands raises "except an out_dtype that already matches";
+    out_dtype=pl.FP32 on fp16 tiles was refused as an unexpected keyword."""
+    mod = _prog("tile_gemm_out_dtype")
+    a = _rng(3).standard_normal((16, 96)).astype(np.float16)
+    b = _rng(4).standard_normal((96, 48)).astype(np.float16)
+    c = np.full((16, 48), np.nan, np.float32)
+    mod.gemm_k_loop(a, b, c)
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3 * 96 ** 0.5)
+
+
+def test_a_tile_matmul_out_dtype_other_than_acc_is_refused_at_its_line():
+    mod = _prog("tile_gemm_out_dtype")
+    a, b = np.zeros((16, 32), np.float16), np.zeros((32, 16), np.float16)
+    with pytest.raises(PyptoTypeError) as e:
+        mod.gemm_fp16_out(a, b, np.zeros((16, 16), np.float16))
+    assert "r10_tile_gemm_out_dtype.py:32:" in str(e.value)
+    assert ("pl.matmul: out_dtype=FP16 with tile operands: a tile matmul gives FP32 in Acc; convert the result "
+            "with pl.cast") in str(e.value)
