@@ -762,7 +762,12 @@ class FunctionParser:
         for ia in iter_args:
             self.env[ia.name] = ia
         cond_call = node.body[0].value
+        self.blocks.append([])
         cond = self.to_ir(self.expr(cond_call.args[0]), cond_call)
+        if self.blocks.pop():  # an op call's statements would run once, before the loop, on the initial values
+            raise self.error("pl.cond(...) must be a scalar expression of the loop-carried values without op "
+                             "calls: compute the value at the end of the body (e.g. a pl.read) and carry it "
+                             "in init_values", cond_call)
         self.yields.append([])
         before = set(self.env)
         body = self.block(node.body[1:])

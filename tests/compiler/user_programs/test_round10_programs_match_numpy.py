@@ -8,7 +8,7 @@ import os
 import numpy as np
 import pytest
 
-from pypto.errors import PyptoTypeError
+from pypto.errors import PyptoError, PyptoTypeError
 
 from .helpers import HERE, load_file
 
@@ -60,3 +60,23 @@ def test_a_tile_matmul_out_dtype_other_than_acc_is_refused_at_its_line():
     assert "r10_tile_gemm_out_dtype.py:32:" in str(e.value)
     assert ("pl.matmul: out_dtype=FP16 with tile operands: a tile matmul gives FP32 in Acc; convert the result "
             "with pl.cast") in str(e.value)
+
+
+@pytest.mark.parametrize(("start", "steps"), [(13.0, 4), (0.5, 0), (1.0, 1)])
+def test_a_while_loop_whose_condition_is_a_carried_scalar_read_from_the_tile(start, steps):
+    mod = _prog("while_halving")
+    x = np.full((1, 16), start, np.float32)
+    y, n = np.full_like(x, np.nan), np.full((1, 1), -1, np.int32)
+    mod.halve_below_one(x, y, n)
+    np.testing.assert_array_equal(y, x / np.float32(2 ** steps))
+    assert n[0, 0] == steps
+
+
+def test_a_while_condition_that_calls_an_op_is_refused_at_its_line():
+    """The read in pl.cond(...) was emitted once before the loop, on a name the loop defines: the error
+    said "'v' is used before it is defined" (or, with a name defined before, the loop never re-read it)."""
+    mod = _prog("while_halving")
+    with pytest.raises(PyptoError) as e:
+        mod.halve_cond_reads_tile(np.full((1, 16), 13.0, np.float32), np.zeros((1, 16), np.float32))
+    assert "r10_while_halving.py:26:13:" in str(e.value)
+    assert "pl.cond(...) must be a scalar expression of the loop-carried values without op calls" in str(e.value)
