@@ -631,12 +631,36 @@ def _window_errors(op: A.Op, scope: NameScope, machine: Machine) -> list[PtoErro
     return []
 
 
+def _transfer_errors(op: A.Op, scope: NameScope, machine: Machine) -> list[PtoError]:
+    """tload / tprefetch / tstore between a tile of static valid shape and a window of static shape: the
+    tile's valid region fits the window (§5.6; the run would stop at the op as a bounds fault, but the
+    types alone decide it)."""
+    if not op.ins or not op.outs:  # the generic form (operands only): left to the run
+        return []
+    tile_name, view_name = (op.outs[0], op.ins[0]) if op.name != "pto.tstore" else (op.ins[0], op.outs[0])
+    tile = scope.types.get(tile_name) if isinstance(tile_name, str) else None
+    view = scope.types.get(view_name) if isinstance(view_name, str) else None
+    if not isinstance(tile, A.TileBufType) or not isinstance(view, A.PartitionViewType):
+        return []
+    shape = _static_shape(view_name, scope)
+    if not shape or None in shape or tile.v_row is None or tile.v_col is None:
+        return []
+    rows = 1
+    for n in shape[:-1]:
+        rows *= n
+    if tile.v_row > rows or tile.v_col > shape[-1]:
+        return [VerifyError(f"{op.name}: the tile's valid region {tile.valid_text} exceeds the {rows}x{shape[-1]} "
+                            f"GM window {view_name}", op.loc)]
+    return []
+
+
 _STATIC_CHECKS = {
     "func.return": _return_errors, "scf.for": _for_errors, "pto.alloc_tile": _alloc_errors,
     "pto.partition_view": _partition_errors, "pto.subview": _partition_errors, "pto.textract": _window_errors,
     "pto.tinsert": _window_errors, "pto.make_tensor_view": _tensor_view_errors, "pto.tassign": _tassign_errors,
     "pto.set_flag_dyn": _event_id_errors, "pto.wait_flag_dyn": _event_id_errors, "pto.sync.set": _event_id_errors,
-    "pto.sync.wait": _event_id_errors,
+    "pto.sync.wait": _event_id_errors, "pto.tload": _transfer_errors, "pto.tprefetch": _transfer_errors,
+    "pto.tstore": _transfer_errors,
 }
 
 

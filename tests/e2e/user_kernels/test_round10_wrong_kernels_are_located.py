@@ -51,3 +51,13 @@ def test_scalars_of_the_wrong_type_are_refused_where_they_are_used(tmp_path):
         "21:7: scf.if: the condition %n is index, not i1 (compare it first, e.g. arith.cmpi ne, %n, %zero)",
         "26:5: arith.cmpi: an integer op written for f32 (use the float op, e.g. arith.cmpf or arith.addf)",
     ], out
+
+
+def test_a_tile_whose_valid_region_outgrows_a_static_window_is_refused_before_running(tmp_path):
+    name = "r10_bad04_tile_bigger_than_window.pto"
+    code, out = cli_json(name, {}, tmp_path)
+    assert code == 2, out
+    assert _lines(out, name) == [
+        "17:5: pto.tload: the tile's valid region 16x64 exceeds the 15x64 GM window %px",
+        "19:5: pto.tstore: the tile's valid region 16x64 exceeds the 1x64 GM window %py",
+    ], out
