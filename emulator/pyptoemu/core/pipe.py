@@ -206,7 +206,9 @@ class Instr:
         self.end = -1  # pipe released (start + occupancy)
         self.done = -1  # writes landed (completion)
         self.seq = -1
-        self.released_by = None  # for WAIT: the SET instruction that released it (a block-start barrier on S: its unit's core that drained last, AICore.start_block)
+        # for WAIT: the SET instruction that released it; for a block-start barrier on S: the core of its
+        # unit that drained last (AICore.start_block)
+        self.released_by = None
         self.wait_start = -1
         self.pidx = -1  # position in its pipe's issue order
         self.sepoch = 0  # scalar-unit sync epoch at issue (happens-before from the scalar unit)
