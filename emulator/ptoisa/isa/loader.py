@@ -5,6 +5,8 @@ File shape::
     family: elementwise            # optional, defaults to the file stem
     description: ...               # optional
     templates: {...}               # optional: anchors to reuse (`<<: *vec_binary`), not read otherwise
+    attr_kinds:                    # optional: enum kinds an entry's attrs may name as their type (§2.9),
+      round_mode: [NONE, RINT, ...]  #   each defined once across the files
     instructions:
       - mnemonic: tadd
         description: ...
@@ -67,7 +69,9 @@ DOMAINS = ("dst", "src", "none")
 OPERAND_LOCS = (*TILE_LOCS, "gm")
 
 _FILE_REQUIRED = frozenset({"instructions"})
-_FILE_OPTIONAL = frozenset({"family", "description", "templates"})
+_FILE_OPTIONAL = frozenset({"family", "description", "templates", "attr_kinds"})
+# attribute types that are not enum kinds: the value is a plain literal of that type
+_ATTR_LITERAL_TYPES = frozenset({"bool", "i32"})
 _ENTRY_REQUIRED = frozenset(
     {"mnemonic", "description", "ins", "outs", "dtypes", "pipe", "domain", "timing", "implemented"}
 )
@@ -588,8 +592,8 @@ def _dtype_tuples(m: YMap, ctx: _Ctx) -> DtypeTuples:
     return DtypeTuples(names, tuple(rows))
 
 
-def load_file(path: Path, machine: Machine) -> list[InstrSpec]:
-    """Load one family file."""
+def load_file(path: Path, machine: Machine) -> tuple[list[InstrSpec], dict[str, tuple[str, ...]]]:
+    """Load one family file: its entries and the attribute kinds it defines."""
     file = str(path)
     doc = expect_map(load_yaml(path), "instruction file", Loc(file, 1, 1))
     check_keys(doc, f"{path.name}", _FILE_REQUIRED, _FILE_OPTIONAL)
@@ -602,7 +606,51 @@ def load_file(path: Path, machine: Machine) -> list[InstrSpec]:
         if not isinstance(item, YMap):
             raise SpecError(f"{path.name}: each instruction must be a mapping", loc)
         out.append(_entry(item, family, file, machine))
+    kinds = _attr_kinds(doc["attr_kinds"], path, doc.loc_of("attr_kinds")) if "attr_kinds" in doc else {}
+    return out, kinds
+
+
+def _attr_kinds(value: Any, path: Path, loc: Loc) -> dict[str, tuple[str, ...]]:
+    """``attr_kinds``: kind name -> its values, each a name (YAML reads a bare ``ON``/``OFF`` as a
+    boolean: such a value must be quoted, and an unquoted one is an error, not the value True)."""
+    m = expect_map(value, f"{path.name}: attr_kinds", loc)
+    out: dict[str, tuple[str, ...]] = {}
+    for kind, values in m.items():
+        where = m.loc_of(kind)
+        if not isinstance(values, YSeq) or not values:
+            raise SpecError(f"{path.name}: attr_kinds.{kind} must be a non-empty list of value names", where)
+        bad = [v for v in values if not isinstance(v, str) or not v]
+        if bad:
+            raise SpecError(f"{path.name}: attr_kinds.{kind}: {bad[0]!r} is not a name (quote values YAML reads "
+                            f"as booleans or numbers, e.g. 'ON')", where)
+        if len({v.lower() for v in values}) != len(values):
+            raise SpecError(f"{path.name}: attr_kinds.{kind}: a value is listed twice (values compare without case)",
+                            where)
+        if kind in _ATTR_LITERAL_TYPES:
+            raise SpecError(f"{path.name}: attr_kinds.{kind}: {kind} is a literal type, not an enum kind", where)
+        out[str(kind)] = tuple(values)
     return out
+
+
+def _check_attr_types(instructions: dict[str, InstrSpec], kinds: dict[str, tuple[str, ...]]) -> None:
+    """Every attribute's type is a literal type or a kind some file defines, and its default and
+    ``implemented`` values are values of that kind: a misspelt kind would otherwise leave the
+    attribute's values unchecked."""
+    for spec in instructions.values():
+        for attr in spec.attrs.values():
+            loc = Loc(spec.file, spec.line, 1)
+            where = f"{Path(spec.file).name}: entry '{spec.mnemonic}': attrs.{attr.name}"
+            if attr.type in _ATTR_LITERAL_TYPES:
+                continue
+            values = kinds.get(attr.type)
+            if values is None:
+                raise SpecError(f"{where}: type '{attr.type}' is neither {' nor '.join(sorted(_ATTR_LITERAL_TYPES))} "
+                                f"nor a kind under any file's attr_kinds", loc)
+            known = {v.lower() for v in values}
+            listed = ([attr.default] if attr.default is not None else []) + list(attr.implemented or ())
+            stray = [v for v in listed if str(v).lower() not in known]
+            if stray:
+                raise SpecError(f"{where}: {stray[0]!r} is not a value of {attr.type} ({', '.join(values)})", loc)
 
 
 _CACHE: dict[tuple[str, str, str], ISA] = {}
@@ -621,14 +669,23 @@ def load_isa(spec_dir: Path | str | None = None, machine: Machine | None = None)
     if not files:
         raise SpecError(f"no instruction spec files in {directory}", Loc(str(directory), 0, 0))
     instructions: dict[str, InstrSpec] = {}
+    kinds: dict[str, tuple[str, ...]] = {}
+    kind_files: dict[str, str] = {}
     for path in files:
-        for spec in load_file(path, machine):
+        entries, file_kinds = load_file(path, machine)
+        for kind, values in file_kinds.items():
+            if kind in kinds:
+                raise SpecError(f"{path.name}: attr_kinds.{kind} is defined twice (first in {kind_files[kind]})",
+                                Loc(str(path), 1, 1))
+            kinds[kind], kind_files[kind] = values, path.name
+        for spec in entries:
             prev = instructions.get(spec.mnemonic)
             if prev is not None:
                 raise SpecError(f"{path.name}: entry '{spec.mnemonic}': duplicate mnemonic "
                                 f"(first defined in {Path(prev.file).name}:{prev.line})",
                                 Loc(spec.file, spec.line, 1))
             instructions[spec.mnemonic] = spec
-    isa = ISA(instructions, machine.name)
+    _check_attr_types(instructions, kinds)
+    isa = ISA(instructions, machine.name, kinds)
     _CACHE[key] = isa
     return isa

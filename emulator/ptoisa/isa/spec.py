@@ -297,6 +297,9 @@ class DtypeTuples:
 class ISA:
     instructions: dict[str, InstrSpec]
     machine_name: str = ""
+    # §2.9: the values of each enum kind an attribute may have as its type (``round_mode`` ->
+    # ``("NONE", "RINT", ...)``), from the family files' ``attr_kinds``; compared without case
+    attr_kinds: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def get(self, mnemonic: str) -> InstrSpec | None:
         """Look up by mnemonic: case-insensitive, with or without ``pto.`` (``TROWSUM``,

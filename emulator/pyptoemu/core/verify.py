@@ -30,7 +30,6 @@ from pyptoemu.core.fold import fold_integer
 from pyptoemu.core.scalar import FailedStep, ScalarUnit
 from pyptoemu.core.tileop import TileOpBinding
 from pyptoemu.errors import BoundsError, CapacityError, InputError, Loc, PtoError, VerifyError
-from pyptoemu.isa.semantics.common import ROUND_MODES
 
 # `pto.target_arch` spellings -> the machine file that models them (isa_specs/machines/)
 ARCH_MACHINES = {"a2": "a2a3", "a3": "a2a3", "a2a3": "a2a3", "a5": "a5"}
@@ -168,24 +167,6 @@ def _dtype_errors(types: list, loc: Loc, what: str) -> list[PtoError]:
 _FRACTALS = (16, 32, 512, 1024)  # pto-text-format §2.5, §5.3: the fractal sizes the assembler accepts
 _PADS = range(4)  # §2.5: 0 null, 1 zero, 2 max, 3 min
 _COMPACTS = range(3)  # §2.5: 0 null, 1 normal, 2 row_plus_one
-_CMP_MODES = ("eq", "ne", "lt", "le", "gt", "ge")  # §2.9 CmpMode (lower case; `less_than` is not accepted)
-# §2.9: the values of the enum attribute kinds an op's spec gives its attributes (isa_specs `attrs: {type}`).
-# Compared without case, as the semantics read them (`#pto<round_mode floor>` runs as FLOOR).
-_ENUM_VALUES: dict[str, tuple[str, ...]] = {
-    "round_mode": ROUND_MODES,
-    "saturation_mode": ("ON", "OFF"),
-    "cmp": _CMP_MODES,
-    "st_phase": ("unspecified", "partial", "final"),
-    "atomic_type": ("atomic_none", "atomic_add"),
-    "relu_pre_mode": ("no_relu", "normal_relu"),
-    "quant_type": ("INT8_SYM", "INT8_ASYM"),
-    "gather_oob": ("undefined", "clamp", "wrap", "zero"),
-    "scatter_atomic_op": ("none", "add", "max", "min"),
-    "scatter_oob": ("undefined", "skip", "clamp", "wrap"),
-    "acc_to_vec_mode": ("single_mode_vec0", "single_mode_vec1", "dual_mode_split_m", "dual_mode_split_n"),
-    "mask_pattern": ("P0101", "P1010", "P0001", "P0010", "P0100", "P1000", "P1111"),
-    "layout": ("nd", "dn", "nz"),
-}
 
 
 def _tile_type_errors(types: list, op: A.Op) -> list[PtoError]:
@@ -235,7 +216,7 @@ def _attr_value_errors(op: A.Op, isa) -> list[PtoError]:
     errors: list[PtoError] = []
     for key, value in op.attrs.items():
         attr = spec.attrs.get(key)
-        allowed = _ENUM_VALUES.get(attr.type) if attr is not None else None
+        allowed = isa.attr_kinds.get(attr.type) if attr is not None else None  # None: a literal type
         if allowed is None:
             continue
         kind = value.kind if isinstance(value, A.EnumAttr) else attr.type if isinstance(value, str) else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -123,6 +124,44 @@ def test_merge_keys_and_anchors(tmp_path: Path) -> None:
         'templates:\n  base: &base {occupancy: "head", latency: "head + 1"}\ninstructions:\n' + body
     )
     assert load_isa(tmp_path)["tadd"].timing.evaluate({}) == (3, 4)
+
+
+def _with_kinds(kinds: str, attrs: str) -> str:
+    return ("family: fam\nattr_kinds:\n" + kinds + "instructions:\n"
+            + GOOD_ENTRY.replace("    implemented: true\n", "    implemented: true\n    attrs: " + attrs + "\n"))
+
+
+def test_attr_kinds_load_and_an_attribute_names_one(tmp_path: Path) -> None:
+    (tmp_path / "fam.yaml").write_text(_with_kinds("  sat: ['ON', 'OFF']\n", "{mode: {type: sat, default: 'OFF'}}"))
+    isa = load_isa(tmp_path)
+    assert isa.attr_kinds == {"sat": ("ON", "OFF")}
+    assert isa["tadd"].attrs["mode"].type == "sat"
+
+
+@pytest.mark.parametrize(
+    ("kinds", "attrs", "needle"),
+    [
+        ("  sat: ['ON', 'OFF']\n", "{mode: {type: satt}}", "type 'satt' is neither bool nor i32 nor a kind"),
+        ("  sat: ['ON', 'OFF']\n", "{mode: {type: sat, default: CLAMP}}", "'CLAMP' is not a value of sat"),
+        ("  sat: ['ON', 'OFF']\n", "{mode: {type: sat, implemented: ['ON', WRAP]}}", "'WRAP' is not a value of sat"),
+        ("  sat: [ON, OFF]\n", "{mode: {type: sat}}", "True is not a name (quote values"),
+        ("  sat: []\n", "{mode: {type: sat}}", "attr_kinds.sat must be a non-empty list"),
+        ("  sat: [wrap, 'WRAP']\n", "{mode: {type: sat}}", "a value is listed twice"),
+        ("  bool: [a, b]\n", "{mode: {type: bool}}", "bool is a literal type, not an enum kind"),
+    ],
+)
+def test_attr_kind_errors_name_the_file(tmp_path: Path, kinds: str, attrs: str, needle: str) -> None:
+    (tmp_path / "fam.yaml").write_text(_with_kinds(kinds, attrs))
+    with pytest.raises(SpecError, match=re.escape(needle)) as info:
+        load_isa(tmp_path)
+    assert info.value.loc.file.endswith("fam.yaml") and info.value.loc.line >= 1
+
+
+def test_an_attr_kind_defined_in_two_files_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text("attr_kinds:\n  sat: ['ON']\ninstructions: []\n")
+    (tmp_path / "b.yaml").write_text("attr_kinds:\n  sat: ['OFF']\ninstructions: []\n")
+    with pytest.raises(SpecError, match=r"b.yaml: attr_kinds.sat is defined twice \(first in a.yaml\)"):
+        load_isa(tmp_path)
 
 
 # ------------------------------------------------------------------------------------ the real ISA
@@ -291,3 +330,11 @@ def test_a_formula_text_is_checked_against_each_entrys_own_variables(tmp_path: P
     for sub in ("c", "d"):
         assert "malformed formula 'head.real'" in load_error(tmp_path / sub, GOOD_ENTRY.replace(
             'latency: "head + 2"', 'latency: "head.real"')).message
+
+
+def test_the_round_modes_the_spec_lists_are_the_ones_tcvt_implements() -> None:
+    """isa_specs' round_mode kind (§2.9) and the conversion semantics' modes are one list: a mode
+    the verifier accepts must not fail at run time as unknown, and an implemented one must be writable."""
+    from pyptoemu.isa.semantics.common import ROUND_MODES
+
+    assert load_isa().attr_kinds["round_mode"] == ROUND_MODES
