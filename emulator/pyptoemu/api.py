@@ -562,7 +562,7 @@ def _result(chip: Chip, entry: str, mach: Machine, cycles: int, mode: str, notic
         status="faulted" if faulted else "findings" if chip.findings.errors() else "ok", sync_mode=mode,
         notices=notices, printed=[t for c in chip.cores for t in c.printed],
         instructions=sum(p.instructions for p in pipes.values()), core=chip.cores[0] if chip.cores else None,
-        blocks=blocks, chip=chip,
+        blocks=blocks, chip=chip, launch=(chip.launch_kernel, chip.launch_block),
     )
 
 

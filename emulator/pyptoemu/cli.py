@@ -324,9 +324,14 @@ def _check_expected(res, expect: dict[str, str], rtol: float | None, atol: float
 
 
 def format_summary(res, paths: dict[str, str], data: bool = True) -> str:
+    from pyptoemu.report import format_launch  # (imported when used: the CLI starts without it)
+
     lines = [f"entry      @{res.entry}  (machine {res.machine}, sync {res.sync_mode})",
              f"simulated  {res.cycles} cycles = {res.time_us:.3f} us"
              + ("  (stopped at the fault)" if res.faulted else "")]
+    launch = format_launch(res.cycles, res.launch, res.machine, res.chip.machine.clock_ghz if res.chip else 0.0)
+    if launch and not res.faulted:
+        lines.append(launch)
     total = max(res.cycles, 1) * max(len(res.cores), 1)  # share of the time of every core that ran
     lines.append("pipes      busy   share  instrs" + ("  (sums over cores)" if len(res.cores) > 1 else ""))
     for p in PIPE_ORDER:

@@ -66,6 +66,7 @@ class Report:
     waits: list[WaitCost]
     status: str = "ok"
     critical_path: str = ""  # the run's own bottleneck verdict from its critical path, when recorded
+    launch: tuple[int, int] = (0, 0)  # the machine's (launch_kernel, launch_block) cycles, when recorded
 
     def pipe_totals(self) -> dict[str, PipeUse]:
         out: dict[str, PipeUse] = {}
@@ -93,6 +94,20 @@ class Report:
             return (f"{verdict}; no pipe is saturated, so hand-offs between pipes cost time: waits block "
                     f"{blocked} pipe-cycles, most on {top.what} ({top.blocked})")
         return f"{verdict}; no pipe is saturated: issue cost and latency between dependent instructions"
+
+
+def format_launch(cycles: int, launch: tuple[int, int], machine: str, clock_ghz: float) -> str:
+    """The summary line of the launch: what a kernel time measured on the board adds to the
+    simulated cycles (the kernel launch and the first wave's block dispatch, both before cycle 0;
+    later waves' dispatch is in the cycles already), and the time on hardware that makes. Empty
+    for a machine file without launch figures."""
+    kernel, block = launch
+    if not kernel and not block:
+        return ""
+    total = cycles + kernel + block
+    us = f" = {total / (clock_ghz * 1e3):.3f} us" if clock_ghz else ""
+    return (f"launch     + {kernel + block} cycles ({machine}: launch_kernel {kernel}, launch_block {block} for the "
+            f"first wave) = {total} cycles{us} on hardware")
 
 
 def _thread_names(events: list[dict]) -> tuple[dict, dict]:
@@ -199,7 +214,16 @@ def load_report(path: str | os.PathLike) -> Report:
                   clock_ghz=float(other.get("clock_ghz", 0.0)), machine=str(other.get("machine", "")),
                   cores=cores, lines=sorted(lines.values(), key=lambda c: (-c.total, c.line)),
                   waits=sorted(waits.values(), key=lambda w: (-w.blocked, w.what)),
-                  status=str(other.get("status", "ok")), critical_path=str(other.get("bound", "")))
+                  status=str(other.get("status", "ok")), critical_path=str(other.get("bound", "")),
+                  launch=_launch(other.get("launch_cycles")))
+
+
+def _launch(recorded: object) -> tuple[int, int]:
+    """(launch_kernel, launch_block) from a trace's ``launch_cycles``; (0, 0) from an older trace."""
+    if not isinstance(recorded, dict):
+        return (0, 0)
+    kernel, block = recorded.get("kernel", 0), recorded.get("block", 0)
+    return (int(kernel), int(block)) if _is_count(kernel) and _is_count(block) else (0, 0)
 
 
 def _covered(intervals: list[tuple[int, int]]) -> int:
@@ -224,6 +248,9 @@ def format_report(report: Report, top: int = 10) -> str:
     us = report.cycles / (report.clock_ghz * 1e3) if report.clock_ghz else 0.0
     out = [f"report     {report.source}  ({report.machine}, {report.cycles} cycles = {us:.3f} us"
            + (", stopped at a fault" if report.status == "faulted" else "") + ")"]
+    launch = format_launch(report.cycles, report.launch, report.machine, report.clock_ghz)
+    if launch and report.status != "faulted":
+        out.append(launch)
     for core, pipes in report.cores.items():
         out.append(f"{core:<10} busy cycles   share  instrs  blocked")
         for pipe, use in pipes.items():

@@ -87,10 +87,19 @@ class RunResult:
     blocks: int = 1
     core: Any = None  # the first simulated core, for tools that need its raw event log (race checks, traces)
     chip: Any = None  # the simulated chip
+    # (launch_kernel, launch_block) cycles of the machine: the kernel launch and the first wave's block
+    # dispatch, before cycle 0 (later waves' dispatch is inside ``cycles``: core/chip.py)
+    launch: tuple[int, int] = (0, 0)
 
     @property
     def faulted(self) -> bool:
         return self.status == "faulted"
+
+    @property
+    def hardware_cycles(self) -> int:
+        """The kernel's time on hardware, in cycles: the simulated ``cycles`` plus the launch (what a
+        kernel time measured on the board includes)."""
+        return self.cycles + sum(self.launch)
 
     def errors(self) -> list[Finding]:
         return [f for f in self.findings if f.severity == "error"]
@@ -105,6 +114,8 @@ class RunResult:
             "outputs": dict(output_paths or {}), "trace": self.trace,
             "findings": [f.to_json() for f in self.findings],
             "machine": self.machine, "sync": self.sync_mode,
+            "launch_cycles": {"kernel": self.launch[0], "block": self.launch[1]},
+            "hardware_cycles": self.hardware_cycles,
         }
 
     def __repr__(self) -> str:

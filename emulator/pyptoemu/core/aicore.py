@@ -268,11 +268,12 @@ class AICore:
     # running --------------------------------------------------------------------------------
 
     def start_block(self, fn: A.Function, args: list, block: int, block_num: int, sub: int,
-                    sub_num: int, drained_last: AICore | None = None) -> simpy.Process:
+                    sub_num: int, drained_last: AICore | None = None, dispatch: int = 0) -> simpy.Process:
         """Run one block of ``fn`` on this core (on a chip): a SimPy process that ends when every
         pipe has drained. Blocks on one core run one after another; the on-chip memories keep what
         the previous block left in them, as on hardware. ``drained_last``: the core of this block's
-        unit whose previous block finished last (the unit was free then), if another core."""
+        unit whose previous block finished last (the unit was free then), if another core;
+        ``dispatch``: the cycles the block scheduler took to hand this block over, up to now."""
         self.block_idx, self.block_num = block, block_num
         self.subblock_idx, self.subblock_num = sub, sub_num
         self.blocks_run.append(block)
@@ -281,10 +282,10 @@ class AICore:
         su.resume_at_now()
         if self.blocks_run[:-1]:  # the previous block drained every pipe: order it before this one
             su.epochs.append(("all", su.issued))  # (a new dict each time: ScalarUnit.issued)
-            self._record_block_start(drained_last)
+            self._record_block_start(drained_last, dispatch)
         return self.env.process(self._block_body(fn, args))
 
-    def _record_block_start(self, drained_last: AICore | None) -> None:
+    def _record_block_start(self, drained_last: AICore | None, dispatch: int = 0) -> None:
         """A block that follows another on this core starts once its unit's previous block drained
         every pipe: recorded as a full barrier of no cost on the scalar unit, so the critical path
         of the new block continues from the previous block's last instruction (trace/bottleneck.py:
@@ -292,10 +293,13 @@ class AICore:
         that drained last when it is another: a core group's AIV waits for its AIC and the other
         AIV). Without it the path saw the new block's first issue with no sync point before it and
         charged every earlier cycle to the scalar unit issuing (97 blocks of vadd_spmd on 48 AIV,
-        MTE2 busy 81% of the run: 'issue-bound: 52%')."""
+        MTE2 busy 81% of the run: 'issue-bound: 52%'). ``dispatch``: the block scheduler's cycles
+        between the unit becoming free and now, which the path charges as block dispatch (kept on
+        the barrier's ``latency``: a zero-cost barrier has no other use for it)."""
         now = int(self.env.now)
         instr = Instr(BARRIER, "block start", None, "S", now)
         instr.start = instr.end = instr.done = now
+        instr.latency = dispatch
         instr.sepoch = len(self.scalar.epochs)  # after the previous block (the epoch start_block opened)
         if drained_last is not None and drained_last is not self:
             instr.released_by = drained_last

@@ -5,7 +5,11 @@
 (its AIC runs the cube build of the entry, its two AIVs the vector build, concurrently, with
 ``get_subblock_idx`` 0 and 1) or one combined core. A dispatcher hands block ``i`` to the first
 free unit, in block order; once every unit is busy the next block waits for the unit that frees up
-first (the hardware block scheduler's waves).
+first (the hardware block scheduler's waves). Dispatching a block costs the block scheduler
+``launch_block`` cycles (machine file): a block that follows another on its unit starts that long
+after the unit became free, so runs in waves pay it inside their makespan. The kernel launch
+(``launch_kernel``) and the first wave's dispatch come before cycle 0: a run's cycles are the
+kernel's own, and a measured kernel time adds both to them (``RunResult.hardware_cycles``).
 
 What the cores share lives here: the SimPy environment and its clock, one commit queue (a write
 that lands on one core is visible to a read on another at the same cycle), GM (one array per
@@ -71,6 +75,12 @@ class Chip:
         self.blocks = 1
         self.undispatched = 0  # blocks not handed to a unit yet
         self.busy_units: set[int] = set()  # units running a block
+        # cycles the block scheduler takes to dispatch a block (machine file: launch_block). A block
+        # that follows another on its unit starts this long after the unit became free, inside the
+        # makespan; the kernel launch and the first wave's dispatch come before cycle 0 (a run's
+        # result names them: RunResult.launch)
+        self.launch_kernel = int(machine.params.get("launch_kernel", 0))
+        self.launch_block = int(machine.params.get("launch_block", 0))
 
     # cores ----------------------------------------------------------------------------------
 
@@ -144,8 +154,13 @@ class Chip:
 
         def block(unit: int, b: int):
             cores = self._unit_cores(unit, layout)
+            dispatch = 0
+            if cores[0][0].blocks_run:  # a wave after the first: the block scheduler dispatches it
+                dispatch = self.launch_block
+                yield self.env.timeout(dispatch)
             drained_last = max((c for c, _, _ in cores), key=lambda c: c.finished_at)  # freed the unit
-            procs = [c.start_block(fn, args, b, blocks, sub, sub_num, drained_last) for c, sub, sub_num in cores]
+            procs = [c.start_block(fn, args, b, blocks, sub, sub_num, drained_last, dispatch)
+                     for c, sub, sub_num in cores]
             try:
                 yield self.env.all_of(procs)
             except Exception as e:  # noqa: BLE001 - any fault: hand the original to run() (SimPy threw a copy without its loc)

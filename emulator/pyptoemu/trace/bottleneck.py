@@ -20,7 +20,10 @@ Verdict: a pipe whose work covers at least half of the makespan bounds the kerne
 ops covering half of it (full barriers, as automatic sync puts around each iteration of a scalar
 while loop) make it ``sync-bound``; otherwise the kernel is held up by the chain of waits
 (``latency-bound: 61% of the makespan waiting on MTE2->MTE1 flags at lines 40-52``), or by the
-scalar unit issuing (``issue-bound``).
+scalar unit issuing (``issue-bound``). In a run in waves, the block scheduler dispatching a block to
+a core that freed up (``launch_block`` cycles, core/chip.py) is on the path between the waves: it is
+named after the verdict (``; block dispatch between waves: 25%``), or is the verdict when it covers
+half of the makespan (``dispatch-bound``).
 """
 
 # ruff: noqa: PLR1730, FURB136 - per-instruction code compares where it could call max() (a call costs
@@ -38,6 +41,9 @@ S_SYNCS = 64  # recent sync points of a scalar unit searched for the one an issu
 PIPES = ("S", "MTE1", "MTE2", "MTE3", "V", "M", "FIX")
 WHATS = ("work", "latency", "sync")
 SLOT = {(w, p): i for i, (w, p) in enumerate((w, p) for w in WHATS for p in PIPES)}
+# the block scheduler handing a block of a later wave to its unit (AICore._record_block_start): one
+# slot of its own, so the gap between waves is named as what it is, not the scalar unit issuing
+DISPATCH = SLOT[("dispatch", "chip")] = len(SLOT)
 # the same slots by pipe, for the per-instruction path (no tuple key built per lookup)
 WORK = {p: SLOT[("work", p)] for p in PIPES}
 LATENCY = {p: SLOT[("latency", p)] for p in PIPES}
@@ -57,7 +63,8 @@ class Bottleneck:
     spent blocked on that kind of wait along the path, each cycle counted once."""
 
     makespan: int
-    charged: dict[tuple[str, str], int] = field(default_factory=dict)  # ("work"|"latency"|"sync", pipe)
+    # ("work"|"latency"|"sync", pipe), and ("dispatch", "chip"): the block scheduler between waves
+    charged: dict[tuple[str, str], int] = field(default_factory=dict)
     waits: dict[tuple[str, str], list[int]] = field(default_factory=dict)
     pipe: str = "S"
     kind: str = "issue-bound"
@@ -128,11 +135,14 @@ class _Drain:
     (``arrived``: what held the barrier up when the pipes had drained before the scalar unit got
     there, as in a kernel that works on the scalar unit alone)."""
 
-    __slots__ = ("arrived", "barrier", "drained", "end")
+    __slots__ = ("arrived", "barrier", "dispatch", "drained", "end")
 
     def __init__(self, barrier: Instr, arrived: list) -> None:
         self.barrier = barrier
         self.end = barrier.end
+        # a block's start: the cycles the block scheduler took before it (the barrier's ``latency``,
+        # AICore._record_block_start), charged as block dispatch after the drain; else 0
+        self.dispatch = barrier.latency
         self.arrived = arrived
         self.drained: Instr | None = None
 
@@ -146,8 +156,10 @@ def _until(node: Instr, t: int) -> list:
     if kind == BARRIER and node.pipe == "S":  # a full barrier: its path goes up to its end
         if type(path) is _Drain:  # the drain is known once everything that started before the end was seen
             pred = path.drained
-            if pred is not None and pred.done >= node.start:  # the pipes drained after the scalar unit got there
-                path = _plus(_until(pred, pred.done), SYNC_S, node.end - pred.done)
+            dispatch = path.dispatch
+            freed = node.start - dispatch  # (the unit became free then, for a block's start)
+            if pred is not None and pred.done >= freed:  # the pipes drained after the scalar unit got there
+                path = _plus(_plus(_until(pred, pred.done), SYNC_S, freed - pred.done), DISPATCH, dispatch)
             else:  # nothing was left to drain: the scalar unit's own work led up to the barrier
                 path = _plus(path.arrived, SYNC_S, node.end - node.start)
             node.path = path
@@ -302,7 +314,8 @@ class _CoreState:
         (everything this core started before the barrier completed by its end). A block's start
         after another core of its unit drained last (``released_by``, that core: see
         ``AICore.start_block``) drains what that core ran."""
-        drain = barrier.path = _Drain(barrier, self.scalar_path(barrier.start))
+        dispatch = barrier.latency  # a block's start: the block scheduler's cycles before it (else 0)
+        drain = barrier.path = _Drain(barrier, _plus(self.scalar_path(barrier.start - dispatch), DISPATCH, dispatch))
         drained = self
         after = barrier.released_by
         if after is not None:
@@ -617,7 +630,30 @@ class CriticalPath:
 
 
 def _verdict(b: Bottleneck) -> None:
-    pipes = {p for (_, p) in b.charged}
+    """The verdict's kind and text, then what the block scheduler's dispatch took (:func:`_dispatch`)."""
+    _bound(b)
+    _dispatch(b)
+
+
+def _dispatch(b: Bottleneck) -> None:
+    """Runs in waves: the block scheduler dispatching the blocks of later waves (``launch_block`` each)
+    is on the critical path between them. At least half of the makespan is ``dispatch-bound`` (many
+    short blocks); any share of it is named after the verdict, so a user sees why waves of short
+    blocks cost more than their work."""
+    cycles = b.charged.get(("dispatch", "chip"), 0)
+    if not cycles or not b.makespan:
+        return
+    share = cycles / b.makespan
+    if share >= BOUND_SHARE:  # (no pipe can then hold more than the other half: the slots sum to the makespan)
+        b.kind = "dispatch-bound"
+        b.text = (f"dispatch-bound: {share:.0%} of the makespan is the block scheduler dispatching the blocks "
+                  f"of later waves on the critical path (largest pipe share: {b.pipe} {b.share(b.pipe):.0%})")
+        return
+    b.text += f"; block dispatch between waves: {share:.0%}"
+
+
+def _bound(b: Bottleneck) -> None:
+    pipes = {p for (_, p) in b.charged if p != "chip"}
     top = max(sorted(pipes), key=b.share) if pipes else "S"
     b.pipe = top
     share = b.share(top)

@@ -192,6 +192,7 @@ class TraceWriter:
             other = {"cycles": result.cycles, "clock_ghz": machine.clock_ghz, "machine": machine.name,
                      "blocks": getattr(result, "blocks", 1), "time_unit": "cycle", "status": result.status,
                      "entry": result.entry, "bound_pipe": result.bound_pipe, "bound": result.bound,
+                     "launch_cycles": {"kernel": result.launch[0], "block": result.launch[1]},
                      # per core (named as its process is) and lane, the instructions the run's summary
                      # counts: ``pyptoemu report`` prints these, as its lanes hold sync ops and spans too
                      "instructions": {c.label if many else "AI core 0": _instructions(c) for c in cores}}

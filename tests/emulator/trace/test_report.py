@@ -118,3 +118,27 @@ def test_plot_format_follows_the_suffix_and_other_suffixes_are_refused(softmax_t
     assert not (tmp_path / "t.txt").exists()
     pytest.importorskip("matplotlib")
     assert plot_report(rep, tmp_path / "t.svg").read_text().lstrip().startswith("<?xml")
+
+
+def test_summary_and_report_name_the_launch_and_the_time_on_hardware(tmp_path):
+    """A user comparing with a kernel time measured on the board needs what the launch adds to the
+    simulated cycles: the machine's launch_kernel and the first wave's launch_block (a2a3: 10905 +
+    2000, pto-isa's fa_cost_model.py), outside the makespan. ``pyptoemu run`` prints it under the
+    simulated cycles, ``pyptoemu report`` reads it from the trace, and the result carries it."""
+    from ptoisa.machine import load_machine
+    from pyptoemu.cli import format_summary
+
+    params = load_machine("a2a3").params
+    trace = tmp_path / "vadd.json"
+    res = pyptoemu.run(ROOT / "examples" / "vadd_spmd.pto", blocks=96, args={"arg3": 1536}, data=False,
+                       trace=trace)
+    assert res.launch == (params["launch_kernel"], params["launch_block"]) == (10905, 2000)
+    assert res.hardware_cycles == res.cycles + 12905
+    line = (f"launch     + 12905 cycles (a2a3: launch_kernel 10905, launch_block 2000 for the first wave) = "
+            f"{res.cycles + 12905} cycles = {(res.cycles + 12905) / 1850:.3f} us on hardware")
+    assert load_machine("a2a3").clock_ghz == 1.85
+    summary = format_summary(res, {}, data=False).splitlines()
+    assert summary[2] == line and summary[1].startswith(f"simulated  {res.cycles} cycles")
+    report = format_report(load_report(trace)).splitlines()
+    assert report[1] == line
+    assert res.to_json()["hardware_cycles"] == res.cycles + 12905
