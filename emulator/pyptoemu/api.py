@@ -27,6 +27,7 @@ from pyptoemu.check.races import RaceDetector, access_map
 from pyptoemu.core import arith
 from pyptoemu.core.chip import Chip
 from pyptoemu.core.memory import GMBuffer, PartitionView, Ptr
+from pyptoemu.core.memsys import DMA_PIPES
 from pyptoemu.core.placement import Launch, plan_launch
 from pyptoemu.core.verify import target_machine, verify_module
 from pyptoemu.errors import FindingsError, InputError, KernelFault, Loc, PtoError
@@ -554,7 +555,10 @@ def _result(chip: Chip, entry: str, mach: Machine, cycles: int, mode: str, notic
     pipes = {p: PipeStats(sum(c.pipes[p].busy_cycles for c in cores), sum(c.pipes[p].instructions for c in cores))
              for p in PIPE_ORDER}
     # the critical path through every core, back from the instruction that finished last
-    path = neck.result(cycles) if chip.cores else None
+    # what the shared HBM/L2 held back, for the verdict (core/memsys.py); the cores moving GM data
+    streaming = sum(1 for c in chip.cores if any(p.count for n, p in c.pipes.items() if n in DMA_PIPES))
+    held = chip.memsys.held_back({p: st.busy_cycles for p, st in pipes.items()}, streaming)
+    path = neck.result(cycles, held) if chip.cores else None
     return RunResult(
         entry=entry, cycles=cycles, time_us=mach.cycles_to_us(cycles), pipes=pipes,
         bound_pipe=path.pipe if path is not None else bound_of(pipes), bound=path.text if path is not None else "",

@@ -37,6 +37,11 @@ figures were measured that way). On a chip the transfers of all cores meet in th
 
 The numbers are ``chip.shared`` in the machine file (:data:`SHARED_KEYS`); a machine file without
 them keeps the per-core timing only.
+
+What sharing took is kept per pipe (:class:`Held`): the transfers whose end the shared HBM or L2
+server fixed, beyond what the transfer's own per-core peak and its core's port allowed, and the
+rate they were granted. The critical path's verdict names it (``SharedMemory.held_back``): "at 16.7
+B/cycle per core: shared HBM bandwidth (48 cores streaming)".
 """
 
 # ruff: noqa: PLR1730, FURB136 - per-instruction code compares where it could call max() (a call costs
@@ -73,6 +78,22 @@ class Fill:
         return bool((mine[at] == lines).any())
 
 
+class Held:
+    """The transfers of one pipe (over all cores) that a shared server (HBM or L2 as a whole) held
+    below their own peak: their GM bytes per medium and their pipe occupancy as granted (the
+    DMA's fixed part included)."""
+
+    __slots__ = ("bytes", "occupancy")
+
+    def __init__(self) -> None:
+        self.bytes = {HBM: 0.0, L2: 0.0}
+        self.occupancy = 0
+
+    def note(self, medium: str, traffic: float, occupancy: int) -> None:
+        self.bytes[medium] += traffic
+        self.occupancy += occupancy
+
+
 class SharedMemory:
     """The chip's HBM and L2 as seen by the DMA transfers of all cores (see the module docstring)."""
 
@@ -98,6 +119,7 @@ class SharedMemory:
         self.resident = 0
         self.traffic = {HBM: 0.0, L2: 0.0}  # bytes moved per medium
         self.stretched = 0  # cycles added to transfers by sharing
+        self.held: dict[str, Held] = {}  # per pipe: the transfers a shared server held back (Held)
         self.started = False
         self.fits = False  # all GM fits in L2: writes stay there
 
@@ -243,4 +265,32 @@ class SharedMemory:
             ins.occupancy += extra
             ins.latency += extra
             self.stretched += extra
+            if end == served:  # the shared server fixed its end
+                self._note_held(ins, medium, traffic, served - begin)
         self.traffic[medium] += traffic
+
+    def _note_held(self, ins: Instr, medium: str, traffic: float, granted: float) -> None:
+        """A transfer whose end the shared server fixed after ``granted`` cycles of streaming: kept
+        per pipe (:class:`Held`) if that is more than its core's HBM port alone would have taken (a
+        port busy with the core's own transfers is not sharing)."""
+        if medium == HBM and granted <= traffic / self.hbm_core_bw:
+            return
+        held = self.held.get(ins.pipe)
+        if held is None:
+            held = self.held[ins.pipe] = Held()
+        held.note(medium, traffic, ins.occupancy)
+
+    def held_back(self, busy: dict[str, int], streaming: int) -> dict[str, tuple[float, str, int]]:
+        """Per pipe whose work sharing slowed: (bytes per cycle per core its held transfers moved,
+        ``"hbm"`` or ``"l2"``: the server that held most of their bytes, ``streaming``: the cores
+        moving GM data). A pipe counts when the transfers a shared server held make up at least
+        half of its ``busy`` cycles (summed over cores). The rate is what the memory system granted
+        them, not a formula: their bytes over the pipe cycles they took (fixed part included, as a
+        per-core bandwidth measured on the board counts it)."""
+        out = {}
+        for pipe, held in self.held.items():
+            if not held.occupancy or 2 * held.occupancy < busy.get(pipe, 0):
+                continue
+            medium = HBM if held.bytes[HBM] >= held.bytes[L2] else L2
+            out[pipe] = ((held.bytes[HBM] + held.bytes[L2]) / held.occupancy, medium, streaming)
+        return out

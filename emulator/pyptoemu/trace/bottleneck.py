@@ -69,6 +69,9 @@ class Bottleneck:
     pipe: str = "S"
     kind: str = "issue-bound"
     text: str = ""
+    # per DMA pipe the shared HBM/L2 slowed: (bytes per cycle granted per stream, "hbm" | "l2", cores
+    # held back) from the chip's memory system (SharedMemory.held_back); named by a pipe-bound verdict
+    held: dict[str, tuple[float, str, int]] = field(default_factory=dict)
 
     def share(self, pipe: str) -> float:
         cycles = self.charged.get(("work", pipe), 0) + self.charged.get(("latency", pipe), 0)
@@ -614,8 +617,10 @@ class CriticalPath:
         for state in self.cores.values():
             state.take_marks(float("inf"), float("inf"))
 
-    def result(self, makespan: int) -> Bottleneck:
-        b = Bottleneck(makespan=makespan)
+    def result(self, makespan: int, held: dict[str, tuple[float, str, int]] | None = None) -> Bottleneck:
+        """The path summed up to ``makespan`` and its verdict; ``held``: what the shared memory
+        system held back per DMA pipe (:attr:`Bottleneck.held`)."""
+        b = Bottleneck(makespan=makespan, held=held or {})
         last = self.last()
         if last is None or makespan <= 0:
             b.text = "no instructions ran"
@@ -652,6 +657,18 @@ def _dispatch(b: Bottleneck) -> None:
     b.text += f"; block dispatch between waves: {share:.0%}"
 
 
+def _held(b: Bottleneck, pipe: str) -> str:
+    """What the verdict adds when the shared HBM or L2 slowed the bounding pipe's transfers below
+    their own per-core peak: the rate the memory system granted and why (else nothing: a core
+    streaming at its own peak, its port's on HBM, reads as before)."""
+    held = b.held.get(pipe)
+    if held is None:
+        return ""
+    rate, medium, cores = held
+    streams = f"{cores} core{'s' if cores != 1 else ''} streaming"
+    return f", at {rate:.1f} B/cycle per core: shared {'HBM' if medium == 'hbm' else 'L2'} bandwidth ({streams})"
+
+
 def _bound(b: Bottleneck) -> None:
     pipes = {p for (_, p) in b.charged if p != "chip"}
     top = max(sorted(pipes), key=b.share) if pipes else "S"
@@ -663,7 +680,7 @@ def _bound(b: Bottleneck) -> None:
             b.text = f"issue-bound: {share:.0%} of the makespan is the scalar unit issuing on the critical path"
         else:
             b.kind = f"{top}-bound"
-            b.text = f"{top}-bound: {share:.0%} of the makespan is {top} work on the critical path"
+            b.text = f"{top}-bound: {share:.0%} of the makespan is {top} work on the critical path" + _held(b, top)
         return
     sync_s = b.charged.get(("sync", "S"), 0) / b.makespan if b.makespan else 0.0
     if sync_s >= BOUND_SHARE:  # the scalar unit's own sync ops (full barriers, its flag ops) hold it up

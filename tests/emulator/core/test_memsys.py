@@ -164,3 +164,27 @@ def test_a_fill_is_waited_for_only_by_reads_of_its_own_lines_and_only_until_it_l
     later = _load("c1", 0)
     bw.admit("c1", later, 10**6)
     assert later.occupancy == FIXED + 65536 // 128 and not bw.fills  # delivered: dropped, a plain hit
+
+
+def test_what_sharing_held_back_is_kept_per_pipe_as_granted():
+    """48 cores loading cold lines at once: HBM (not their own peak nor their port) fixes the end of
+    most of the loads, and ``held_back`` gives the rate granted to those (bytes over the MTE2 cycles
+    they took) and names HBM. One core alone is held by its own port only: nothing is kept."""
+    alone = _fresh()
+    ins = _load("c0", 0)
+    alone.admit("c0", ins, 0)
+    assert ins.occupancy > FIXED + 65536 // 128  # slowed, by its port
+    assert alone.held == {} and alone.held_back({"MTE2": ins.occupancy}, 1) == {}
+    bw = _fresh()
+    loads = [_load(f"c{k}", k) for k in range(48)]
+    for k, ins in enumerate(loads):
+        bw.admit(f"c{k}", ins, 0)
+    held = [ins for ins in loads if ins.occupancy > FIXED + 65536 / P["hbm_core_bw"]]
+    assert len(held) >= 23  # HBM serves 25 ports at 32 B/cycle: (about) the 25 first keep their port speed
+    rate = len(held) * 65536 / sum(ins.occupancy for ins in held)
+    busy = sum(ins.occupancy for ins in loads)
+    ((pipe, (got, medium, cores)),) = bw.held_back({"MTE2": busy}, 48).items()
+    assert (pipe, medium, cores) == ("MTE2", HBM, 48)
+    assert abs(got - rate) < 1e-9
+    # held transfers that make up less than half of the pipe's busy cycles are not named
+    assert bw.held_back({"MTE2": 3 * busy}, 48) == {}

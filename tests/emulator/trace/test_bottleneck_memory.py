@@ -17,9 +17,9 @@ def _held(monkeypatch, blocks: int, tiles: int) -> tuple[list, object]:
     held = {}
     result = bottleneck.CriticalPath.result
 
-    def keep(self, makespan):
+    def keep(self, makespan, *rest):
         held["cp"] = self
-        return result(self, makespan)
+        return result(self, makespan, *rest)
 
     monkeypatch.setattr(bottleneck.CriticalPath, "result", keep)
     rows = 16 * tiles * blocks

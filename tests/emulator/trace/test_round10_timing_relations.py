@@ -340,6 +340,21 @@ def test_cores_speed_a_copy_up_until_the_shared_memory_saturates():
     assert all(r.bound.startswith("MTE2-bound") for r in (one, many, all_))
 
 
+def test_the_bound_says_when_shared_hbm_slowed_the_copy():
+    """The 12288^2 f16 copy from HBM: on 48 AIV the shared HBM gives each core's loads ~16.7 B/cycle,
+    below the 32 B/cycle of its own port, and the verdict says so with the rate the memory system
+    granted (bytes over the MTE2 cycles of the loads it held); on 1 and 24 AIV each core streams at
+    its port's speed and the verdict is as before."""
+    text = STREAMS.copy_kernel(12288, 131072, 131072)
+    nbytes = 12288 * 12288 * 2
+    plain = "MTE2-bound: 100% of the makespan is MTE2 work on the critical path"
+    assert run(text, blocks=1).bound == run(text, blocks=24).bound == plain
+    res = run(text, blocks=48)
+    per_core = nbytes / 48 / res.cycles
+    assert 16 < per_core < 17
+    assert res.bound == f"{plain}, at {per_core:.1f} B/cycle per core: shared HBM bandwidth (48 cores streaming)"
+
+
 def test_two_cores_halve_an_l2_resident_copy():
     """The 2048^2 f16 copy (8 MiB, resident in L2) on 1 and 2 AIV: each core streams at its own
     GM -> UB rate, so 2 cores take half the time."""
