@@ -18,7 +18,7 @@ from pyptoemu.check.findings import Findings
 from pyptoemu.core.binding import bind_op
 from pyptoemu.core.memory import GMBuffer, OnChipBuffer, Ptr
 from pyptoemu.core.memsys import DMA_PIPES
-from pyptoemu.core.pipe import BARRIER, WAIT, XWAIT, CommitQueue, Flags, Instr, Pipe, is_issued
+from pyptoemu.core.pipe import BARRIER, WAIT, XWAIT, CommitQueue, Flags, Instr, Pipe, is_issued, make_instr
 from pyptoemu.core.pipenames import event_of, pipe_of
 from pyptoemu.core.placement import kernel_kind
 from pyptoemu.core.recorder import Recorder
@@ -231,7 +231,7 @@ class AICore:
         return False
 
     def record_scalar_access(self, op: A.Op, tile, reads: bool) -> None:
-        instr = Instr(0, op.name[4:], op.loc, "S", self.scalar.vclock)
+        instr = make_instr(0, op.name[4:], op.loc, "S", self.scalar.vclock)
         rng = ((tile.buffer.spec.name, tile.addr, tile.addr + tile.nbytes, None),)
         if reads:
             instr.reads = rng
@@ -294,7 +294,7 @@ class AICore:
         charged every earlier cycle to the scalar unit issuing (97 blocks of vadd_spmd on 48 AIV,
         MTE2 busy 81% of the run: 'issue-bound: 52%')."""
         now = int(self.env.now)
-        instr = Instr(BARRIER, "block start", None, "S", now)
+        instr = make_instr(BARRIER, "block start", None, "S", now)
         instr.start = instr.end = instr.done = now
         instr.sepoch = len(self.scalar.epochs)  # after the previous block (the epoch start_block opened)
         if drained_last is not None and drained_last is not self:

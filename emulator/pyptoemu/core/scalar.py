@@ -42,6 +42,7 @@ from pyptoemu.core.pipe import (
     XWAIT,
     Instr,
     QueueRoom,
+    make_instr,
     wake_at,
     watch,
 )
@@ -387,7 +388,7 @@ class ScalarUnit:
             self.pending_marks.append((taken, core.recorder.number(), stall[MADE_BY]))
             return
         held = stall[HELD]
-        record = Instr(XWAIT, "issue", held.loc, "S", stall_from, 0, 0, None, (), (),
+        record = make_instr(XWAIT, "issue", held.loc, "S", stall_from, 0, 0, None, (), (),
                        QueueRoom(core.pipes[held.pipe], stall[MADE_BY]))
         record.wait_start = stall_from
         record.start = record.end = record.done = taken
