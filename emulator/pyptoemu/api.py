@@ -481,6 +481,7 @@ def _run_chip(chip: Chip, fn: A.Function, values: list, blocks: int, launch, pro
             cycles = int(chip.env.now)
         # Races are checked on what actually ran, inserted sync included: that is the pass's judge.
         chip.recorder.finish()  # the race findings are added here
+        chip.end_run()  # (before the thresholds come back: what it lets go of is freed, not scanned)
     if fault is not None:
         _fault_finding(chip, fault)
     result = _result(chip, fn.name, mach, cycles, mode, notices, blocks, faulted=fault is not None,

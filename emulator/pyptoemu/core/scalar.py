@@ -228,6 +228,14 @@ class ScalarUnit:
             bound = self.regions[region] = BoundRegion(tuple(pairs), error)
         return bound
 
+    def end_run(self) -> None:
+        """The run is over: drop the bound steps and the flag records. Each step is a closure over
+        this unit (its cells, its bound methods): kept, they tie hundreds of objects into cycles
+        with it that only the garbage collector frees, long after the run's result is dropped."""
+        self.regions.clear()
+        self.steps.clear()
+        self.flag_orders.clear()
+
     def exec_region(self, region: A.Region, frame: dict):
         bound = self.regions.get(region) or self.bound_region(region)
         for op, step in bound.steps:
