@@ -237,13 +237,16 @@ class ScalarUnit:
         self.flag_orders.clear()
 
     def exec_region(self, region: A.Region, frame: dict):
+        """Run the region's ops in order (a generator: an op may wait); a fault is located at its op."""
         bound = self.regions.get(region) or self.bound_region(region)
+        deferred = self.deferred  # (the same deque for the unit's life: read once per region, not per op)
+        most = MAX_DEFERRED_STALLS
         for op, step in bound.steps:
             try:
                 gen = step(frame)
                 if gen is not None:
                     yield from gen
-                if len(self.deferred) > MAX_DEFERRED_STALLS:
+                if len(deferred) > most:
                     yield from self.settle()
             except PtoError as e:  # the kernel's own fault: located at the op if it is not yet
                 if e.loc is None:
