@@ -144,6 +144,27 @@ def _kernel_for_run(kernel: str | os.PathLike | A.Module) -> tuple[A.Module, _Pr
     return module, hit
 
 
+# The machine and ISA each machine name given to run() named, by name and spec directory
+# (PYPTOEMU_ISA_DIR). ptoisa reads each file once already (cached by resolved path); what this saves
+# is finding the files again: pathlib building, resolving and stat-ing their paths cost about 0.45 M
+# machine instructions per run (callgrind), some 0.4% of a timing-only run of the stream kernel. A
+# path or a name with an alternative (``a2a3:option``) is not kept: what it names may depend on
+# the working directory.
+_MACHINES: dict[tuple[str, str | None], tuple[Machine, Any]] = {}
+
+
+def _machine_and_isa(name: str) -> tuple[Machine, Any]:
+    """``load_machine(name)`` and its ISA (``load_isa``), remembered for a plain machine name."""
+    key = (name, os.environ.get("PYPTOEMU_ISA_DIR"))
+    hit = _MACHINES.get(key)
+    if hit is None:
+        mach = load_machine(name)
+        hit = (mach, load_isa(machine=mach))
+        if not (name.endswith((".yaml", ".yml")) or os.sep in name or "/" in name or ":" in name):
+            _MACHINES[key] = hit
+    return hit
+
+
 def _checked(module: A.Module, fn: A.Function, isa, mach: Machine) -> tuple[list, Launch]:
     """What the text alone decides before a run: every op bound and checked (raises
     :class:`~pyptoemu.core.verify.ModuleVerifyError` with every error), the warnings (finding
@@ -419,10 +440,9 @@ def run(
     module, prepared = _kernel_for_run(kernel)
     if isinstance(machine, Machine):
         target_machine(module, machine.name)  # a module built for another arch is an error
-        mach = machine
+        mach, isa = machine, load_isa(machine=machine)
     else:
-        mach = load_machine(target_machine(module, machine))
-    isa = load_isa(machine=mach)
+        mach, isa = _machine_and_isa(target_machine(module, machine))
     tile_notes: list[str] = []
     if is_tile_level(module):  # the tile-level SSA form: lowered here, run with its own tokens' sync
         module = lower_tile_module(module, isa, mach, dump_dir=dump_passes, software_pipeline=software_pipeline,
@@ -482,6 +502,7 @@ def _run_chip(chip: Chip, fn: A.Function, values: list, blocks: int, launch, pro
             cycles = int(chip.env.now)
         # Races are checked on what actually ran, inserted sync included: that is the pass's judge.
         chip.recorder.finish()  # the race findings are added here
+        chip.end_run()  # (before the thresholds come back: what it lets go of is freed, not scanned)
     if fault is not None:
         _fault_finding(chip, fault)
     result = _result(chip, fn.name, mach, cycles, mode, notices, blocks, faulted=fault is not None,

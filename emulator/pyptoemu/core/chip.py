@@ -197,6 +197,11 @@ class Chip:
         self.crosscore.finish()
         return int(self.env.now)
 
+    def end_run(self) -> None:
+        """The run is over: each core lets go of what only running needed (:meth:`AICore.end_run`)."""
+        for c in self.cores:
+            c.end_run()
+
     def _catch_up_blocked_issue(self) -> None:
         """A scalar unit stalled on a full issue queue sleeps without first catching SimPy time up
         with its own clock (ScalarUnit.settle): a deadlock found there is at that clock."""

@@ -12,7 +12,7 @@ from ptoisa.dtypes import np_dtype
 from ptoisa.text import ast as A
 from pyptoemu.core.crossops import CROSS_CORE_OPS
 from pyptoemu.core.memory import OnChipBuffer, PartitionView, Ptr, TensorView, Tile
-from pyptoemu.core.pipe import BARRIER, SET, WAIT, Instr
+from pyptoemu.core.pipe import BARRIER, SET, WAIT, Instr, make_instr
 from pyptoemu.core.pipenames import event_of, pipe_of
 from pyptoemu.core.printf import compile_format
 from pyptoemu.core.scalar import Lowering, ScalarUnit, Step, fail_step, lower_noop, require, values_of
@@ -379,10 +379,9 @@ def lower_flag(su: ScalarUnit, op: A.Op) -> Step:
         issue = su.issue
         order = su.flag_order(static_flag)
         note = order.on_set if kind == SET else order.on_wait
-        template = (kind, name, loc, pipe, 0, 0, 0, None, (), (), static_flag)  # its Instr's arguments
 
         def step_static(frame):
-            instr = Instr(*template)  # (from a tuple: cheaper than as many arguments)
+            instr = make_instr(kind, name, loc, pipe, 0, 0, 0, None, (), (), static_flag)
             note(instr)
             issue(pipe, instr)
 
@@ -395,7 +394,7 @@ def lower_flag(su: ScalarUnit, op: A.Op) -> Step:
             if not 0 <= eid < n_ids:
                 su.core.findings.event_out_of_range(name, eid, n_ids, loc)
             flag = (src, dst, eid)
-        instr = Instr(kind, name, loc, pipe, 0, 0, 0, None, (), (), flag)
+        instr = make_instr(kind, name, loc, pipe, 0, 0, 0, None, (), (), flag)
         su.note_flag_order(instr)
         if pipe == "S":
             return su_flag_on_scalar(su, instr)
@@ -453,10 +452,9 @@ def lower_barrier(su: ScalarUnit, op: A.Op) -> Step:
 
         return step_scalar
     issue = su.issue
-    template = (BARRIER, "barrier", loc, pipe, 0)  # its Instr's arguments
 
     def step(frame):
-        issue(pipe, Instr(*template))
+        issue(pipe, make_instr(BARRIER, "barrier", loc, pipe, 0))
 
     return step
 
@@ -468,7 +466,7 @@ def _barrier_all(su: ScalarUnit, op: A.Op):
     yield from su.drain_all()
     su.epochs.append(("all", su.issued))  # (a new dict each time: ScalarUnit.issued)
     su.charge(su.barrier_all_cost)
-    instr = Instr(BARRIER, "barrier", op.loc, "S", start)
+    instr = make_instr(BARRIER, "barrier", op.loc, "S", start)
     instr.start, instr.end, instr.done = start, su.vclock, su.vclock
     su.pending_start = None
     su.core.record(instr)
@@ -619,7 +617,7 @@ def lower_load_scalar(su: ScalarUnit, op: A.Op) -> Step:
         # a scalar GM access: visible to the race detector like any other (one element window)
         es = gm.dtype.itemsize
         access = ((gm.name, i * es, (i + 1) * es, (i, (1,), (1,))),)
-        instr = Instr(0, op.name[4:], loc, "S", su.vclock)
+        instr = make_instr(0, op.name[4:], loc, "S", su.vclock)
         if is_load:
             instr.reads = access
         else:

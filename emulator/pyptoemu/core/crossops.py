@@ -17,7 +17,7 @@ from ptoisa.text import ast as A
 from pyptoemu.core.crosscore import C2V, V2C, Entry, FreeRelease, SignalSet, SignalWait, SlotWatch, SpaceGate
 from pyptoemu.core.memory import PartitionView, Ptr, Tile
 from pyptoemu.core.memsys import L2
-from pyptoemu.core.pipe import OP, XSET, XWAIT, Instr
+from pyptoemu.core.pipe import OP, XSET, XWAIT, Instr, make_instr
 from pyptoemu.core.pipenames import EVENT_CLASS_PIPE, pipe_of
 from pyptoemu.core.scalar import ScalarUnit, Step, fail_step
 from pyptoemu.core.tileop import TILE, OperandSnap, _timing_vars
@@ -207,7 +207,7 @@ def lower_import_reserved_buffer(su: ScalarUnit, op: A.Op) -> Step:
     def step(frame):
         core = su.core
         gate = _Reserved(core.crosscore, core.group, name)
-        instr = Instr(XWAIT, "import_reserved_buffer", op.loc, "S", 0, flag=gate)
+        instr = make_instr(XWAIT, "import_reserved_buffer", op.loc, "S", 0, flag=gate)
         if not gate.ready():
             yield from _scalar_wait(su, instr, gate)
         else:
@@ -524,15 +524,15 @@ def lower_tpush(su: ScalarUnit, op: A.Op) -> Step:
         pipe, occ, lat, transfer = _hand_off_cost(spec, core, snap, tile.loc, None, loc)
         ticket: dict = {}
         gate = SpaceGate(fifo, lanes, ticket)
-        su.issue(pipe, Instr(XWAIT, mnemonic, loc, pipe, 0, flag=gate))
+        su.issue(pipe, make_instr(XWAIT, mnemonic, loc, pipe, 0, flag=gate))
         bound = _PushBinding(fifo, tile, split, lanes, ticket, core, loc)
         rng = ((tile.buffer.spec.name, tile.addr, tile.addr + tile.nbytes, None),)
-        instr = Instr(OP, mnemonic, loc, pipe, 0, occ, lat, bound=bound, reads=rng, operands=[snap], nbytes=nbytes)
+        instr = make_instr(OP, mnemonic, loc, pipe, 0, occ, lat, bound=bound, reads=rng, operands=[snap], nbytes=nbytes)
         instr.transfer = transfer
         su.issue(pipe, instr)
         # the tile reaches the consumer when the push completes: a marker behind it on its pipe makes
         # that moment an event (a pipe's completions are otherwise only applied when something runs)
-        su.issue(pipe, Instr(XSET, mnemonic, loc, pipe, 0, flag=_Delivered(core, fifo)))
+        su.issue(pipe, make_instr(XSET, mnemonic, loc, pipe, 0, flag=_Delivered(core, fifo)))
 
     return step
 
@@ -631,7 +631,7 @@ def lower_tpop(su: ScalarUnit, op: A.Op) -> Step:
             if watch.reuse(fifo, base_lane, local, loc):
                 pending = fifo.local_release.get((base_lane, local))
         gate = _PopGate(fifo, lanes, who, base_lane, pending)
-        instr = Instr(XWAIT, mnemonic, loc, "S", 0, flag=gate)
+        instr = make_instr(XWAIT, mnemonic, loc, "S", 0, flag=gate)
         yield from _scalar_wait(su, instr, gate)
         h, w = _popped_shape(gate.entries, split)
         if local < 0:
@@ -726,12 +726,12 @@ def _load_slot(su: ScalarUnit, spec, tile: Tile, bound, mnemonic: str, loc):
     core = su.core
     snap = OperandSnap(TILE, tile, tile.vrow, tile.vcol, tile.type.dtype, tile.loc)
     pipe, occ, lat, transfer = _hand_off_cost(spec, core, snap, None, tile.loc, loc)
-    load = Instr(OP, mnemonic, loc, pipe, 0, occ, lat, bound=bound, operands=[snap],
+    load = make_instr(OP, mnemonic, loc, pipe, 0, occ, lat, bound=bound, operands=[snap],
                  nbytes=tile.vrow * tile.vcol * tile.esize)
     load.transfer = transfer
     su.issue(pipe, load)
     done = _AsyncDone(load, core.env)
-    yield from _scalar_wait(su, Instr(XWAIT, mnemonic, loc, "S", 0, flag=done), done)
+    yield from _scalar_wait(su, make_instr(XWAIT, mnemonic, loc, "S", 0, flag=done), done)
 
 
 def _unstage(fifo, entries: list, split: int) -> np.ndarray:
@@ -769,7 +769,7 @@ def lower_tfree(su: ScalarUnit, op: A.Op) -> Step:
         release = FreeRelease(fifo, entries, len(pipes))
         fifo.local_release[(lane, entries[0].local)] = release
         for p in pipes:  # the slot is free once everything issued before has completed
-            su.issue(p, Instr(XSET, mnemonic, loc, p, 0, flag=release))
+            su.issue(p, make_instr(XSET, mnemonic, loc, p, 0, flag=release))
 
     return step
 
@@ -817,12 +817,12 @@ def lower_sync(su: ScalarUnit, op: A.Op) -> Step:
             raise VerifyError(f"{op.name} on pipe {pipe}, which {core.label} ({core.kind.name}) lacks", loc)
         if is_set:
             gate = SignalSet(cc, core, sid)
-            instr = Instr(XSET, name, loc, pipe, 0, su.set_cost, flag=gate)
+            instr = make_instr(XSET, name, loc, pipe, 0, su.set_cost, flag=gate)
             if pipe == "S":
                 return _scalar_set(su, instr, gate)
         else:
             gate = SignalWait(cc, core, sid)
-            instr = Instr(XWAIT, name, loc, pipe, 0, su.wait_cost, flag=gate)
+            instr = make_instr(XWAIT, name, loc, pipe, 0, su.wait_cost, flag=gate)
             if pipe == "S":
                 return _scalar_wait(su, instr, gate)
         su.issue(pipe, instr)
@@ -919,7 +919,7 @@ def lower_buf_token(su: ScalarUnit, op: A.Op) -> Step:
         if token is None:
             token = tokens[(core.label, bid)] = _BufToken(core, bid)
         gate = _BufAcquire(token) if acquire else token
-        su.issue(pipe, Instr(XWAIT if acquire else XSET, name, loc, pipe, 0, flag=gate))
+        su.issue(pipe, make_instr(XWAIT if acquire else XSET, name, loc, pipe, 0, flag=gate))
 
     return step
 
@@ -978,7 +978,7 @@ def lower_async_copy(su: ScalarUnit, op: A.Op) -> Step:
         reads = ((src.gm.name, *src.byte_range(), (src.base, src.sizes, src.strides)),)
         writes = ((dst.gm.name, *dst.byte_range(), (dst.base, dst.sizes, dst.strides)),)
         occ, lat = case.evaluate({"bytes": nbytes})
-        instr = Instr(OP, op.name[4:], loc, pipe, 0, occ, lat, bound=_AsyncCopy(dst, src, su.core.data), reads=reads,
+        instr = make_instr(OP, op.name[4:], loc, pipe, 0, occ, lat, bound=_AsyncCopy(dst, src, su.core.data), reads=reads,
                       writes=writes, nbytes=nbytes)
         instr.transfer = case.transfer({"bytes": nbytes})
         if su.core.data:  # timing only: no values, nothing to make writable
@@ -1030,7 +1030,7 @@ def lower_async_wait(su: ScalarUnit, op: A.Op) -> Step:
                     frame[res] = gate.ready()
 
             return check()
-        instr = Instr(XWAIT, op.name[4:], loc, "S", 0, flag=gate)
+        instr = make_instr(XWAIT, op.name[4:], loc, "S", 0, flag=gate)
 
         def run():
             yield from _scalar_wait(su, instr, gate)

@@ -42,6 +42,7 @@ from pyptoemu.core.pipe import (
     XWAIT,
     Instr,
     QueueRoom,
+    make_instr,
     wake_at,
     watch,
 )
@@ -227,14 +228,25 @@ class ScalarUnit:
             bound = self.regions[region] = BoundRegion(tuple(pairs), error)
         return bound
 
+    def end_run(self) -> None:
+        """The run is over: drop the bound steps and the flag records. Each step is a closure over
+        this unit (its cells, its bound methods): kept, they tie hundreds of objects into cycles
+        with it that only the garbage collector frees, long after the run's result is dropped."""
+        self.regions.clear()
+        self.steps.clear()
+        self.flag_orders.clear()
+
     def exec_region(self, region: A.Region, frame: dict):
+        """Run the region's ops in order (a generator: an op may wait); a fault is located at its op."""
         bound = self.regions.get(region) or self.bound_region(region)
+        deferred = self.deferred  # (the same deque for the unit's life: read once per region, not per op)
+        most = MAX_DEFERRED_STALLS
         for op, step in bound.steps:
             try:
                 gen = step(frame)
                 if gen is not None:
                     yield from gen
-                if len(self.deferred) > MAX_DEFERRED_STALLS:
+                if len(deferred) > most:
                     yield from self.settle()
             except PtoError as e:  # the kernel's own fault: located at the op if it is not yet
                 if e.loc is None:
@@ -387,7 +399,7 @@ class ScalarUnit:
             self.pending_marks.append((taken, core.recorder.number(), stall[MADE_BY]))
             return
         held = stall[HELD]
-        record = Instr(XWAIT, "issue", held.loc, "S", stall_from, 0, 0, None, (), (),
+        record = make_instr(XWAIT, "issue", held.loc, "S", stall_from, 0, 0, None, (), (),
                        QueueRoom(core.pipes[held.pipe], stall[MADE_BY]))
         record.wait_start = stall_from
         record.start = record.end = record.done = taken

@@ -69,6 +69,15 @@ class Process(simpy.Process):
         return super()._resume(event)  # processed already: SimPy's loop sends its value on
 
 
+    def close(self) -> None:
+        """End a process that waits for ever (a pipe waiting for its next instruction when the run
+        is over): its generator is closed, so its frame lets go of what it holds (the pipe, its
+        core), and it no longer refers to itself (``_resume_callback``): freed by reference
+        counting, not left in cycles for the garbage collector."""
+        self._generator.close()
+        self._resume_callback = None
+
+
 class Environment(simpy.Environment):
     """A SimPy environment whose :meth:`run` processes events without a ``step`` call each, and
     whose processes are :class:`Process`."""

@@ -24,7 +24,7 @@ from ptoisa.dtypes import itemsize as _itemsize
 from ptoisa.isa.spec import InstrSpec, OperandSpec
 from ptoisa.text import ast as A
 from pyptoemu.core.memory import PartitionView, Tile
-from pyptoemu.core.pipe import OP, Instr
+from pyptoemu.core.pipe import OP, Instr, make_instr
 from pyptoemu.core.scalar import ScalarUnit, Step, fail_step, values_of
 from pyptoemu.errors import (
     BoundsError,
@@ -186,7 +186,7 @@ class TileOpBinding:
     last_scalars: list[int] = field(default_factory=list)  # the positions of the plain scalars among them
     last_tiles: list[tuple] = field(default_factory=list)  # (tile, valid rows, valid columns, address) per tile
     last_result: tuple = ()  # (snapshots, timing key, timing, reads, writes)
-    # the issue template of the last issue: (the Instr's arguments, its GM transfer, its shape key)
+    # the issue template of the last issue: what its Instr is made of (:meth:`_template`)
     template: tuple | None = None
     last_parts: list | None = None  # the timing key parts
     last_spans: list = field(default_factory=list)  # the byte range per operand (None for a scalar)
@@ -295,11 +295,9 @@ class TileOpBinding:
                     template = None
         elif self.last_views:
             template = self._moved(values)
-        args, transfer, shape_key = template or self._snapshot(values)
-        instr = Instr(*args)  # (from a tuple: cheaper than as many arguments)
-        instr.transfer = transfer
-        instr.key = shape_key
-        pipe = args[3]
+        pipe, occ, lat, reads, writes, snaps, nbytes, transfer, shape_key = template or self._snapshot(values)
+        instr = make_instr(OP, self.short_name, self.op.loc, pipe, 0, occ, lat, self, reads, writes, None, snaps,
+                           nbytes, transfer, shape_key)
         if pipe == "S":
             return _run_on_scalar(self.su, instr)
         self.su.issue(pipe, instr)
@@ -348,15 +346,14 @@ class TileOpBinding:
         return self._template()
 
     def _template(self) -> tuple:
-        """The issue template of the last issue (:attr:`last_result`): the arguments of its
-        :class:`Instr`, its GM transfer and, in a timing-only run, what its shape check is
-        remembered by (index operands: their values too)."""
+        """The issue template of the last issue (:attr:`last_result`): what its :class:`Instr` is
+        made of (pipe, occupancy, latency, reads, writes, operands, bytes, GM transfer) and, in a
+        timing-only run, what its shape check is remembered by (index operands: their values too)."""
         snaps, key, hit, reads, writes = self.last_result
         pipe, occ, lat, nbytes, transfer = hit
         index_pos = self.index_pos
         shape_key = None if self.data else key if not index_pos else (key, tuple([snaps[i].obj for i in index_pos]))
-        template = self.template = ((OP, self.short_name, self.op.loc, pipe, 0, occ, lat, self, reads, writes, None,
-                                     snaps, nbytes), transfer, shape_key)
+        template = self.template = (pipe, occ, lat, reads, writes, snaps, nbytes, transfer, shape_key)
         return template
 
     def _snapshot(self, values: tuple) -> tuple:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pyptoemu
 from ptoisa.machine import load_machine
 from pyptoemu.core.memsys import HBM, L2, SharedMemory
-from pyptoemu.core.pipe import OP, Instr
+from pyptoemu.core.pipe import OP, Instr, make_instr
 
 MACHINE = load_machine("a2a3")
 P = MACHINE.chip_spec().shared
@@ -21,7 +21,7 @@ def _fresh() -> SharedMemory:
 def _load(core, row: int, nbytes: int = 65536, name: str = "arg0") -> Instr:
     """A GM -> UB load of one contiguous window of ``nbytes`` f32 at window index ``row``."""
     elems = nbytes // 4
-    ins = Instr(OP, "tload", None, "MTE2", 0, FIXED + nbytes // 128, FIXED + nbytes // 128,
+    ins = make_instr(OP, "tload", None, "MTE2", 0, FIXED + nbytes // 128, FIXED + nbytes // 128,
                 reads=((name, row * nbytes, (row + 1) * nbytes, (row * elems, (1, elems), (elems, 1))),),
                 writes=(("UB", 0, nbytes, None),))
     ins.transfer = (float(nbytes), 128.0)

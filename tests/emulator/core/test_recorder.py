@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 
-from pyptoemu.core.pipe import OP, Instr
+from pyptoemu.core.pipe import OP, Instr, make_instr
 from pyptoemu.core.recorder import DRAIN_EVERY, EpochLog, Recorder
 
 
@@ -50,7 +50,7 @@ def test_records_come_out_in_start_order_and_none_before_the_watermark():
     for k in range(5 * DRAIN_EVERY + 17):
         env.now = k // 3  # records start at most 40 cycles before the clock, several per cycle
         core.scalar.pending_start = max(0, env.now - 40)
-        ins = Instr(OP, "tadd", None, "V", 0)
+        ins = make_instr(OP, "tadd", None, "V", 0)
         ins.start = max(0, env.now - rng.randrange(40))
         ins.sepoch = 0
         rec.record(core, ins)
