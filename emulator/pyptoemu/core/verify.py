@@ -98,6 +98,7 @@ def verify_module(module: A.Module, entry: A.Function, isa, machine: Machine) ->
             errors.extend(_attr_value_errors(op, isa))
             errors.extend(_scalar_operand_errors(op, types))
             errors.extend(_declared_scalar_errors(op, types))
+            errors.extend(_declared_view_errors(op, types))
             errors.extend(_pointer_operand_errors(op, types))
             errors.extend(_arith_type_errors(op, types))
             errors.extend(_yield_errors(op, parent, types))
@@ -327,6 +328,33 @@ def _declared_scalar_errors(op: A.Op, types: Mapping) -> list[PtoError]:
             return [VerifyError(f"{op.name}: {x} is {have.name} but written here as {written.name} (convert it "
                                 f"first, e.g. arith.index_cast or arith.sitofp)", op.loc)]
     return []
+
+
+def _declared_view_errors(op: A.Op, types: Mapping) -> list[PtoError]:
+    """A view's type written at a use (``tload ins(%pv : !pto.partition_tensor_view<8x64xf32>)``) is
+    the type the view was made with: MLIR checks every use against the value's type, and a use that
+    says 8 rows of f32 for a 16-row f16 window would otherwise be read as the window it is, silently.
+    A dynamic dim (``?``) on either side matches any size."""
+    if not op.name.startswith("pto."):
+        return []
+    pairs = [*zip(op.ins, op.in_types, strict=False), *zip(op.outs, op.out_types, strict=False),
+             *zip(op.operands, op.operand_types, strict=False)]
+    for x, written in pairs:
+        have = types.get(x) if isinstance(x, str) else None
+        if not isinstance(have, _VIEW_TYPES) or not isinstance(written, _VIEW_TYPES):
+            continue
+        if not _same_view_type(have, written):
+            return [VerifyError(f"{op.name}: {x} is a {have} but written here as {written}", op.loc)]
+    return []
+
+
+_VIEW_TYPES = (A.TensorViewType, A.PartitionViewType)
+
+
+def _same_view_type(have: A.Type, written: A.Type) -> bool:
+    """Same kind of view, element type and rank, and equal sizes where both are static."""
+    return (type(have) is type(written) and have.elem == written.elem and len(have.shape) == len(written.shape)
+            and all(a is None or b is None or a == b for a, b in zip(have.shape, written.shape, strict=True)))
 
 
 # Operands the core reads as a GM pointer or a view, by op: position in ``op.operands`` and what it must be

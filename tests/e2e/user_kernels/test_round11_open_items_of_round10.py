@@ -22,3 +22,23 @@ def test_gather_mask_form_keeps_each_row_in_its_own_destination_row():
     r = run_clean("r11_k01_gather_mask_rows_padded.pto", {"arg0": x})
     np.testing.assert_array_equal(r.outputs["arg1"].reshape(4, 4), x[:, 0::2])
     np.testing.assert_array_equal(r.outputs["arg2"].reshape(4, 4), x[:, 1::2])
+
+
+def test_a_view_written_at_a_use_with_another_type_than_it_has_is_refused(tmp_path):
+    name = "r11_bad01_view_type_at_use.pto"
+    code, out = cli_json(name, {}, tmp_path)
+    assert code == 2, out
+    assert _lines(out, name) == [
+        "15:5: pto.partition_view: %vy is a !pto.tensor_view<?x?xf32> but written here as !pto.tensor_view<?x?xf16>",
+        ("17:5: pto.tload: %px is a !pto.partition_tensor_view<16x64xf32> but written here as "
+         "!pto.partition_tensor_view<8x64xf32>"),
+        ("19:5: pto.tstore: %py is a !pto.partition_tensor_view<16x64xf32> but written here as "
+         "!pto.partition_tensor_view<16x64xf16>"),
+    ], out
+
+
+def test_a_dynamic_dim_at_a_use_or_in_the_view_matches_any_size():
+    x = np.random.default_rng(12).standard_normal((16, 64)).astype(np.float32)
+    r = run_clean("r11_k02_view_types_dynamic_at_use.pto", {"arg0": x}, {"arg3": 5})
+    np.testing.assert_array_equal(r.outputs["arg1"].reshape(16, 64)[:5], x[:5] + 1)
+    np.testing.assert_array_equal(r.outputs["arg2"].reshape(16, 64), x * 2)
