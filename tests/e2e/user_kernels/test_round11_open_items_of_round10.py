@@ -42,3 +42,17 @@ def test_a_dynamic_dim_at_a_use_or_in_the_view_matches_any_size():
     r = run_clean("r11_k02_view_types_dynamic_at_use.pto", {"arg0": x}, {"arg3": 5})
     np.testing.assert_array_equal(r.outputs["arg1"].reshape(16, 64)[:5], x[:5] + 1)
     np.testing.assert_array_equal(r.outputs["arg2"].reshape(16, 64), x * 2)
+
+
+def test_a_flag_from_a_pipe_to_itself_is_refused_saying_to_use_a_barrier(tmp_path):
+    name = "r11_bad02_flag_pipe_to_itself.pto"
+    code, out = cli_json(name, {}, tmp_path)
+    assert code == 2, out
+    said = ("a flag from PIPE_{p} to itself: a flag orders two different pipes; ops of one pipe are ordered by "
+            "pto.barrier <PIPE_{p}>")
+    assert _lines(out, name) == [
+        f"21:5: pto.set_flag: {said.format(p='V')}",
+        f"22:5: pto.wait_flag: {said.format(p='V')}",
+        f"27:5: pto.record_event: {said.format(p='MTE3')}",
+        f"28:5: pto.wait_event: {said.format(p='MTE3')}",
+    ], out
