@@ -99,6 +99,7 @@ def verify_module(module: A.Module, entry: A.Function, isa, machine: Machine) ->
             errors.extend(_scalar_operand_errors(op, types))
             errors.extend(_declared_scalar_errors(op, types))
             errors.extend(_declared_view_errors(op, types))
+            errors.extend(_address_type_errors(op, types))
             errors.extend(_pointer_operand_errors(op, types))
             errors.extend(_arith_type_errors(op, types))
             errors.extend(_yield_errors(op, parent, types))
@@ -355,6 +356,24 @@ def _same_view_type(have: A.Type, written: A.Type) -> bool:
     """Same kind of view, element type and rank, and equal sizes where both are static."""
     return (type(have) is type(written) and have.elem == written.elem and len(have.shape) == len(written.shape)
             and all(a is None or b is None or a == b for a, b in zip(have.shape, written.shape, strict=True)))
+
+
+def _address_type_errors(op: A.Op, types: Mapping) -> list[PtoError]:
+    """A level-3 address (``alloc_tile addr = %a``, ``tassign %t, %a``) is an i64 byte offset
+    (pto-text-format §4.1: "addr = %a (i64)"; §2.1: "i64 for alloc_tile addr"). An index there is
+    a loop variable or an element count mistaken for bytes far more often than not, and MLIR
+    rejects it: the author converts it on purpose (arith.index_cast %i : index to i64)."""
+    if op.name == "pto.alloc_tile":
+        addr = (op.groups.get("addr") or [None])[0]
+    elif op.name == "pto.tassign" and len(op.operands) > 1:
+        addr = op.operands[1]
+    else:
+        return []
+    have = types.get(addr) if isinstance(addr, str) else None
+    if isinstance(have, A.ScalarType) and have.name != "i64":
+        return [VerifyError(f"{op.name}: the address {addr} is {have.name}; a tile address is an i64 byte offset "
+                            f"(convert it first, e.g. arith.index_cast {addr} : {have.name} to i64)", op.loc)]
+    return []
 
 
 # Operands the core reads as a GM pointer or a view, by op: position in ``op.operands`` and what it must be

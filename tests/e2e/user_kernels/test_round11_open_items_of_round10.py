@@ -56,3 +56,27 @@ def test_a_flag_from_a_pipe_to_itself_is_refused_saying_to_use_a_barrier(tmp_pat
         f"27:5: pto.record_event: {said.format(p='MTE3')}",
         f"28:5: pto.wait_event: {said.format(p='MTE3')}",
     ], out
+
+
+def test_an_index_as_a_tile_address_is_refused_before_running(tmp_path):
+    name = "r11_bad03_index_as_tile_addr.pto"
+    code, out = cli_json(name, {}, tmp_path)
+    assert code == 2, out
+    assert _lines(out, name) == [
+        ("16:5: pto.alloc_tile: the address %c8192 is index; a tile address is an i64 byte offset (convert it "
+         "first, e.g. arith.index_cast %c8192 : index to i64)"),
+        ("20:7: pto.alloc_tile: the address %a is index; a tile address is an i64 byte offset (convert it first, "
+         "e.g. arith.index_cast %a : index to i64)"),
+    ], out
+
+
+def test_a_run_time_i64_tile_address_runs_and_is_checked_for_alignment_and_capacity_where_used(tmp_path):
+    name = "r11_k03_i64_tile_addr_from_loop.pto"
+    x = np.random.default_rng(13).standard_normal((64, 64)).astype(np.float32)
+    r = run_clean(name, {"arg0": x}, {"arg2": 2048})
+    np.testing.assert_array_equal(r.outputs["arg1"].reshape(64, 64), x + 1)
+    for step, said in ((100, "%t: address 100 in UB is not a multiple of its 32-byte alignment"),
+                       (1 << 20, "%t: 2048 bytes at address 1048576 exceed UB capacity of 196608 bytes")):
+        code, out = cli_json(name, {"arg2": step}, tmp_path)
+        assert code == 1, out
+        assert f"{name}:20:7: {said}" in out and '"status": "faulted"' in out and '"outputs": {}' in out, out
