@@ -395,8 +395,8 @@ def lower_flag(su: ScalarUnit, op: A.Op) -> Step:
         flag = static_flag
         if flag is None:
             eid = int(su.value(frame, dyn, loc))
-            if not 0 <= eid < n_ids:
-                su.core.findings.event_out_of_range(name, eid, n_ids, loc)
+            if not 0 <= eid < n_ids:  # a fault, as every other value the op cannot use: the run stops here
+                raise KernelFault(f"{name}: event id {eid} is outside the machine's range 0..{n_ids - 1}", loc)
             flag = (src, dst, eid)
         instr = Instr(kind, name, loc, pipe, 0, 0, 0, None, (), (), flag)
         su.note_flag_order(instr)

@@ -80,3 +80,18 @@ def test_a_run_time_i64_tile_address_runs_and_is_checked_for_alignment_and_capac
         code, out = cli_json(name, {"arg2": step}, tmp_path)
         assert code == 1, out
         assert f"{name}:20:7: {said}" in out and '"status": "faulted"' in out and '"outputs": {}' in out, out
+
+
+def test_an_event_id_out_of_range_at_run_time_stops_the_run_without_outputs(tmp_path):
+    name = "r11_k04_dyn_event_id_from_arg.pto"
+    x = np.random.default_rng(14).standard_normal((16, 64)).astype(np.float32)
+    r = run_clean(name, {"arg0": x}, {"arg2": 7})
+    np.testing.assert_array_equal(r.outputs["arg1"].reshape(16, 64), 2 * x)
+    code, out = cli_json(name, {"arg2": 9}, tmp_path)
+    assert code == 1, out
+    assert f"{name}:17:5: set_flag_dyn: event id 9 is outside the machine's range 0..7" in out, out
+    assert '"status": "faulted"' in out and '"outputs": {}' in out and not list(tmp_path.rglob("*.npy")), out
+    with pytest.raises(KernelFault, match="event id 9") as e:
+        pyptoemu.run(KERNELS / name, inputs={"arg0": x}, args={"arg2": 9})
+    assert e.value.result.status == "faulted"
+    assert not e.value.result.outputs
