@@ -913,6 +913,18 @@ def _relu_needs_acc(src: OperandSnap | None, dst: OperandSnap, attrs: dict) -> s
     return None
 
 
+def _copy_keeps_dtype(src: OperandSnap | None, dst: OperandSnap, attrs: dict) -> str | None:
+    """Only the fixpipe (a move out of acc) and the bias-table load convert elements; MTE1
+    (mat -> left/right/scaling) and the vector unit (vec -> vec) copy them as they are, so a move
+    that changes the element type there would feed the next op bytes of another type (pto-text-format
+    §4.2 tmov: the "convert" of its semantics happens on the acc paths; tstore lists the acc
+    conversions)."""
+    if _both_tiles(src, dst) and src.loc != "acc" and dst.loc != "bias" and src.dtype != dst.dtype:
+        return (f"{src.loc} {src.dtype} -> {dst.loc} {dst.dtype}: a move out of {src.loc} copies elements "
+                f"unchanged (only a move out of acc converts); give both tiles one element type")
+    return None
+
+
 # Constraints of the instruction specs (ptoisa.isa.loader.CONSTRAINTS) on the first data source
 # and the destination: a message saying what is wrong, or None. (ptoisa.isa.loader.CONSTRAINTS), each on the first
 # data source and the destination: a message saying what is wrong, or None.
@@ -920,7 +932,7 @@ _SHAPE_RULES: dict[str, Callable] = {
     "nd_src": _nd_src, "rows_match": _rows_match, "cols_match": _cols_match, "same_shape": _same_shape,
     "dst_covers_src": _dst_covers_src,
     "pad_dst": _pad_dst, "one_row_dst": _one_row_dst, "row_major_dst": _row_major_dst, "same_esize": _same_esize,
-    "relu_needs_acc": _relu_needs_acc,
+    "relu_needs_acc": _relu_needs_acc, "copy_keeps_dtype": _copy_keeps_dtype,
 }
 
 

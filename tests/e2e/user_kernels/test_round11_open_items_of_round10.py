@@ -95,3 +95,15 @@ def test_an_event_id_out_of_range_at_run_time_stops_the_run_without_outputs(tmp_
         pyptoemu.run(KERNELS / name, inputs={"arg0": x}, args={"arg2": 9})
     assert e.value.result.status == "faulted"
     assert not e.value.result.outputs
+
+
+def test_a_mat_to_left_move_that_changes_the_element_type_is_refused_at_the_move(tmp_path):
+    name = "r11_bad04_tmov_mat_f16_to_left_f32.pto"
+    code, out = cli_json(name, {}, tmp_path)
+    assert code == 2, out
+    lines = _lines(out, name)
+    assert lines[0] == ("22:3: pto.tmov: mat f16 -> left f32: a move out of mat copies elements unchanged (only a "
+                        "move out of acc converts); give both tiles one element type"), out
+    assert lines[1].startswith("24:3: pto.tmatmul: (a, b, c) have element types (f32, f16, f32)"), out
+    with pytest.raises(PtoError, match="copies elements unchanged"):
+        pyptoemu.run(KERNELS / name)
