@@ -130,6 +130,9 @@ def _bind_tile_op(su: ScalarUnit, op: A.Op, spec: InstrSpec, semantics: Callable
     if len(outs) < n_required_outs:
         return fail_step(VerifyError(f"{op.name} needs {n_required_outs} outs operand(s), got {len(outs)}",
                                      op.loc))
+    bad_count = _ins_count_error(op, spec, len(ins))
+    if bad_count is not None:
+        return fail_step(bad_count)
     # Operand specs matched to the operands as written (optional ones may be left out).
     in_specs = _align(spec.ins, len(ins), spec.syntax.scratch_last)
     if "needs_scratch" in spec.constraints and not any(o.is_scratch for o in in_specs):
@@ -149,6 +152,22 @@ def _bind_tile_op(su: ScalarUnit, op: A.Op, spec: InstrSpec, semantics: Callable
         attrs=dict(op.attrs), names=tuple(str(x) for x in list(ins) + list(outs)),
     )
     return binding.issue
+
+
+def _ins_count_error(op: A.Op, spec: InstrSpec, n: int) -> VerifyError | None:
+    """An ins list shorter than the op's required operands, or longer than all of them: a missing
+    source would otherwise reach the semantics as an index error (an internal error, exit 3), an
+    extra one would be ignored without a word (``tadd ins(%a, %b, %c ...)``)."""
+    required = [o.name for o in spec.ins if not o.optional]
+    if len(required) <= n <= len(spec.ins):
+        return None
+    names = ", ".join(o.name if not o.optional else f"[{o.name}]" for o in spec.ins)
+    return VerifyError(f"{op.name} takes {_count_text(len(required), len(spec.ins))} ins operand(s) ({names}), "
+                       f"got {n}", op.loc)
+
+
+def _count_text(low: int, high: int) -> str:
+    return str(low) if low == high else f"{low} to {high}"
 
 
 @dataclass(slots=True, eq=False)

@@ -1,0 +1,21 @@
+"""Eleventh red-team round: kernels with mistakes other PTO users make (kernels/r11_bad05.. and
+later; the first lines of each say what is wrong and what the emulator did before). Each must stop
+with a located message and exit 2 (bad input) before anything runs."""
+
+from __future__ import annotations
+
+from tests.e2e.user_kernels.running import cli_json
+
+
+def _lines(out: str, name: str) -> list[str]:
+    return [line.split(f"{name}:", 1)[1] for line in out.splitlines() if f"{name}:" in line]
+
+
+def test_a_tile_op_with_a_source_missing_or_one_too_many_is_refused_saying_what_it_takes(tmp_path):
+    name = "r11_bad05_operand_counts.pto"
+    code, out = cli_json(name, {}, tmp_path)
+    assert code == 2, out
+    assert _lines(out, name) == [
+        "19:5: pto.tadd takes 2 ins operand(s) (a, b), got 1",
+        "20:5: pto.tadd takes 2 ins operand(s) (a, b), got 3",
+    ], out
