@@ -96,6 +96,7 @@ CONSTRAINTS = frozenset({
     "same_esize",  # source and destination elements have one size (§4.2 tload)
     "one_scalar",  # exactly one of the first two ins is a scalar, the other a tile (§4.4 tdivs)
     "relu_needs_acc",  # a reluPreMode other than no_relu needs an acc source (§4.2 tstore)
+    "store_keeps_esize",  # a store from vec/mat (not acc) writes GM elements of the tile's size (§4.2 tstore)
     "copy_keeps_dtype",  # a move not out of acc (fixpipe) nor into bias keeps the element type (§4.2 tmov)
     "needs_scratch",  # the optional scratch (tmp) operand must be written (§4.0: "required by some targets")
 })

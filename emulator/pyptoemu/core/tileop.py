@@ -944,6 +944,17 @@ def _copy_keeps_dtype(src: OperandSnap | None, dst: OperandSnap, attrs: dict) ->
     return None
 
 
+def _store_keeps_esize(src: OperandSnap | None, dst: OperandSnap, attrs: dict) -> str | None:
+    """A store from vec or mat goes through MTE3, which copies bytes: elements of another size in GM
+    would need a conversion only the fixpipe makes (pto-text-format §4.2 tstore: "acc sources
+    convert to the GM dtype"). An f32 tile stored to an f16 view ran converted, as if from acc."""
+    if src is not None and src.kind == TILE and src.loc != "acc" and itemsize(src.dtype) != itemsize(dst.dtype):
+        return (f"a {src.loc} {src.dtype} tile stored to a {dst.dtype} window: a store from {src.loc} copies "
+                f"elements unchanged (only an acc source converts to the GM type); convert it first with "
+                f"pto.tcvt")
+    return None
+
+
 # Constraints of the instruction specs (ptoisa.isa.loader.CONSTRAINTS) on the first data source
 # and the destination: a message saying what is wrong, or None. (ptoisa.isa.loader.CONSTRAINTS), each on the first
 # data source and the destination: a message saying what is wrong, or None.
@@ -951,7 +962,7 @@ _SHAPE_RULES: dict[str, Callable] = {
     "nd_src": _nd_src, "rows_match": _rows_match, "cols_match": _cols_match, "same_shape": _same_shape,
     "dst_covers_src": _dst_covers_src,
     "pad_dst": _pad_dst, "one_row_dst": _one_row_dst, "row_major_dst": _row_major_dst, "same_esize": _same_esize,
-    "relu_needs_acc": _relu_needs_acc, "copy_keeps_dtype": _copy_keeps_dtype,
+    "relu_needs_acc": _relu_needs_acc, "copy_keeps_dtype": _copy_keeps_dtype, "store_keeps_esize": _store_keeps_esize,
 }
 
 

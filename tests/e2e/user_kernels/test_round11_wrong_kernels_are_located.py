@@ -19,3 +19,13 @@ def test_a_tile_op_with_a_source_missing_or_one_too_many_is_refused_saying_what_
         "19:5: pto.tadd takes 2 ins operand(s) (a, b), got 1",
         "20:5: pto.tadd takes 2 ins operand(s) (a, b), got 3",
     ], out
+
+
+def test_a_vector_tile_stored_to_a_window_of_another_element_size_is_refused(tmp_path):
+    name = "r11_bad06_vec_f32_stored_to_f16_view.pto"
+    code, out = cli_json(name, {}, tmp_path)
+    assert code == 2, out
+    assert _lines(out, name) == [
+        ("17:5: pto.tstore: a vec f32 tile stored to a f16 window: a store from vec copies elements unchanged "
+         "(only an acc source converts to the GM type); convert it first with pto.tcvt"),
+    ], out
