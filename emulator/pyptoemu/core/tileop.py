@@ -541,6 +541,10 @@ class TileOpBinding:
             _check_nd(op, in_snap + out_snap, self.names, loc)
         if "same_valid" in spec.constraints:
             _check_same_valid(op, [s for i, s in enumerate(in_snap) if not self.scratch[i]], out_snap, loc)
+        for name, axis in (("sources_rows_match", 0), ("sources_cols_match", 1)):
+            if name in spec.constraints:
+                _check_sources_match(op, [s for i, s in enumerate(in_snap) if not self.scratch[i]], out_snap, axis,
+                                     loc)
         if "one_src_matches_dst" in spec.constraints:
             _check_one_src_matches_dst(op, in_snap, out_snap, machine.name, loc)
         if "one_scalar" in spec.constraints and sum(s.kind == SCALAR for s in in_snap[:2]) != 1:
@@ -843,6 +847,24 @@ def _check_same_valid(op: A.Op, ins: list, outs: list, loc) -> None:
         if s.kind == TILE and _known_valid(s) and (s.vrow, s.vcol) != (d.vrow, d.vcol):
             raise VerifyError(f"{op.name}: source valid region {s.vrow}x{s.vcol} differs from the destination's "
                               f"{d.vrow}x{d.vcol} (elementwise ops need equal valid regions)", loc)
+
+
+def _check_sources_match(op: A.Op, ins: list, outs: list, axis: int, loc) -> None:
+    """Every source has a row for each of the destination's valid rows (axis 0: trowexpand<op>,
+    whose per-row operand gives row i's value to row i of dst) or a column for each valid column
+    (axis 1: tcolexpand<op>), pto-text-format §4.7. A per-row column of 8 rows for a 16-row
+    destination was a run-time fault saying 'tile of shape 8x1 has no 16x1 region', though the types
+    decide it. (A source whose valid region is shorter but whose storage has the rows is read there,
+    as the compiler's broadcast of a ragged column onto a whole tile does.)"""
+    if not outs or outs[0].kind != TILE or not _known_valid(outs[0]):
+        return
+    d = outs[0]
+    what, want = ("rows", d.vrow) if axis == 0 else ("columns", d.vcol)
+    for s in ins:
+        have = (s.obj.rows if axis == 0 else s.obj.cols) if s.kind == TILE else want
+        if have < want:
+            raise VerifyError(f"{op.name}: {s.obj.name} has {have} {what} but the destination's valid region has "
+                              f"{want}; each source gives dst's {what} their values", loc)
 
 
 def _check_one_src_matches_dst(op: A.Op, ins: list, outs: list, machine: str, loc) -> None:

@@ -29,3 +29,15 @@ def test_a_vector_tile_stored_to_a_window_of_another_element_size_is_refused(tmp
         ("17:5: pto.tstore: a vec f32 tile stored to a f16 window: a store from vec copies elements unchanged "
          "(only an acc source converts to the GM type); convert it first with pto.tcvt"),
     ], out
+
+
+def test_row_and_column_broadcast_operands_of_the_wrong_extent_are_refused_before_running(tmp_path):
+    name = "r11_bad07_broadcast_operand_extents.pto"
+    code, out = cli_json(name, {}, tmp_path)
+    assert code == 2, out
+    assert _lines(out, name) == [
+        ("19:5: pto.trowexpandmul: %r has 8 rows but the destination's valid region has 16; each source gives dst's "
+         "rows their values"),
+        ("20:5: pto.tcolexpandsub: %c has 32 columns but the destination's valid region has 64; each source gives "
+         "dst's columns their values"),
+    ], out
