@@ -100,6 +100,7 @@ def verify_module(module: A.Module, entry: A.Function, isa, machine: Machine) ->
             errors.extend(_declared_scalar_errors(op, types))
             errors.extend(_declared_view_errors(op, types))
             errors.extend(_address_type_errors(op, types))
+            errors.extend(_element_type_errors(op, types))
             errors.extend(_pointer_operand_errors(op, types))
             errors.extend(_arith_type_errors(op, types))
             errors.extend(_yield_errors(op, parent, types))
@@ -374,6 +375,29 @@ def _address_type_errors(op: A.Op, types: Mapping) -> list[PtoError]:
         return [VerifyError(f"{op.name}: the address {addr} is {have.name}; a tile address is an i64 byte offset "
                             f"(convert it first, e.g. arith.index_cast {addr} : {have.name} to i64)", op.loc)]
     return []
+
+
+def _element_type_errors(op: A.Op, types: Mapping) -> list[PtoError]:
+    """A one-element access has the element's type: ``tgetval`` and ``load_scalar`` give the tile's
+    (pointer's) element type, ``store_scalar`` writes a value of it. Written with another type, the
+    value went through untouched: a tgetval "f16" of an f32 element kept every f32 bit (3 + 1.1 gave
+    4.1, where an f16 1.1 gives 4.0996)."""
+    if op.name == "pto.tgetval" and op.ins and op.result_types:
+        src = types.get(op.ins[0]) if isinstance(op.ins[0], str) else None
+        have, written, what = getattr(src, "dtype", None), op.result_types[0], f"{op.ins[0]} holds"
+    elif op.name == "pto.load_scalar" and op.operands and op.result_types:
+        src = types.get(op.operands[0]) if isinstance(op.operands[0], str) else None
+        have, written, what = getattr(src, "elem", None), op.result_types[0], f"{op.operands[0]} points to"
+    elif op.name == "pto.store_scalar" and len(op.operands) > 1:
+        ptr = types.get(op.operands[1]) if isinstance(op.operands[1], str) else None
+        value = types.get(op.operands[0]) if isinstance(op.operands[0], str) else None
+        have, written, what = getattr(ptr, "elem", None), value, f"{op.operands[1]} points to"
+    else:
+        return []
+    if have is None or not isinstance(written, A.ScalarType) or written.name == have:
+        return []
+    return [VerifyError(f"{op.name}: {what} {have} elements but the value is {written.name}; an element access has "
+                        f"the element's type (convert the value itself, e.g. arith.truncf or arith.extf)", op.loc)]
 
 
 # Operands the core reads as a GM pointer or a view, by op: position in ``op.operands`` and what it must be

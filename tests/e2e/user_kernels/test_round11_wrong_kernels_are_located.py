@@ -41,3 +41,16 @@ def test_row_and_column_broadcast_operands_of_the_wrong_extent_are_refused_befor
         ("20:5: pto.tcolexpandsub: %c has 32 columns but the destination's valid region has 64; each source gives "
          "dst's columns their values"),
     ], out
+
+
+def test_an_element_read_or_write_written_with_another_type_than_the_elements_is_refused(tmp_path):
+    name = "r11_bad08_element_access_types.pto"
+    code, out = cli_json(name, {}, tmp_path)
+    assert code == 2, out
+    tail = "but the value is f16; an element access has the element's type (convert the value itself, e.g. " \
+           "arith.truncf or arith.extf)"
+    assert _lines(out, name) == [
+        f"18:5: pto.tgetval: %t holds f32 elements {tail}",
+        f"19:5: pto.load_scalar: %x points to f32 elements {tail}",
+        f"23:5: pto.store_scalar: %y points to f32 elements {tail}",
+    ], out
