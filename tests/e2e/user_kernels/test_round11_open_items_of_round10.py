@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import pyptoemu
-from pyptoemu.errors import KernelFault
 from ptoisa.errors import PtoError
+from pyptoemu.errors import KernelFault
 from tests.e2e.user_kernels.running import KERNELS, cli_json, run_clean
 
 
