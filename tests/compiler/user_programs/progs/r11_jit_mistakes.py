@@ -80,8 +80,9 @@ def row_sum_tile_without_tmp(x: pl.Tensor, y: pl.Out[pl.Tensor]):
 
 @pl.jit
 def spmd_same_work(x: pl.Tensor, y: pl.Out[pl.Tensor]):
-    with pl.spmd(4), pl.at(level=pl.Level.CORE_GROUP, name_hint="same"):
-        pl.store(pl.load(x, [0, 0], [8, 32]), [0, 0], y)
+    with pl.spmd(4):  # noqa: SIM117 - nested as users write it: the pl.at region is the launched kernel
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="same"):
+            pl.store(pl.load(x, [0, 0], [8, 32]), [0, 0], y)
 
 
 @pl.jit
