@@ -88,6 +88,8 @@ CONSTRAINTS = frozenset({
     "nd_src",  # the (first) source tile is ND (§4.6 row reductions)
     "rows_match",  # the source's valid rows equal dst's (§4.6 row reductions, §4.7 trowexpand; known ones)
     "cols_match",  # the source's valid cols equal dst's (§4.6 column reductions, §4.7 tcolexpand)
+    "sources_rows_match",  # every source has a row per valid row of dst (§4.7 trowexpand<op>: both operands)
+    "sources_cols_match",  # every source has a column per valid column of dst (§4.7 tcolexpand<op>: b[0,j])
     "same_shape",  # the source's static rows/cols equal dst's (§4.2 tfillpad, §4.9 tcvt)
     "dst_covers_src",  # dst's static rows/cols are at least the source's (§4.2 tfillpad_expand)
     "pad_dst",  # dst's pad is not 0 (§4.2, §5.5 tfillpad*)
@@ -96,6 +98,8 @@ CONSTRAINTS = frozenset({
     "same_esize",  # source and destination elements have one size (§4.2 tload)
     "one_scalar",  # exactly one of the first two ins is a scalar, the other a tile (§4.4 tdivs)
     "relu_needs_acc",  # a reluPreMode other than no_relu needs an acc source (§4.2 tstore)
+    "store_keeps_esize",  # a store from vec/mat (not acc) writes GM elements of the tile's size (§4.2 tstore)
+    "copy_keeps_dtype",  # a move not out of acc (fixpipe) nor into bias keeps the element type (§4.2 tmov)
     "needs_scratch",  # the optional scratch (tmp) operand must be written (§4.0: "required by some targets")
 })
 

@@ -1,7 +1,7 @@
 """Findings: what a run found wrong or suspicious, in one shape for the summary, JSON and trace.
 
 A finding has a ``kind`` (``race``, ``deadlock``, ``double-set``, ``wait-never-set``,
-``event-id-range``, ``flag-left-set``, ``uninitialised-read``, ...), a ``severity`` (``error`` or
+``flag-left-set``, ``uninitialised-read``, ...), a ``severity`` (``error`` or
 ``warning``), a message and the source locations involved. Repeats of the same finding (same kind,
 same source lines) are merged into one with a count, so a loop reports once, not per iteration.
 """
@@ -68,10 +68,6 @@ class Findings:
                  f"flag {src}->{dst} EVENT_ID{eid} set again at {second.loc} before a wait consumed the "
                  f"set from {first.loc}", [first.loc, second.loc], [src], cycle=max(second.start, 0),
                  key=(flag, first.loc.line, first.loc.col, second.loc.line, second.loc.col))
-
-    def event_out_of_range(self, name: str, eid: int, n_ids: int, loc: Loc) -> None:
-        self.add("event-id-range", "error",
-                 f"{name}: event id {eid} is outside the machine's range 0..{n_ids - 1}", [loc])
 
     def errors(self) -> list[Finding]:
         return [f for f in self.items if f.severity == "error"]

@@ -363,6 +363,9 @@ def lower_flag(su: ScalarUnit, op: A.Op) -> Step:
     src, dst = pipe_of(items[0], loc), pipe_of(items[1], loc)
     if "ALL" in (src, dst):
         return fail_step(VerifyError(f"{op.name}: PIPE_ALL is only valid in barriers", loc))
+    if src == dst:  # a flag joins two pipes (pto-text-format §6.2: "8 ids per ordered pipe pair")
+        return fail_step(VerifyError(f"{op.name}: a flag from PIPE_{src} to itself: a flag orders two different "
+                                     f"pipes; ops of one pipe are ordered by pto.barrier <PIPE_{src}>", loc))
     static_id = event_of(items[2], loc) if len(items) > 2 else None
     dyn = op.operands[0] if op.operands else None
     if static_id is None and dyn is None:
@@ -391,8 +394,8 @@ def lower_flag(su: ScalarUnit, op: A.Op) -> Step:
         flag = static_flag
         if flag is None:
             eid = int(su.value(frame, dyn, loc))
-            if not 0 <= eid < n_ids:
-                su.core.findings.event_out_of_range(name, eid, n_ids, loc)
+            if not 0 <= eid < n_ids:  # a fault, as every other value the op cannot use: the run stops here
+                raise KernelFault(f"{name}: event id {eid} is outside the machine's range 0..{n_ids - 1}", loc)
             flag = (src, dst, eid)
         instr = make_instr(kind, name, loc, pipe, 0, 0, 0, None, (), (), flag)
         su.note_flag_order(instr)

@@ -810,8 +810,8 @@ def lower_sync(su: ScalarUnit, op: A.Op) -> Step:
     def step(frame):
         core = su.core
         sid = int(static_id if dyn is None else su.value(frame, dyn, loc))
-        if not 0 <= sid < n_ids:
-            core.findings.event_out_of_range(name, sid, n_ids, loc)
+        if not 0 <= sid < n_ids:  # a fault, as a dynamic flag event id out of range is
+            raise KernelFault(f"{name}: signal id {sid} is outside the machine's range 0..{n_ids - 1}", loc)
         cc = core.crosscore
         if pipe != "S" and pipe not in core.pipes:
             raise VerifyError(f"{op.name} on pipe {pipe}, which {core.label} ({core.kind.name}) lacks", loc)

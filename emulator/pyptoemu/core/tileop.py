@@ -130,6 +130,9 @@ def _bind_tile_op(su: ScalarUnit, op: A.Op, spec: InstrSpec, semantics: Callable
     if len(outs) < n_required_outs:
         return fail_step(VerifyError(f"{op.name} needs {n_required_outs} outs operand(s), got {len(outs)}",
                                      op.loc))
+    bad_count = _ins_count_error(op, spec, len(ins))
+    if bad_count is not None:
+        return fail_step(bad_count)
     # Operand specs matched to the operands as written (optional ones may be left out).
     in_specs = _align(spec.ins, len(ins), spec.syntax.scratch_last)
     if "needs_scratch" in spec.constraints and not any(o.is_scratch for o in in_specs):
@@ -149,6 +152,22 @@ def _bind_tile_op(su: ScalarUnit, op: A.Op, spec: InstrSpec, semantics: Callable
         attrs=dict(op.attrs), names=tuple(str(x) for x in list(ins) + list(outs)),
     )
     return binding.issue
+
+
+def _ins_count_error(op: A.Op, spec: InstrSpec, n: int) -> VerifyError | None:
+    """An ins list shorter than the op's required operands, or longer than all of them: a missing
+    source would otherwise reach the semantics as an index error (an internal error, exit 3), an
+    extra one would be ignored without a word (``tadd ins(%a, %b, %c ...)``)."""
+    required = [o.name for o in spec.ins if not o.optional]
+    if len(required) <= n <= len(spec.ins):
+        return None
+    names = ", ".join(o.name if not o.optional else f"[{o.name}]" for o in spec.ins)
+    return VerifyError(f"{op.name} takes {_count_text(len(required), len(spec.ins))} ins operand(s) ({names}), "
+                       f"got {n}", op.loc)
+
+
+def _count_text(low: int, high: int) -> str:
+    return str(low) if low == high else f"{low} to {high}"
 
 
 @dataclass(slots=True, eq=False)
@@ -519,6 +538,10 @@ class TileOpBinding:
             _check_nd(op, in_snap + out_snap, self.names, loc)
         if "same_valid" in spec.constraints:
             _check_same_valid(op, [s for i, s in enumerate(in_snap) if not self.scratch[i]], out_snap, loc)
+        for name, axis in (("sources_rows_match", 0), ("sources_cols_match", 1)):
+            if name in spec.constraints:
+                _check_sources_match(op, [s for i, s in enumerate(in_snap) if not self.scratch[i]], out_snap, axis,
+                                     loc)
         if "one_src_matches_dst" in spec.constraints:
             _check_one_src_matches_dst(op, in_snap, out_snap, machine.name, loc)
         if "one_scalar" in spec.constraints and sum(s.kind == SCALAR for s in in_snap[:2]) != 1:
@@ -823,6 +846,24 @@ def _check_same_valid(op: A.Op, ins: list, outs: list, loc) -> None:
                               f"{d.vrow}x{d.vcol} (elementwise ops need equal valid regions)", loc)
 
 
+def _check_sources_match(op: A.Op, ins: list, outs: list, axis: int, loc) -> None:
+    """Every source has a row for each of the destination's valid rows (axis 0: trowexpand<op>,
+    whose per-row operand gives row i's value to row i of dst) or a column for each valid column
+    (axis 1: tcolexpand<op>), pto-text-format §4.7. A per-row column of 8 rows for a 16-row
+    destination was a run-time fault saying 'tile of shape 8x1 has no 16x1 region', though the types
+    decide it. (A source whose valid region is shorter but whose storage has the rows is read there,
+    as the compiler's broadcast of a ragged column onto a whole tile does.)"""
+    if not outs or outs[0].kind != TILE or not _known_valid(outs[0]):
+        return
+    d = outs[0]
+    what, want = ("rows", d.vrow) if axis == 0 else ("columns", d.vcol)
+    for s in ins:
+        have = (s.obj.rows if axis == 0 else s.obj.cols) if s.kind == TILE else want
+        if have < want:
+            raise VerifyError(f"{op.name}: {s.obj.name} has {have} {what} but the destination's valid region has "
+                              f"{want}; each source gives dst's {what} their values", loc)
+
+
 def _check_one_src_matches_dst(op: A.Op, ins: list, outs: list, machine: str, loc) -> None:
     """At least one source's valid region equals the destination's (pto-text-format §4.3, tpart* on
     A3): the other may be smaller. Checked when every valid region is known."""
@@ -910,6 +951,29 @@ def _relu_needs_acc(src: OperandSnap | None, dst: OperandSnap, attrs: dict) -> s
     return None
 
 
+def _copy_keeps_dtype(src: OperandSnap | None, dst: OperandSnap, attrs: dict) -> str | None:
+    """Only the fixpipe (a move out of acc) and the bias-table load convert elements; MTE1
+    (mat -> left/right/scaling) and the vector unit (vec -> vec) copy them as they are, so a move
+    that changes the element type there would feed the next op bytes of another type (pto-text-format
+    §4.2 tmov: the "convert" of its semantics happens on the acc paths; tstore lists the acc
+    conversions)."""
+    if _both_tiles(src, dst) and src.loc != "acc" and dst.loc != "bias" and src.dtype != dst.dtype:
+        return (f"{src.loc} {src.dtype} -> {dst.loc} {dst.dtype}: a move out of {src.loc} copies elements "
+                f"unchanged (only a move out of acc converts); give both tiles one element type")
+    return None
+
+
+def _store_keeps_esize(src: OperandSnap | None, dst: OperandSnap, attrs: dict) -> str | None:
+    """A store from vec or mat goes through MTE3, which copies bytes: elements of another size in GM
+    would need a conversion only the fixpipe makes (pto-text-format §4.2 tstore: "acc sources
+    convert to the GM dtype"). An f32 tile stored to an f16 view ran converted, as if from acc."""
+    if src is not None and src.kind == TILE and src.loc != "acc" and itemsize(src.dtype) != itemsize(dst.dtype):
+        return (f"a {src.loc} {src.dtype} tile stored to a {dst.dtype} window: a store from {src.loc} copies "
+                f"elements unchanged (only an acc source converts to the GM type); convert it first with "
+                f"pto.tcvt")
+    return None
+
+
 # Constraints of the instruction specs (ptoisa.isa.loader.CONSTRAINTS) on the first data source
 # and the destination: a message saying what is wrong, or None. (ptoisa.isa.loader.CONSTRAINTS), each on the first
 # data source and the destination: a message saying what is wrong, or None.
@@ -917,7 +981,7 @@ _SHAPE_RULES: dict[str, Callable] = {
     "nd_src": _nd_src, "rows_match": _rows_match, "cols_match": _cols_match, "same_shape": _same_shape,
     "dst_covers_src": _dst_covers_src,
     "pad_dst": _pad_dst, "one_row_dst": _one_row_dst, "row_major_dst": _row_major_dst, "same_esize": _same_esize,
-    "relu_needs_acc": _relu_needs_acc,
+    "relu_needs_acc": _relu_needs_acc, "copy_keeps_dtype": _copy_keeps_dtype, "store_keeps_esize": _store_keeps_esize,
 }
 
 

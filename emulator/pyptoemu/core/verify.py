@@ -98,6 +98,9 @@ def verify_module(module: A.Module, entry: A.Function, isa, machine: Machine) ->
             errors.extend(_attr_value_errors(op, isa))
             errors.extend(_scalar_operand_errors(op, types))
             errors.extend(_declared_scalar_errors(op, types))
+            errors.extend(_declared_view_errors(op, types))
+            errors.extend(_address_type_errors(op, types))
+            errors.extend(_element_type_errors(op, types))
             errors.extend(_pointer_operand_errors(op, types))
             errors.extend(_arith_type_errors(op, types))
             errors.extend(_yield_errors(op, parent, types))
@@ -327,6 +330,74 @@ def _declared_scalar_errors(op: A.Op, types: Mapping) -> list[PtoError]:
             return [VerifyError(f"{op.name}: {x} is {have.name} but written here as {written.name} (convert it "
                                 f"first, e.g. arith.index_cast or arith.sitofp)", op.loc)]
     return []
+
+
+def _declared_view_errors(op: A.Op, types: Mapping) -> list[PtoError]:
+    """A view's type written at a use (``tload ins(%pv : !pto.partition_tensor_view<8x64xf32>)``) is
+    the type the view was made with: MLIR checks every use against the value's type, and a use that
+    says 8 rows of f32 for a 16-row f16 window would otherwise be read as the window it is, silently.
+    A dynamic dim (``?``) on either side matches any size."""
+    if not op.name.startswith("pto."):
+        return []
+    pairs = [*zip(op.ins, op.in_types, strict=False), *zip(op.outs, op.out_types, strict=False),
+             *zip(op.operands, op.operand_types, strict=False)]
+    for x, written in pairs:
+        have = types.get(x) if isinstance(x, str) else None
+        if not isinstance(have, _VIEW_TYPES) or not isinstance(written, _VIEW_TYPES):
+            continue
+        if not _same_view_type(have, written):
+            return [VerifyError(f"{op.name}: {x} is a {have} but written here as {written}", op.loc)]
+    return []
+
+
+_VIEW_TYPES = (A.TensorViewType, A.PartitionViewType)
+
+
+def _same_view_type(have: A.Type, written: A.Type) -> bool:
+    """Same kind of view, element type and rank, and equal sizes where both are static."""
+    return (type(have) is type(written) and have.elem == written.elem and len(have.shape) == len(written.shape)
+            and all(a is None or b is None or a == b for a, b in zip(have.shape, written.shape, strict=True)))
+
+
+def _address_type_errors(op: A.Op, types: Mapping) -> list[PtoError]:
+    """A level-3 address (``alloc_tile addr = %a``, ``tassign %t, %a``) is an i64 byte offset
+    (pto-text-format §4.1: "addr = %a (i64)"; §2.1: "i64 for alloc_tile addr"). An index there is
+    a loop variable or an element count mistaken for bytes far more often than not, and MLIR
+    rejects it: the author converts it on purpose (arith.index_cast %i : index to i64)."""
+    if op.name == "pto.alloc_tile":
+        addr = (op.groups.get("addr") or [None])[0]
+    elif op.name == "pto.tassign" and len(op.operands) > 1:
+        addr = op.operands[1]
+    else:
+        return []
+    have = types.get(addr) if isinstance(addr, str) else None
+    if isinstance(have, A.ScalarType) and have.name != "i64":
+        return [VerifyError(f"{op.name}: the address {addr} is {have.name}; a tile address is an i64 byte offset "
+                            f"(convert it first, e.g. arith.index_cast {addr} : {have.name} to i64)", op.loc)]
+    return []
+
+
+def _element_type_errors(op: A.Op, types: Mapping) -> list[PtoError]:
+    """A one-element access has the element's type: ``tgetval`` and ``load_scalar`` give the tile's
+    (pointer's) element type, ``store_scalar`` writes a value of it. Written with another type, the
+    value went through untouched: a tgetval "f16" of an f32 element kept every f32 bit (3 + 1.1 gave
+    4.1, where an f16 1.1 gives 4.0996)."""
+    if op.name == "pto.tgetval" and op.ins and op.result_types:
+        src = types.get(op.ins[0]) if isinstance(op.ins[0], str) else None
+        have, written, what = getattr(src, "dtype", None), op.result_types[0], f"{op.ins[0]} holds"
+    elif op.name == "pto.load_scalar" and op.operands and op.result_types:
+        src = types.get(op.operands[0]) if isinstance(op.operands[0], str) else None
+        have, written, what = getattr(src, "elem", None), op.result_types[0], f"{op.operands[0]} points to"
+    elif op.name == "pto.store_scalar" and len(op.operands) > 1:
+        ptr = types.get(op.operands[1]) if isinstance(op.operands[1], str) else None
+        value = types.get(op.operands[0]) if isinstance(op.operands[0], str) else None
+        have, written, what = getattr(ptr, "elem", None), value, f"{op.operands[1]} points to"
+    else:
+        return []
+    if have is None or not isinstance(written, A.ScalarType) or written.name == have:
+        return []
+    return [VerifyError(f"{op.name}: {what} {have} elements but the value is {written.name}; an element access has "
+                        f"the element's type (convert the value itself, e.g. arith.truncf or arith.extf)", op.loc)]
 
 
 # Operands the core reads as a GM pointer or a view, by op: position in ``op.operands`` and what it must be

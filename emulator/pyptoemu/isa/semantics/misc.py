@@ -159,22 +159,15 @@ def gather(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np.nd
 
     * index: ins (src, idx[, tmp]) -> ``d[i,j] = src.flat[idx[i,j]]`` (flat = ``r*src.cols + c``)
       over dst's valid region; out of range -> 0.
-    * mask (``maskPattern`` attr): keep columns c of src's valid region matching the pattern, written
-      densely, row by row, into d.
+    * mask (``maskPattern`` attr): keep columns c of src's valid region matching the pattern; row i's
+      kept elements packed to the left of row i of d.
     * compare: ins (src, k[, tmp]) with a scalar k, outs (d, cnt): per row, indices ``j + offset`` of
       elements with ``src[i,j] cmp k`` written compactly to row i of d; cnt[i,0] = their number.
     """
     src, d = ins[0], outs[0]
     pattern = enum_value(attrs, "maskPattern")
     if pattern is not None:
-        step, phase = MASK_PATTERNS[pattern]
-        kept = region(src, src.vrow, src.vcol)[:, phase::step].reshape(-1)
-        flat = np.array(np.asarray(d.value).reshape(-1), dtype=d.dtype, copy=True)
-        if kept.size > flat.size:
-            raise OperandError(f"tgather: {kept.size} kept elements do not fit the {d.rows}x{d.cols} dst")
-        flat[: kept.size] = kept.astype(d.dtype)
-        nrows = -(-kept.size // d.cols)
-        return [flat.reshape(d.rows, d.cols)[:nrows]]
+        return [_gather_mask(src, d, pattern)]
     if len(ins) > 1 and ins[1].kind == "scalar":
         return _gather_compare(ins, outs, attrs)
     idx = ins[1]
@@ -184,6 +177,24 @@ def gather(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np.nd
     ok = (ids >= 0) & (ids < flat.size)
     vals = flat[np.where(ok, ids, 0)]
     return [np.where(ok, vals, np.zeros((), src.dtype)).astype(d.dtype)]
+
+
+def _gather_mask(src: Arg, d: Arg, pattern: str) -> np.ndarray:
+    """Mask form: row i's kept columns packed to the left of row i of d.
+
+    pto-text-format §4.11 says "kept elements written densely, row by row, into d" and pypto-jit
+    "kept elements are packed row by row": read as a kernel author does, each source row gives one
+    destination row (as the compare form's "written compactly to row i of d"), so a destination
+    wider than the kept count (a 16x8 f32 tile holding 16x4 results, its rows padded to 32 bytes)
+    keeps its rows apart instead of running row 1 on into the padding of row 0. Where the
+    destination is exactly as wide as the kept count both readings agree. Columns of d past the
+    kept count are not written."""
+    step, phase = MASK_PATTERNS[pattern]
+    kept = region(src, src.vrow, src.vcol)[:, phase::step]
+    rows, width = kept.shape
+    if rows > d.rows or width > d.cols:
+        raise OperandError(f"tgather: {rows} rows of {width} kept elements do not fit the {d.rows}x{d.cols} dst")
+    return kept.astype(d.dtype)
 
 
 def _gather_compare(ins: list[Arg], outs: list[Arg], attrs: dict[str, Any]) -> list[np.ndarray | None]:
