@@ -22,17 +22,18 @@ from typing import Any
 import numpy as np
 
 from pypto.dtype import DataType, from_numpy
-from pypto.enums import FunctionType, ParamDirection
+from pypto.enums import FunctionType, ParamDirection, ScopeKind
 from pypto.errors import ParseError, PyptoTypeError, Span
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.printer import python_print
 from pypto.ir.types import ScalarType, TensorType, type_str
-from pypto.ir.visitor import walk_stmts
+from pypto.ir.visitor import walk, walk_stmts
 from pypto.language.parser import FunctionParser, ProgramContext, Signature, _eval_annotation
 from pypto.language.source import InlineFunction, Namespace, SourceInfo
 from pypto.language.typing import DirectionAnnotation, DynVar, ScalarAnnotation, ShapedAnnotation
 from pypto.ops import isa
+from pypto.passes.outline_tensor_ops import is_compute_op
 from pypto.runtime.arrays import as_numpy
 from pypto.runtime.compiled import CompiledJit
 from pypto.runtime.config import RunConfig
@@ -274,6 +275,7 @@ class JITFunction(InlineFunction):
         entry = _with_returns(_parser(src, ns, sig, FunctionType.Orchestration, ctx, "@pl.jit function").parse())
         _check_out_rebindings(entry, {p.name: p.type for p, d in zip(params, dirs, strict=True)
                                       if d is not ParamDirection.In})
+        _refuse_misplaced_tensor_ops(entry)
         funcs = [entry, *(fn for _, fn in ctx.externals.values())]
         gvs = {n: gv for n, (gv, _) in ctx.signatures.items()}
         gvs.update({n: gv for n, (gv, _) in ctx.externals.items()})
@@ -395,6 +397,22 @@ def _check_out_rebindings(entry: St.Function, outs: dict) -> None:
                                  f"{type_str(want)}, the value is {type_str(got)} (the caller's array keeps its "
                                  f"dtype and shape; convert explicitly, e.g. pl.cast(..., pl.{want.dtype.name}))",
                                  s.span)
+
+
+def _refuse_misplaced_tensor_ops(entry: St.Function) -> None:
+    """pypto-jit §1.2: the entry body outside ``pl.at`` is the control plane, which allocates, takes
+    views, reads and writes elements and dispatches; a computing tensor op written there is refused
+    with ``Misplaced tensor op``, as upstream's compile() does. (The seed-era Orchestration functions
+    of ``@pl.program`` keep having theirs outlined into kernels: passes/outline_tensor_ops.py.)"""
+    in_core = {id(n) for s in walk(entry.body)
+               if isinstance(s, St.ScopeStmt) and s.scope_kind in (ScopeKind.InCore, ScopeKind.AutoInCore)
+               for n in walk(s.body)}
+    for n in walk(entry.body):
+        if id(n) not in in_core and is_compute_op(n):
+            op = n.op.name.split(".", 1)[1]
+            raise PyptoTypeError(f"Misplaced tensor op: pl.{op} on the control plane (the @pl.jit body outside "
+                                 f"pl.at); compute runs on a core group: put it inside "
+                                 f"`with pl.at(level=pl.Level.CORE_GROUP):` or an @pl.jit.incore function", n.span)
 
 
 def _with_returns(fn: St.Function) -> St.Function:

@@ -75,7 +75,7 @@ def test_fp16_plus_fp32_without_a_cast_is_an_error_at_the_line_naming_both_dtype
         kernel(a, b, np.zeros((16, 32), np.float32))
 
 
-@pytest.mark.parametrize("kernel", [cast_add_in_region, cast_add_in_orchestration])
+@pytest.mark.parametrize("kernel", [cast_add_in_region])
 def test_fp16_cast_to_fp32_plus_fp32_is_computed_and_returned_in_fp32(kernel):
     a, b = _operands()
     y = np.zeros((16, 32), np.float32)
@@ -112,3 +112,11 @@ def test_the_seed_program_surface_still_promotes_fp16_plus_fp32_to_fp32():
     got = run(SeedAdd, a, b).outputs[0]
     assert got.dtype == np.float32
     np.testing.assert_array_equal(got, a.astype(np.float32) + b)
+
+
+def test_the_same_computation_on_the_control_plane_is_refused_as_misplaced():
+    """pypto-jit §1.2: compute outside pl.at is refused (upstream's compile() does), at the op's line."""
+    a, b = _operands()
+    with pytest.raises(PyptoTypeError, match=rf"test_jit_mixed_precision.py:{_line(cast_add_in_orchestration, 2)}:"
+                       r"\d+: .*Misplaced tensor op: pl\.(add|cast) on the control plane"):
+        cast_add_in_orchestration(a, b, np.zeros((16, 32), np.float32))

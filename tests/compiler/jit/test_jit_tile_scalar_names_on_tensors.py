@@ -12,8 +12,9 @@ import pypto.language as pl
 
 @pl.jit
 def scaled_scores(q: pl.Tensor, k: pl.Tensor, p: pl.Out[pl.Tensor]):
-    s = pl.matmul(q, k, b_trans=True, out_dtype=pl.FP32)
-    p = pl.softmax(pl.muls(s, 0.125))
+    with pl.at(level=pl.Level.CORE_GROUP):
+        s = pl.matmul(q, k, b_trans=True, out_dtype=pl.FP32)
+        p = pl.softmax(pl.muls(s, 0.125))
     return p
 
 

@@ -11,13 +11,15 @@ import pypto.language as pl
 
 @pl.jit
 def divide(a: pl.Tensor, b: pl.Tensor, y: pl.Out[pl.Tensor]):
-    y = pl.div(a, b)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        y = pl.div(a, b)
     return y
 
 
 @pl.jit
 def halve(a: pl.Tensor, y: pl.Out[pl.Tensor]):
-    y = pl.div(a, 2)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        y = pl.div(a, 2)
     return y
 
 

@@ -206,9 +206,9 @@ def test_a_mistake_in_a_jit_program_is_refused_at_the_users_line(name, args, lin
     assert "Traceback" not in str(e.value)
 
 
-@pytest.mark.xfail(strict=True, reason="pypto-jit §1.2: a compute tensor op on the control plane is rejected with "
-                   "'Misplaced tensor op'; the compiler outlines it into a kernel of its own (OutlineTensorOps) and runs it")
 def test_a_tensor_op_on_the_control_plane_is_refused_as_misplaced():
+    """pypto-jit §1.2: a computing op in the @pl.jit body outside pl.at is refused, located at it."""
     fn = load_file(MISTAKES, "r11_bad").tensor_op_on_host
-    with pytest.raises(PyptoError, match="Misplaced tensor op"):
+    with pytest.raises(PyptoError, match="Misplaced tensor op: pl.add on the control plane") as e:
         fn(np.ones((8, 32), np.float32), _z(8, 32))
+    assert e.value.span.filename.endswith("r11_jit_mistakes.py") and e.value.span.line == 23
