@@ -12,7 +12,8 @@ scalar arguments are covered too. Errors are part of the fingerprint (their clas
 
 Besides what a user sees (cycles, outputs, findings, the bound text), each kernel is run a second
 time without data (``data=False``) keeping its log, and the whole schedule is hashed: every recorded
-instruction's pipe, name, issue, wait start, start, end and completion, in (start, program order).
+instruction's pipe, name, issue, wait start, start, end and completion, in (start, program order)
+(program order as a rank: see :func:`schedule_hash`).
 A change in how the simulator gets to its schedule (which process runs when, what is cached) must
 leave that hash alone, not only the total cycles.
 """
@@ -57,11 +58,17 @@ def _scalar_choices(path: Path) -> list[dict]:
 
 
 def schedule_hash(result) -> str:
-    """One hash of every recorded instruction's timing on every core (needs ``keep_log=True``)."""
+    """One hash of every recorded instruction's timing on every core (needs ``keep_log=True``).
+
+    Program order enters as each instruction's rank among its core's ``iseq`` values, not as the
+    values themselves: only the order is behaviour (races and block boundaries compare ``iseq``,
+    nothing shows it), so a numbering that keeps every order (a stall taking no number of its own)
+    leaves the hash alone."""
     h = hashlib.sha256()
     for core in result.chip.cores:
-        rows = sorted((i.start, i.iseq, i.pipe, i.name, i.issue, i.wait_start, i.end, i.done)
-                      for i in core.trace_log)
+        log = core.trace_log
+        rank = {iseq: k for k, iseq in enumerate(sorted({i.iseq for i in log}))}
+        rows = sorted((i.start, rank[i.iseq], i.pipe, i.name, i.issue, i.wait_start, i.end, i.done) for i in log)
         h.update(repr(rows).encode())
     return h.hexdigest()[:16]
 

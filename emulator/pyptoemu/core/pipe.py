@@ -114,16 +114,14 @@ class Tick(simpy.Event):
 # pipe takes the instruction ``depth`` places ahead of it off its queue (the stall's maker, whose
 # ``Instr.ends_stall`` is the stall: ``TAKEN``, the cycle, set by the pipe then, having just started
 # ``MADE_BY``). ``CLOCK`` is the scalar clock after issuing ``HELD`` as it stood with the earlier
-# stalls unresolved; ``ISEQ`` the program order its record would take then. Resolved, ``LAG`` is the
-# delay of every stall up to this one: what the scalar unit issued after it and before the next one
-# has ``issue`` this stall until then, and its issue cycle is its ``low`` plus ``LAG``; its ``iseq``
-# (program order) grows by ``ISEQ_LAG``, the number of stalls recorded up to this one (each takes a
-# number, as it would have had the scalar unit waited: ``iseq`` is that of the stall's record, less
-# the same for the stalls before). ``WATCH`` is None until something waits for the resolution:
+# stalls unresolved. Resolved, ``LAG`` is the delay of every stall up to this one: what the scalar
+# unit issued after it and before the next one has ``issue`` this stall until then, and its issue
+# cycle is its ``low`` plus ``LAG`` (its program order, ``iseq``, is final when issued: a stall's
+# record takes no number of its own). ``WATCH`` is None until something waits for the resolution:
 # then a pair of lists (:func:`watch`), the (instruction or None, Wake) of whoever waits (a pipe, to
 # wake at that instruction's issue cycle; the scalar unit) and allocation counters for the trace,
 # timed the same way (one slot for both: the resolution of each stall checks one, not two).
-HELD, CLOCK, ISEQ, TAKEN, MADE_BY, LAG, ISEQ_LAG, WATCH = range(8)
+HELD, CLOCK, TAKEN, MADE_BY, LAG, WATCH = range(6)
 DeferredStall = list  # the class of a deferred stall (an ``Instr.issue`` that is not a cycle yet)
 
 
@@ -394,7 +392,6 @@ class Pipe:
                     now = env.now
                     lag = stall[LAG]
                 issue = ins.issue = ins.low + lag
-                ins.iseq += stall[ISEQ_LAG]
             kind = ins.kind
             if kind == OP or kind == WAIT:
                 # start: max(now, issue, ready_at), compared (a call of max() costs more)

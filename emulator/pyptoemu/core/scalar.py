@@ -32,8 +32,6 @@ from ptoisa.text import ast as A
 from pyptoemu.core.pipe import (
     CLOCK,
     HELD,
-    ISEQ,
-    ISEQ_LAG,
     LAG,
     MADE_BY,
     SET,
@@ -122,7 +120,9 @@ class ScalarUnit:
         self.vclock = 0
         self.busy = 0
         self.count = 0  # instructions the scalar unit executed (scalar ops and issues)
-        self.issued_total = 0  # program order across pipes, for naming races in program order
+        # program order across pipes, for naming races in program order: the number of the last
+        # instruction issued (a stall takes none: its record's ``iseq`` is a half, see _record_stall)
+        self.issued_total = 0
         self.flag_orders: dict[tuple, FlagOrder] = {}  # flag -> its sets and waits issued so far
         self.steps: dict[A.Op, Step] = {}
         self.regions: dict[A.Region, BoundRegion] = {}  # each region's ops bound to their steps once
@@ -148,7 +148,6 @@ class ScalarUnit:
         # the delay of those resolved since the clock was last exact (added to ``vclock`` once none is left)
         self.deferred: deque[list] = deque()
         self.lag = 0
-        self.iseq_lag = 0  # the same for program order: stalls recorded since, each taking a number
         self.record = core.recorder.record  # (core, instr): what AICore.record does, one call less
 
     # ------------------------------------------------------------------------------- driver
@@ -328,8 +327,8 @@ class ScalarUnit:
             wake.succeed()
         depth = target.stall_above
         if len(queue) > depth:  # over the queue's depth: a stall (see below)
-            # a DeferredStall: HELD, CLOCK, ISEQ; TAKEN, MADE_BY, LAG, ISEQ_LAG unknown, WATCH none yet
-            stall = [instr, vclock, total + 1, None, None, None, None, None]
+            # a DeferredStall: HELD, CLOCK; TAKEN, MADE_BY, LAG unknown, WATCH none yet
+            stall = [instr, vclock, None, None, None, None]
             queue[-depth - 1].ends_stall = stall  # ended when the pipe takes that one off
             deferred.append(stall)
 
@@ -349,26 +348,21 @@ class ScalarUnit:
         the oldest (``Pipe.run``), so there is one at least."""
         deferred = self.deferred
         lag = self.lag
-        iseq_lag = self.iseq_lag
         while True:
             stall = deferred.popleft()
             late = stall[TAKEN] - stall[CLOCK]
             if late > lag:  # the pipe took it after the scalar clock (lag later) got there: a stall
-                self._record_stall(stall, stall[CLOCK] + lag, stall[ISEQ] + iseq_lag)
+                self._record_stall(stall, stall[CLOCK] + lag)
                 lag = late
-                iseq_lag += 1
             stall[LAG] = lag
-            stall[ISEQ_LAG] = iseq_lag
             if stall[WATCH] is not None:
                 self._release(stall[WATCH], lag)
-            if not deferred:  # the clock is exact again, and so is the count of what was issued
+            if not deferred:  # the clock is exact again
                 self.vclock += lag
-                self.issued_total += iseq_lag
-                self.lag = self.iseq_lag = 0
+                self.lag = 0
                 return
             if deferred[0][TAKEN] is None:
                 self.lag = lag
-                self.iseq_lag = iseq_lag
                 return
 
     def _release(self, watched: tuple[list, list], lag: int) -> None:
@@ -382,9 +376,13 @@ class ScalarUnit:
             for instr, event in waiters:
                 event.wake_in(max(instr.low + lag - now, 0) if instr is not None else 0)
 
-    def _record_stall(self, stall: list, stall_from: int, iseq: int) -> None:
+    def _record_stall(self, stall: list, stall_from: int) -> None:
         """A stall from ``stall_from`` to its TAKEN: recorded as a wait on S named "issue" (a
-        mark the critical path takes itself when it is the only one to see it: ``pending_marks``)."""
+        mark the critical path takes itself when it is the only one to see it: ``pending_marks``).
+
+        Its program order (``iseq``) is the held instruction's plus one half: after it, before the
+        next issue. A stall takes no whole number, so that whether one is recorded (known only once
+        it is resolved) changes no later instruction's number: those are final when issued."""
         taken = stall[TAKEN]
         if self.keep_spans:
             if stall_from > self._span_start:
@@ -405,7 +403,7 @@ class ScalarUnit:
         record.start = record.end = record.done = taken
         record.pidx = self.s_accesses
         record.sepoch = self.epochs.count  # no sync point is added while a stall is deferred
-        record.iseq = iseq
+        record.iseq = held.iseq + 0.5
         self.record(core, record)
 
     def settle(self):
