@@ -100,6 +100,8 @@ CONSTRAINTS = frozenset({
     "relu_needs_acc",  # a reluPreMode other than no_relu needs an acc source (§4.2 tstore)
     "store_keeps_esize",  # a store from vec/mat (not acc) writes GM elements of the tile's size (§4.2 tstore)
     "copy_keeps_dtype",  # a move not out of acc (fixpipe) nor into bias keeps the element type (§4.2 tmov)
+    "concat_fits_dst",  # dst has the sources' valid columns together (§4.11 tconcat)
+    "whole_blocks_without_scratch",  # without the scratch operand src.VC % 32 == 0 (§4.11 tsort32)
     "needs_scratch",  # the optional scratch (tmp) operand must be written (§4.0: "required by some targets")
 })
 

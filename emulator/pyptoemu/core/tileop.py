@@ -538,10 +538,7 @@ class TileOpBinding:
             _check_nd(op, in_snap + out_snap, self.names, loc)
         if "same_valid" in spec.constraints:
             _check_same_valid(op, [s for i, s in enumerate(in_snap) if not self.scratch[i]], out_snap, loc)
-        for name, axis in (("sources_rows_match", 0), ("sources_cols_match", 1)):
-            if name in spec.constraints:
-                _check_sources_match(op, [s for i, s in enumerate(in_snap) if not self.scratch[i]], out_snap, axis,
-                                     loc)
+        self._check_sources(in_snap, out_snap)
         if "one_src_matches_dst" in spec.constraints:
             _check_one_src_matches_dst(op, in_snap, out_snap, machine.name, loc)
         if "one_scalar" in spec.constraints and sum(s.kind == SCALAR for s in in_snap[:2]) != 1:
@@ -559,6 +556,19 @@ class TileOpBinding:
         _check_matmul_shapes(op, in_snap, out_snap, loc)
         if spec.semantics in ("load", "store"):
             _check_windows(op, in_snap + out_snap, loc)
+
+    def _check_sources(self, in_snap: list, out_snap: list) -> None:
+        """The constraints on all data sources together (their rows or columns against dst's, what
+        tconcat puts side by side) and on a source when the scratch operand is left out."""
+        op, loc, constraints = self.op, self.op.loc, self.spec.constraints
+        data = [s for i, s in enumerate(in_snap) if not self.scratch[i]]
+        for name, axis in (("sources_rows_match", 0), ("sources_cols_match", 1)):
+            if name in constraints:
+                _check_sources_match(op, data, out_snap, axis, loc)
+        if "concat_fits_dst" in constraints:
+            _check_concat_fits(op, data, out_snap, loc)
+        if "whole_blocks_without_scratch" in constraints and not any(self.scratch) and in_snap:
+            _check_whole_blocks(op, in_snap[0], loc)
 
     def _resolve_pipe(self, src_loc: str | None, dst_loc: str | None) -> tuple:
         key = (src_loc, dst_loc)
@@ -862,6 +872,30 @@ def _check_sources_match(op: A.Op, ins: list, outs: list, axis: int, loc) -> Non
         if have < want:
             raise VerifyError(f"{op.name}: {s.obj.name} has {have} {what} but the destination's valid region has "
                               f"{want}; each source gives dst's {what} their values", loc)
+
+
+def _check_concat_fits(op: A.Op, ins: list, outs: list, loc) -> None:
+    """tconcat writes the sources' valid columns side by side into each row of dst (pto-text-format
+    §4.11): dst needs as many columns as they have together. Decided by the types when every valid
+    region is known, so refused before running (it was a fault at the op: 'result 16x128 does not
+    fit tile 16x64')."""
+    tiles = [s for s in ins if s.kind == TILE]
+    if not outs or outs[0].kind != TILE or not all(_known_valid(s) for s in tiles):
+        return
+    need = sum(s.vcol for s in tiles)
+    if need > outs[0].obj.cols:
+        widths = " + ".join(str(s.vcol) for s in tiles)
+        raise VerifyError(f"{op.name}: the sources' valid columns ({widths} = {need}) do not fit the "
+                          f"{outs[0].obj.cols} columns of {outs[0].obj.name}", loc)
+
+
+def _check_whole_blocks(op: A.Op, src: OperandSnap, loc) -> None:
+    """tsort32 without its tmp tile sorts whole 32-element blocks of each row (pto-text-format
+    §4.11: "Without tmp src.VC % 32 == 0"; with tmp the tail block is padded with -inf): decided
+    by the types when src's valid columns are known (it was a fault at the op)."""
+    if src.kind == TILE and _known_valid(src) and src.vcol % 32:
+        raise VerifyError(f"{op.name}: without a tmp tile the valid columns of {src.obj.name} must be a multiple "
+                          f"of 32, not {src.vcol} (pass a tmp tile: the tail block is then padded with -inf)", loc)
 
 
 def _check_one_src_matches_dst(op: A.Op, ins: list, outs: list, machine: str, loc) -> None:

@@ -1,11 +1,9 @@
 """Eleventh red-team round: kernels with mistakes other PTO users make (kernels/r11_bad05.. and
 later; the first lines of each say what is wrong and what the emulator did before). Each must stop
-with a located message and exit 2 (bad input) before anything runs; the strict xfails are kernels
-that stop with a located fault (exit 1) though the types alone decide them."""
+with a located message and exit 2 (bad input) before anything runs (tsort32 and tconcat were
+located faults, exit 1, until the op table gained the constraints the types decide)."""
 
 from __future__ import annotations
-
-import pytest
 
 from tests.e2e.user_kernels.running import cli_json
 
@@ -59,8 +57,6 @@ def test_an_element_read_or_write_written_with_another_type_than_the_elements_is
     ], out
 
 
-@pytest.mark.xfail(strict=True, reason="tsort32 without tmp on valid cols % 32 != 0 is a run-time fault (exit 1) at "
-                   "the op; the static types decide it (the semantics check is not made by the verifier)")
 def test_tsort32_without_tmp_on_a_row_not_a_multiple_of_32_is_refused_before_running(tmp_path):
     name = "r11_bad09_tsort32_ragged_without_tmp.pto"
     code, out = cli_json(name, {}, tmp_path)
@@ -68,8 +64,6 @@ def test_tsort32_without_tmp_on_a_row_not_a_multiple_of_32_is_refused_before_run
     assert "20:5: pto.tsort32" in out, out
 
 
-@pytest.mark.xfail(strict=True, reason="tconcat whose a.VC + b.VC exceeds dst's columns is a run-time fault (exit 1) "
-                   "at the op; the static types decide it")
 def test_tconcat_into_a_destination_narrower_than_both_sources_is_refused_before_running(tmp_path):
     name = "r11_bad10_tconcat_result_wider_than_dst.pto"
     code, out = cli_json(name, {}, tmp_path)
