@@ -383,8 +383,10 @@ class CrossCore:
                 raise VerifyError(f"{f.name} FIFO initialised here with slot_size {slot_size} and {slots} "
                                   f"slots, but at {f.loc} with slot_size {f.slot_size} and {f.slots} slots", loc)
         if f is None:
-            raise KernelFault(f"{direction} FIFO used before aic_initialize_pipe / aiv_initialize_pipe "
-                              f"declared it", loc)
+            bit = 1 if direction == C2V else 2
+            raise KernelFault(f"{direction} FIFO used, but no aic_initialize_pipe / aiv_initialize_pipe of this core "
+                              f"group has declared that direction before it (dir_mask {bit} or 3; 1 = C2V, 2 = V2C)",
+                              loc)
         return f
 
     def finish(self) -> None:

@@ -1,0 +1,55 @@
+"""Twelfth red-team round: kernels with mistakes other PTO users make (kernels/r12_bad*; the first
+lines of each say what is wrong and what the emulator did before). Each stops with a precise
+file:line:col message and exit 1 (the kernel faulted) or 2 (bad input), never a traceback, in
+bounded time and memory, and the same way in a timing-only run (``--no-data``). The endless loops
+take their trip count or step from an argument, so that runs with ordinary arguments (the
+fingerprints') end at once."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.user_kernels.running import cli_json
+
+
+def _lines(out: str, name: str) -> list[str]:
+    return [line.split(f"{name}:", 1)[1] for line in out.splitlines() if f"{name}:" in line]
+
+
+@pytest.mark.parametrize("timing", [False, True])
+@pytest.mark.parametrize(("name", "code", "where", "message"), [
+    ("r12_bad01_while_never_false.pto", 1, "7:5",
+     "the kernel ran more than 1000 loop iterations; stopped (an endless loop? raise the limit with --max-steps)"),
+    ("r12_bad02_tile_of_a_trillion_elements.pto", 2, "11:5",
+     "pto.alloc_tile: a 1000000x1000000xf32 tile needs at least 4000000000000 bytes but UB (vec) holds 196608"),
+    ("r12_bad03_loop_of_2_pow_62.pto", 1, "13:5",
+     "the kernel ran more than 1000 loop iterations; stopped (an endless loop? raise the limit with --max-steps)"),
+    ("r12_bad04_sync_wait_id_never_set.pto", 1, "17:5",
+     "sync.wait for cross-core signal id 2 from AIC0, which never sets it"),
+    ("r12_bad05_pop_on_undeclared_direction.pto", 1, "17:5",
+     ("C2V FIFO used, but no aic_initialize_pipe / aiv_initialize_pipe of this core group has declared that "
+      "direction before it (dir_mask 1 or 3; 1 = C2V, 2 = V2C)")),
+    ("r12_bad07_tpartadd_neither_source_full.pto", 2, "15:5",
+     ("pto.tpartadd on a2a3: one source's valid region must equal the destination's 8x32; the sources' are "
+      "5x20 and 8x16")),
+])
+def test_a_wrong_kernel_stops_at_its_line_with_the_exit_code_of_its_kind(tmp_path, name, code, where, message,
+                                                                          timing):
+    extra = ["--max-steps", "1000", *(["--no-data"] if timing else [])]
+    args = {"r12_bad01_while_never_false.pto": {"arg1": 4, "arg2": 0},  # the host passes step 0
+            "r12_bad03_loop_of_2_pow_62.pto": {"arg1": 1 << 62}}.get(name, {})
+    got, out = cli_json(name, args, tmp_path, *extra)
+    assert got == code, out
+    assert "Traceback" not in out, out
+    assert any(line.endswith(f"{where}: {message}") or f"{where}: {message}" in line
+               for line in _lines(out, name)), out
+
+
+@pytest.mark.xfail(strict=True, reason="trecip with src == dst on A2/A3 (pto-text-format §4.5, isa_specs unary.yaml "
+                   "trecip description) is not refused: the op table has no constraint for it, and its check belongs "
+                   "with the others in core/tileop.py (TileOpBinding._check), which a speed helper is editing")
+def test_trecip_in_place_on_a3_is_refused_before_running(tmp_path):
+    name = "r12_bad06_trecip_in_place_on_a3.pto"
+    code, out = cli_json(name, {}, tmp_path)
+    assert code == 2, out
+    assert any(line.startswith("13:5: pto.trecip") for line in _lines(out, name)), out
