@@ -927,6 +927,8 @@ class FunctionParser:
         base = self.expr(node.value)
         if slicing.is_tensor(base):
             return self._tensor_window_load(base, node)
+        if slicing.is_tile(base):
+            return surface.tile_window(self, node, base)
         idx = self.expr(node.slice)
         if isinstance(base, tasks.TaskArray):
             return tasks.task_array_item(self, base, idx, node)

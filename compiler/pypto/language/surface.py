@@ -21,7 +21,7 @@ from pypto.errors import PyptoTypeError
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.types import ScalarType, TensorType, TileType, static_int
-from pypto.language import lanes, optimizations, tasks
+from pypto.language import lanes, optimizations, slicing, tasks
 from pypto.lib import ops as LIB
 from pypto.ops import block as B
 from pypto.ops import tensor as T
@@ -176,6 +176,16 @@ def tile_slice(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
     if len(shape) != 2 or len(offset) != 2:
         raise p.error("pl.tile.slice: shape and offset need one entry per axis of a 2-D tile", node, PyptoTypeError)
     return D.extract(t, offset[0], offset[1], shape, valid, _pad(p, node, pad), span=p.span(node))
+
+
+def tile_window(p: Any, node: ast.Subscript, t: E.Expr) -> E.Expr:
+    """``t[a:b, c:d]`` of a tile (spec pypto-jit §6.1: subscripts on tiles follow NumPy rules): the
+    window ``pl.tile.slice(t, [b - a, d - c], [a, c])`` takes, with constant extents; a scalar index keeps
+    its axis as a unit one (tiles stay 2-D)."""
+    if len(t.type.shape) != 2:
+        raise p.error(f"a subscript of a tile needs a 2-D tile, this one is {len(t.type.shape)}-D", node, PyptoTypeError)
+    offsets, shapes = slicing.window(p, t, node.slice)
+    return D.extract(t, offsets[0], offsets[1], shapes, None, None, span=p.span(node))
 
 
 def tensor_slice(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
