@@ -11,8 +11,9 @@ from pypto.dtype import DataType
 from pypto.enums import AtomicType, FunctionType
 from pypto.errors import PyptoTypeError
 from pypto.ir import expr as E
+from pypto.ir import stmt as St
 from pypto.ir.stmt import Function
-from pypto.ir.types import ScalarType, TensorType, TileType, TupleType, UnknownType, type_str
+from pypto.ir.types import ScalarType, TensorType, TileType, TupleType, UnknownType, static_int, type_str
 from pypto.language import spmd, surface, tasks
 from pypto.language.source import InlineFunction, Namespace, SourceInfo, is_pl_module
 from pypto.language.typing import dynamic
@@ -190,11 +191,76 @@ def pl_call(p: Any, node: ast.Call, name: str, pl: Any, args: list | None = None
     raise p.error(f"pl.{name}: cannot dispatch on a first argument of type {got}", node, PyptoTypeError)
 
 
+_MATMUL_ACC_PARAMS = ("acc", "a", "b", "a_trans", "b_trans", "init_cond")
+
+
+def matmul_acc(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
+    """``pl.matmul_acc(acc, a, b, a_trans=False, b_trans=False, init_cond=None)`` (spec pypto-jit §8):
+    ``acc + a @ b``, and ``a @ b`` alone where ``init_cond`` holds (the ``k == 0`` step of a split-K
+    loop, whose ``acc`` holds nothing yet). On tiles that is the cube accumulating in Acc (or starting
+    afresh: ``block.matmul``); on tensors the product taken in ``acc``'s dtype added to ``acc``. A
+    condition known while parsing (a literal, a ``pl.unroll`` index) picks one of the two; a run-time
+    one (a loop variable) becomes an if that runs one of them."""
+    if len(args) > len(_MATMUL_ACC_PARAMS):
+        raise p.error(f"pl.matmul_acc takes at most {len(_MATMUL_ACC_PARAMS)} arguments, {len(args)} given", node,
+                      PyptoTypeError)
+    bound = dict(zip(_MATMUL_ACC_PARAMS, args, strict=False))
+    for k, v in kwargs.items():
+        if k not in _MATMUL_ACC_PARAMS or k in bound:
+            what = "unexpected keyword argument" if k not in _MATMUL_ACC_PARAMS else "argument given twice:"
+            raise p.error(f"pl.matmul_acc: {what} '{k}'", node, PyptoTypeError)
+        bound[k] = v
+    missing = [n for n in _MATMUL_ACC_PARAMS[:3] if n not in bound]
+    if missing:
+        raise p.error(f"pl.matmul_acc: missing {', '.join(missing)}", node, PyptoTypeError)
+    acc, a, b, cond = bound["acc"], bound["a"], bound["b"], bound.get("init_cond")
+    trans = {k: bound[k] for k in ("a_trans", "b_trans") if bound.get(k)}
+    tensors = _kind(acc) == "tensor"
+
+    def accumulate() -> E.Expr:
+        if tensors:
+            product = T.matmul(a, b, out_dtype=acc.type.dtype, **trans, span=p.span(node))
+            return T.add(acc, p.temp(product, node), span=p.span(node))
+        return namespace_call(p, node, "block", "matmul_acc", [acc, a, b], trans)
+
+    def start() -> E.Expr:
+        if tensors:
+            return T.matmul(a, b, out_dtype=acc.type.dtype, **trans, span=p.span(node))
+        return namespace_call(p, node, "block", "matmul", [a, b], trans)
+
+    if cond is None or isinstance(cond, bool) or (isinstance(cond, E.Expr) and static_int(cond) is not None):
+        first = cond if not isinstance(cond, E.Expr) else bool(static_int(cond))
+        return start() if first else accumulate()
+    if tensors:
+        raise p.error("pl.matmul_acc: init_cond is a run-time value here, and tensor-level ops run only outside the "
+                      "loops and ifs of an InCore body; give tile operands (pl.load(..., target_memory=pl.Mem.Mat) "
+                      "moved to Left/Right, acc a tile in Acc), or pick the first step where it is known", node)
+    cond = p.to_ir(cond, node)
+    if not isinstance(cond.type, ScalarType):
+        raise p.error(f"pl.matmul_acc: init_cond must be a scalar condition, got {type_str(cond.type)}", node,
+                      PyptoTypeError)
+    # both branches bind one name, as a name assigned in both branches of a Python if is merged after it
+    span = p.span(node)
+    p.tmp_counter += 1
+    name = f"_t{p.tmp_counter - 1}"
+    branches, result = [], None
+    for build in (start, accumulate):
+        p.blocks.append([])
+        value = build()
+        result = E.Var(name, value.type, span)
+        p.emit(St.AssignStmt(result, value, span))
+        branches.append(St.SeqStmts(tuple(p.blocks.pop()), span))
+    p.emit(St.IfStmt(cond, branches[0], branches[1], (), span))
+    return result
+
+
 def _block_call(p: Any, node: ast.Call, name: str, args: list, kwargs: dict) -> Any:
     """A tile-level op. ``pl.matmul(left, right, out_dtype=D)`` on tiles: the result lands in Acc as FP32
     (INT32 for integer inputs), so an ``out_dtype`` that already says so is accepted and any other is an
     error (pypto-jit §8: a keyword only the other level takes raises, "except an out_dtype that already
-    matches")."""
+    matches"). ``pl.matmul_acc`` comes here on tiles and on tensors alike (:func:`matmul_acc`)."""
+    if name == "matmul_acc":
+        return matmul_acc(p, node, args, kwargs)
     if name != "matmul" or "out_dtype" not in kwargs:
         return namespace_call(p, node, "block", name, args, kwargs)
     rest = {k: v for k, v in kwargs.items() if k != "out_dtype"}
