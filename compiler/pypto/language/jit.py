@@ -126,7 +126,7 @@ class JITFunction(InlineFunction):
         if key not in self._cache:
             with isa.targeting(config.machine):  # parsing deduces types with the platform's dtypes (a5: bf16 add)
                 program = self._specialize(tensors, consts)
-            compiled = CompiledJit(program, config.strategy, config.machine)
+            compiled = CompiledJit(program, config.strategy, config.machine, entry=self.__name__)
             compiled.returned_outs = self._returned_outs
             compiled.signature = tuple((n, "tensor" if n in tensors else "const" if n in consts else "runtime")
                                        for n in bound.arguments)
@@ -143,7 +143,7 @@ class JITFunction(InlineFunction):
         config = config or RunConfig()
         with isa.targeting(config.machine):
             specialized = self._specialize(tensors, consts)
-        program = CompiledJit(specialized, config.strategy, config.machine).compiled.program
+        program = CompiledJit(specialized, config.strategy, config.machine, entry=self.__name__).compiled.program
         return LoweredProgram(program.functions_list, program.name, program.span, program.global_vars)
 
     def __call__(self, *args: Any, config: RunConfig | None = None, **kwargs: Any) -> None:

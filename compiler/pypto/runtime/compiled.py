@@ -55,12 +55,17 @@ from pyptoemu.result import RunResult
 class CompiledJit:
     """``program`` after the pass pipeline and codegen; :meth:`execute` runs it in place."""
 
-    def __init__(self, program: Program, strategy: Any = OptimizationStrategy.Default, machine: str = "a2a3"):
+    def __init__(self, program: Program, strategy: Any = OptimizationStrategy.Default, machine: str = "a2a3",
+                 entry: str | None = None):
+        """``entry``: the function a call runs (a @pl.jit function's own name: the program may hold
+        other Orchestration functions, such as a @pl.jit.opaque helper's), else the program's one
+        candidate."""
         self.source_program = program
         self.strategy = as_strategy(strategy)
         self.compiled = compile_program(program, self.strategy, with_cpp=False, target_arch=machine)
         self.program = self.compiled.program
-        self.entry = default_entry(self.program)
+        named = [f for f in self.program.functions_list if f.name == entry]
+        self.entry = named[0] if named else default_entry(self.program)
         self.tensor_params = [p.name for p in self.entry.params if isinstance(p.type, TensorType)]
         # the entry's scalar parameters: a jit function's pl.RUNTIME scalars (others are specialized away)
         self.scalar_params = [p.name for p in self.entry.params if not isinstance(p.type, TensorType)]
