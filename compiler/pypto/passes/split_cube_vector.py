@@ -139,6 +139,18 @@ def fold_operand_transposes(stmts: list, returned: set) -> tuple[list, list]:
     return out, [v.name for v in folded]
 
 
+def _without_unread_creates(stmts: list) -> list:
+    """``stmts`` without the ``pl.create_tensor`` buffers nobody reads. In the accumulator pattern
+    (``acc = pl.create_tensor(...)`` and then ``acc = pl.matmul(...)``, pypto-jit §8: "a scratch value,
+    accept it in any context") the name is rebound before any use, so the buffer is never touched and
+    no part of the split needs it; left in, it would keep the kernel whole as a statement that is not
+    a matmul or a vector op."""
+    read: set = set()
+    for s in stmts:
+        read |= set(used_vars(s.value if isinstance(s, St.AssignStmt) else s))
+    return [s for s in stmts if not (_op_name(s) == "tensor.create" and s.var not in read)]
+
+
 # ---------------------------------------------------------------------------------------- planning
 @dataclass
 class _Part:
@@ -199,7 +211,7 @@ class _Splitter:
         """(the kernel as an Orchestration function calling its parts, the parts); a kernel that cannot
         be split is a located error saying why (no core could run it whole)."""
         f = self.func
-        stmts = _without_tensor_aliases(list(stmt_list(f.body)))
+        stmts = _without_unread_creates(_without_tensor_aliases(list(stmt_list(f.body))))
         rets = [s for s in stmts if isinstance(s, St.ReturnStmt)]
         returned = [v for v in (rets[-1].value if rets else ()) if isinstance(v, E.Var)]
         stmts, folded = fold_operand_transposes(stmts, set(returned))
