@@ -68,6 +68,19 @@ def bar_all(span: Span | None = None) -> Call:
     return create_op_call("system.bar_all", [], {}, span)
 
 
+def fence(span: Span | None = None) -> Call:
+    """``pl.system.fence()`` (pypto-jit §8): the core's earlier memory operations complete before its
+    later ones start: a full barrier."""
+    return bar_all(span)
+
+
+def cacheinvalid(span: Span | None = None) -> Call:
+    """``pl.system.cacheinvalid()`` (pypto-jit §8): cache upkeep before reading data another core
+    wrote. The emulator's global memory has no cache to invalidate (a no-op, spec §8); it is kept as
+    a full barrier so that the reads after it are ordered after everything before it, as on hardware."""
+    return bar_all(span)
+
+
 def available_cluster_count(span: Span | None = None) -> int:
     """Core groups (1 AIC + 2 AIV) on the target chip: a ``pl.spmd`` count known when compiling."""
     return isa.chip_cores("aic")
