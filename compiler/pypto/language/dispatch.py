@@ -14,7 +14,7 @@ from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.stmt import Function
 from pypto.ir.types import ScalarType, TensorType, TileType, TupleType, UnknownType, static_int, type_str
-from pypto.language import spmd, surface, tasks
+from pypto.language import scalar_cast, spmd, surface, tasks
 from pypto.language.source import InlineFunction, Namespace, SourceInfo, is_pl_module
 from pypto.language.typing import dynamic
 from pypto.lib import ops as LIB
@@ -168,9 +168,10 @@ def pl_call(p: Any, node: ast.Call, name: str, pl: Any, args: list | None = None
     refuse_implicit_promotion(p, node, name, args)
     if name in ("cast", "min", "max") and first == "scalar":
         if name == "cast":
-            if kwargs.get("mode", "round") not in ("round", 2):
-                raise p.error("pl.cast on a scalar only supports the default mode", node)
-            return E.cast(p.to_ir(args[0], node), args[1] if len(args) > 1 else kwargs["target_type"], p.span(node))
+            mode = args[2] if len(args) > 2 else kwargs.get("mode", "round")
+            target = args[1] if len(args) > 1 else kwargs["target_type"]
+            return scalar_cast.cast(p.to_ir(args[0], node), target, B.round_mode_code(mode, p.span(node)),
+                                    p.span(node))
         builder = E.min_ if name == "min" else E.max_
         return builder(p.to_ir(args[0], node), p.to_ir(args[1], node), p.span(node))
     if first == "tensor" and name in LIB.BUILDERS:  # the tensor-level library (pypto.lib)
