@@ -272,3 +272,41 @@ def test_one_tile_of_a_16_tib_view_runs_timing_only_and_is_refused_with_data(tmp
     assert code == 2, out
     assert (f"{name}:12:5: the view made here over arg0 reaches 4398046511104 elements (16384.0 GiB); the emulator "
             "generates at most 1 GiB of stand-in data per argument") in out, out
+
+
+def test_int8_gemm_with_k_of_80_in_two_steps_of_40_valid_of_64():
+    rng = _rng(22)
+    a = rng.integers(-128, 128, (16, 80)).astype(np.int8)
+    b = rng.integers(-128, 128, (80, 32)).astype(np.int8)
+    r = _run("r12_k22_i8_gemm_odd_k_two_steps.pto", {"arg0": a, "arg1": b})
+    np.testing.assert_array_equal(r.outputs["arg2"].reshape(16, 32), a.astype(np.int32) @ b.astype(np.int32))
+
+
+@pytest.mark.parametrize("n", [16, 96])
+def test_hand_synced_double_buffer_with_event_ids_from_an_array(n):
+    x = _f32(_rng(23).standard_normal((n, 64)))
+    r = _run("r12_k23_level3_eventid_array_double_buffer.pto", {"arg0": x}, {"arg2": n})
+    np.testing.assert_allclose(r.outputs["arg1"].reshape(n, 64), (x + x) * 0.5 + 1, rtol=1e-6)
+    assert r.sync_mode == "asis"
+
+
+def test_a_3d_view_as_rows_and_one_row_f16_reductions_into_single_elements():
+    x = _rng(24).standard_normal((4, 2, 16)).astype(np.float16)
+    r = _run("r12_k24_one_row_tiles_3d_view.pto", {"arg0": x})
+    t = _f32(x.reshape(8, 16))
+    e = np.exp(t - t.max(1, keepdims=True))
+    np.testing.assert_allclose(_f32(r.outputs["arg1"].reshape(8, 16)), e / e.sum(1, keepdims=True), rtol=2e-3, atol=2e-3)
+    s = r.outputs["arg2"].reshape(2)
+    assert s[0] == t[0].max()
+    np.testing.assert_allclose(float(s[1]), t[0].sum(), rtol=2e-3, atol=4e-3)
+
+
+@pytest.mark.parametrize(("n", "blocks"), [(100, 60), (1000, 60), (37, 3)])
+def test_grid_stride_blocks_in_two_waves_and_empty_blocks(n, blocks):
+    x = _rng(25).standard_normal((n, 32)).astype(np.float16)
+    r = _run("r12_k25_spmd_grid_stride_60_blocks.pto", {"arg0": x}, {"arg2": n}, blocks=blocks)
+    tiles = -(-n // 8)
+    scale = np.repeat(np.arange(tiles) % blocks + 1, 8)[:n, None].astype(np.float16)
+    np.testing.assert_array_equal(r.outputs["arg1"].reshape(n, 32), np.abs(x) * scale)
+    if (n, blocks) == (100, 60):  # 13 tiles: blocks 48..59 of the second wave are empty, their dispatch is all
+        assert r.bound.startswith("dispatch-bound: "), r.bound
