@@ -745,6 +745,10 @@ def store(
         if output_tensor is not None:
             raise PyptoTypeError("block.store: output tensor given twice", span)
         output_tensor = shapes_or_output
+    elif isinstance(getattr(shapes_or_output, "type", None), TileType):
+        name = getattr(shapes_or_output, "name", "")
+        raise PyptoTypeError(f"block.store: the output {name or 'given'} is a tile, not a tensor (a tensor's name "
+                             "rebound to a tile?): pl.store writes a tile into a tensor", span)
     elif shapes_or_output is not None:
         shapes = shapes_or_output
     if output_tensor is None:
