@@ -772,7 +772,7 @@ def _run_on_scalar(su: ScalarUnit, instr: Instr):
     instr.bound.commit(instr, results)
     instr.end = now + instr.occupancy
     instr.done = now + instr.latency
-    su.busy += instr.occupancy
+    su.own_busy += instr.occupancy
     su.resume_at_now()
     core.record_on_scalar(instr)
 
