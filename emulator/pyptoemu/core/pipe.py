@@ -376,11 +376,13 @@ class Pipe:
         event_ids = env._eid
         consume = flags.state.pop  # Flags.try_consume: the setter of a flag, taken (a C call)
         set_cost = self.set_cost
-        now = env.now  # SimPy time as this process sees it: it moves only across a yield (read after each)
+        # SimPy time as this process sees it: it moves only across a yield (read after each, as the
+        # ``Environment.now`` property returns it: ~800 property calls per run saved)
+        now = env._now
         while True:
             if not queue:
                 yield from self._idle()
-                now = env.now
+                now = env._now
                 continue
             ins = queue.popleft()
             stall = ins.ends_stall
@@ -397,7 +399,7 @@ class Pipe:
                 lag = stall.stall_lag
                 if lag is None:  # nor is it now: wait for its issue cycle
                     yield wake_at(stall, ins, env)
-                    now = env.now
+                    now = env._now
                     lag = stall.stall_lag
                 issue = ins.issue = ins.low + lag
             kind = ins.kind
@@ -421,7 +423,7 @@ class Pipe:
                     tick._value = PENDING
                     flags.waiters[ins.flag] = tick
                     yield tick
-                    now = env.now
+                    now = env._now
                     setter = consume(ins.flag, None)
                 self._end_wait(ins, setter, now)
             elif kind == SET:  # fires once every earlier instruction of this pipe has completed
@@ -437,10 +439,10 @@ class Pipe:
                 self.record(self.core, ins)
             elif kind == XWAIT:
                 yield from self._run_xwait(ins)
-                now = env.now
+                now = env._now
             elif kind == XSET:
                 yield from self._run_xset(ins)
-                now = env.now
+                now = env._now
             else:
                 self._run_barrier(ins, now)
 
