@@ -298,8 +298,11 @@ class Flags:
             self.observer.double_set(flag, self.state[flag], by)
         self.state[flag] = by
         ev = self.waiters.pop(flag, None)
-        if ev is not None:
-            ev.succeed()
+        if ev is not None:  # ev.succeed(), inline: SimPy's Event.succeed and Environment.schedule,
+            ev._ok = True  # two calls less per set that wakes a waiter (~770 per run of the stream kernel)
+            ev._value = None
+            env = self.env
+            heappush(env._queue, (env._now, NORMAL, next(env._eid), ev))
 
     def try_consume(self, flag: tuple) -> Instr | None:
         return self.state.pop(flag, None)
