@@ -96,8 +96,8 @@ def lower_partition_view(su: ScalarUnit, op: A.Op) -> Step:
                 return make(frame)
             frame[res] = last_window.moved(base)
             su.vclock += cost  # su.charge(cost), inline
-            su.busy += cost
-            su.count += 1
+            su.own_busy += cost
+            su.own_count += 1
             return None
         return make(frame)
 

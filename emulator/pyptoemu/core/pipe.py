@@ -105,49 +105,6 @@ class Tick(simpy.Event):
         self._value = None
 
 
-# A stall of the scalar unit on a full issue queue, not resolved yet (``ScalarUnit.issue``): a list
-# indexed by the names below. One is made per issue that overfills a queue (2648 per run of the
-# stream kernel, examples/double_buffer_1024.pto) and a list costs about a quarter of a class
-# instance to make and drop (~550 against ~2500 machine instructions, callgrind).
-#
-# ``HELD`` went into its pipe's queue over its depth; nothing issued after it may issue before the
-# pipe takes the instruction ``depth`` places ahead of it off its queue (the stall's maker, whose
-# ``Instr.ends_stall`` is the stall: ``TAKEN``, the cycle, set by the pipe then, having just started
-# ``MADE_BY``). ``CLOCK`` is the scalar clock after issuing ``HELD`` as it stood with the earlier
-# stalls unresolved. Resolved, ``LAG`` is the delay of every stall up to this one: what the scalar
-# unit issued after it and before the next one has ``issue`` this stall until then, and its issue
-# cycle is its ``low`` plus ``LAG`` (its program order, ``iseq``, is final when issued: a stall's
-# record takes no number of its own). ``WATCH`` is None until something waits for the resolution:
-# then a pair of lists (:func:`watch`), the (instruction or None, Wake) of whoever waits (a pipe, to
-# wake at that instruction's issue cycle; the scalar unit) and allocation counters for the trace,
-# timed the same way (one slot for both: the resolution of each stall checks one, not two).
-HELD, CLOCK, TAKEN, MADE_BY, LAG, WATCH = range(6)
-DeferredStall = list  # the class of a deferred stall (an ``Instr.issue`` that is not a cycle yet)
-
-
-def watch(stall: list) -> tuple[list, list]:
-    """The waiters and the allocation counters of ``stall`` (made at the first of either)."""
-    pair = stall[WATCH]
-    if pair is None:
-        pair = stall[WATCH] = ([], [])
-    return pair
-
-
-def wake_at(stall: list, instr: Instr | None, env: simpy.Environment) -> Wake:
-    """An event fired at ``instr``'s issue cycle once ``stall`` is resolved (``None``: at the
-    resolution)."""
-    event = Wake(env)
-    watch(stall)[0].append((instr, event))
-    return event
-
-
-def is_issued(ins: Instr) -> bool:
-    """False for an instruction the scalar unit put in a queue after a stall that is not resolved
-    yet: on hardware it has not been issued (the scalar unit is still stalled before it)."""
-    stall = ins.issue
-    return stall.__class__ is not DeferredStall or stall[LAG] is not None
-
-
 class Instr:
     """One issued instruction (or sync op) in a pipe queue: made by :func:`make_instr`, which says
     what each field holds.
@@ -183,6 +140,10 @@ class Instr:
         "released_by",
         "sepoch",
         "seq",
+        "stall_lag",
+        "stall_made_by",
+        "stall_taken",
+        "stall_watch",
         "start",
         "transfer",
         "vc",
@@ -229,9 +190,56 @@ def make_instr(kind: int, name: str, loc: Loc, pipe: str, issue: int, occupancy:
     # marked on the instruction, so the pipe finds it with the one attribute read it makes per
     # instruction anyway, and the stalls of one queue need no list of their own
     ins.ends_stall = None
-    # ``low``: issued after a stall not resolved yet (``issue`` is that DeferredStall): its issue
-    # cycle less the delay of the stalls before it (set then only)
+    # ``low`` (set by ScalarUnit.issue): its issue cycle less the delay of the stalls before it not
+    # resolved when it issued (``issue`` is then the latest of them, a DeferredStall, until its pipe
+    # reaches it); ``stall_*``: the stall it held, if it did (see DeferredStall)
     return ins
+
+
+# A stall of the scalar unit on a full issue queue, not resolved yet (``ScalarUnit.issue``): kept on
+# the instruction it held, in its ``stall_*`` fields, so a deferred stall is an :class:`Instr`. One
+# is made per issue that overfills a queue (2648 per run of the stream kernel,
+# examples/double_buffer_1024.pto: nearly every issue once the queues are full); a list per stall
+# cost its making and dropping (~800 machine instructions) and an index lookup per field read:
+# 112.76 -> 111.14 M machine instructions per timing-only run with it on the instruction (callgrind).
+#
+# The held instruction went into its pipe's queue over its depth; nothing issued after it may issue
+# before the pipe takes the instruction ``depth`` places ahead of it off its queue (the stall's
+# maker, whose ``Instr.ends_stall`` is the held instruction: ``stall_taken``, the cycle, set by the
+# pipe then, having just started ``stall_made_by``). Its ``low`` is the scalar clock after issuing
+# it as it stood with the earlier stalls unresolved. Resolved, ``stall_lag`` is the delay of every
+# stall up to this one: what the scalar unit issued after it and before the next one has ``issue``
+# this stall until then, and its issue cycle is its ``low`` plus ``stall_lag`` (its program order,
+# ``iseq``, is final when issued: a stall's record takes no number of its own). ``stall_watch`` is
+# None until something waits for the resolution: then a pair of lists (:func:`watch`), the
+# (instruction or None, Wake) of whoever waits (a pipe, to wake at that instruction's issue cycle;
+# the scalar unit) and allocation counters for the trace, timed the same way (one field for both:
+# the resolution of each stall checks one, not two). The ``stall_*`` fields are set when the
+# instruction holds a stall (``ScalarUnit.issue``), not otherwise.
+DeferredStall = Instr  # the class of a deferred stall (an ``Instr.issue`` that is not a cycle yet)
+
+
+def watch(stall: Instr) -> tuple[list, list]:
+    """The waiters and the allocation counters of ``stall`` (made at the first of either)."""
+    pair = stall.stall_watch
+    if pair is None:
+        pair = stall.stall_watch = ([], [])
+    return pair
+
+
+def wake_at(stall: Instr, instr: Instr | None, env: simpy.Environment) -> Wake:
+    """An event fired at ``instr``'s issue cycle once ``stall`` is resolved (``None``: at the
+    resolution)."""
+    event = Wake(env)
+    watch(stall)[0].append((instr, event))
+    return event
+
+
+def is_issued(ins: Instr) -> bool:
+    """False for an instruction the scalar unit put in a queue after a stall that is not resolved
+    yet: on hardware it has not been issued (the scalar unit is still stalled before it)."""
+    stall = ins.issue
+    return stall.__class__ is not DeferredStall or stall.stall_lag is not None
 
 
 class CommitQueue:
@@ -290,8 +298,11 @@ class Flags:
             self.observer.double_set(flag, self.state[flag], by)
         self.state[flag] = by
         ev = self.waiters.pop(flag, None)
-        if ev is not None:
-            ev.succeed()
+        if ev is not None:  # ev.succeed(), inline: SimPy's Event.succeed and Environment.schedule,
+            ev._ok = True  # two calls less per set that wakes a waiter (~770 per run of the stream kernel)
+            ev._value = None
+            env = self.env
+            heappush(env._queue, (env._now, NORMAL, next(env._eid), ev))
 
     def try_consume(self, flag: tuple) -> Instr | None:
         return self.state.pop(flag, None)
@@ -368,29 +379,31 @@ class Pipe:
         event_ids = env._eid
         consume = flags.state.pop  # Flags.try_consume: the setter of a flag, taken (a C call)
         set_cost = self.set_cost
-        now = env.now  # SimPy time as this process sees it: it moves only across a yield (read after each)
+        # SimPy time as this process sees it: it moves only across a yield (read after each, as the
+        # ``Environment.now`` property returns it: ~800 property calls per run saved)
+        now = env._now
         while True:
             if not queue:
                 yield from self._idle()
-                now = env.now
+                now = env._now
                 continue
             ins = queue.popleft()
             stall = ins.ends_stall
             if stall is not None:  # the scalar unit waits for a free entry: there is one now
                 ins.ends_stall = None  # (nothing outlives its use: memory stays that of the last cycles)
-                stall[TAKEN] = now  # (an int: every delay in a run is)
-                stall[MADE_BY] = self.current  # the instruction just started
+                stall.stall_taken = now  # (an int: every delay in a run is)
+                stall.stall_made_by = self.current  # the instruction just started
                 if deferred[0] is stall:  # the scalar unit's oldest: resolved now, and the taken ones after it
                     resolve()
             self.current = ins
             issue = ins.issue
             if issue.__class__ is DeferredStall:  # issued after a stall that was not resolved then
                 stall = issue
-                lag = stall[LAG]
+                lag = stall.stall_lag
                 if lag is None:  # nor is it now: wait for its issue cycle
                     yield wake_at(stall, ins, env)
-                    now = env.now
-                    lag = stall[LAG]
+                    now = env._now
+                    lag = stall.stall_lag
                 issue = ins.issue = ins.low + lag
             kind = ins.kind
             if kind == OP or kind == WAIT:
@@ -413,7 +426,7 @@ class Pipe:
                     tick._value = PENDING
                     flags.waiters[ins.flag] = tick
                     yield tick
-                    now = env.now
+                    now = env._now
                     setter = consume(ins.flag, None)
                 self._end_wait(ins, setter, now)
             elif kind == SET:  # fires once every earlier instruction of this pipe has completed
@@ -429,10 +442,10 @@ class Pipe:
                 self.record(self.core, ins)
             elif kind == XWAIT:
                 yield from self._run_xwait(ins)
-                now = env.now
+                now = env._now
             elif kind == XSET:
                 yield from self._run_xset(ins)
-                now = env.now
+                now = env._now
             else:
                 self._run_barrier(ins, now)
 

@@ -85,6 +85,26 @@ class OperandSnap:
         return (self.kind, self.vrow, self.vcol, self.dtype, self.loc)
 
 
+_new_snap = object.__new__
+
+
+def _moved_snap(view: PartitionView, was: OperandSnap) -> OperandSnap:
+    """The snapshot ``was`` of a GM window, for the same window moved along its tensor to ``view``:
+    ``OperandSnap(VIEW, view, was.vrow, was.vcol, was.dtype, "gm")``, filled in field by field. The
+    dataclass ``__init__`` is Python code that CPython 3.11 calls from C in a new interpreter frame
+    (see ``pipe.Instr``); one snapshot per window moved (508 per run of the stream kernel,
+    examples/double_buffer_1024.pto)."""
+    snap = _new_snap(OperandSnap)
+    snap.kind = VIEW
+    snap.obj = view
+    snap.vrow = was.vrow
+    snap.vcol = was.vcol
+    snap.dtype = was.dtype
+    snap.loc = "gm"
+    snap.arg = None
+    return snap
+
+
 def _operand_lists(op: A.Op, spec: InstrSpec) -> tuple[list, list, list]:
     """(ins, outs, in_types) of a DPS op. A generic-form op lists its operands in the op's declared
     argument order (spec §1.4): the required inputs, then the outputs, then the optional inputs
@@ -347,8 +367,7 @@ class TileOpBinding:
             if v.__class__ is not PartitionView or v.sizes is not was.sizes or v.strides is not was.strides \
                     or v.gm is not was.gm:
                 return None
-            s = snaps[i]
-            snaps[i] = OperandSnap(VIEW, v, s.vrow, s.vcol, s.dtype, "gm")
+            snaps[i] = _moved_snap(v, snaps[i])
             es = v.gm.dtype.itemsize
             spans[i] = (spans[i][0], v.lo * es, (v.hi + 1) * es, (v.base, v.sizes, v.strides))
         reads, writes = last_reads, last_writes
@@ -362,7 +381,12 @@ class TileOpBinding:
                 writes = last_writes
         self.last_result = (snaps, key, hit, reads, writes)
         self.last_values, self.last_spans = values, spans
-        return self._template()
+        # the last template with the new reads, writes and snapshots: what :meth:`_template` gives
+        # (pipe, timing and shape key are those of the very key, the index operands the very
+        # values), without its call and unpacking (508 per run of the stream kernel)
+        t = self.template
+        template = self.template = (t[0], t[1], t[2], reads, writes, snaps, t[6], t[7], t[8])
+        return template
 
     def _template(self) -> tuple:
         """The issue template of the last issue (:attr:`last_result`): what its :class:`Instr` is
@@ -772,7 +796,7 @@ def _run_on_scalar(su: ScalarUnit, instr: Instr):
     instr.bound.commit(instr, results)
     instr.end = now + instr.occupancy
     instr.done = now + instr.latency
-    su.busy += instr.occupancy
+    su.own_busy += instr.occupancy
     su.resume_at_now()
     core.record_on_scalar(instr)
 

@@ -90,7 +90,7 @@ def test_each_stall_is_marked_on_its_maker_and_stalls_resolve_in_program_order(m
     """Each stall not taken yet is marked (``Instr.ends_stall``) on the one queued instruction whose
     taking ends it, depth places ahead of the one it held: checked at every resolution of the stream
     kernel on queues of depth 2 and 16, with the stalls resolved oldest first, each one's LAG the
-    running maximum of TAKEN - CLOCK, and a stall recorded exactly when that maximum grows."""
+    running maximum of stall_taken - low (its clock), and a stall recorded exactly when that maximum grows."""
     original = scalar_mod.ScalarUnit.resolve
     checks = {"pipes": 0, "resolved": 0}
 
@@ -98,27 +98,27 @@ def test_each_stall_is_marked_on_its_maker_and_stalls_resolve_in_program_order(m
         lag, count, recorded = self.lag, len(self.deferred), self.stalls
         ready = []
         for stall in self.deferred:
-            if stall[pipe_mod.TAKEN] is None:
+            if stall.stall_taken is None:
                 break
             ready.append(stall)
         original(self)
         assert len(self.deferred) == count - len(ready)
         recorded_now = 0
         for stall in ready:
-            late = stall[pipe_mod.TAKEN] - stall[pipe_mod.CLOCK]
+            late = stall.stall_taken - stall.low
             if late > lag:  # taken after the scalar clock (delayed by the stalls before) got there
                 lag = late
                 recorded_now += 1
-            assert stall[pipe_mod.LAG] == lag
+            assert stall.stall_lag == lag
         assert self.stalls - recorded == recorded_now
         pipes = self.core.pipes
         for pipe in pipes.values():  # a stall still marked on a queued instruction was not taken yet
             for i in pipe.queue:
-                assert i.ends_stall is None or i.ends_stall[pipe_mod.TAKEN] is None
+                assert i.ends_stall is None or i.ends_stall.stall_taken is None
             checks["pipes"] += 1
         for stall in self.deferred:  # one not taken yet is marked on the instruction depth places ahead
-            if stall[pipe_mod.TAKEN] is None:
-                held = stall[pipe_mod.HELD]
+            if stall.stall_taken is None:
+                held = stall
                 queue = pipes[held.pipe].queue
                 assert [i.pidx for i in queue if i.ends_stall is stall] == [held.pidx - pipes[held.pipe].depth]
         checks["resolved"] += len(ready)

@@ -6,13 +6,14 @@ a new snapshot."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import pyptoemu
-from pyptoemu.core.tileop import TileOpBinding
+from pyptoemu.core.tileop import VIEW, OperandSnap, TileOpBinding, _moved_snap
 from tests.emulator.core.kernels import binary_kernel, pview, vec
 
 DYN = vec(16, 64, vr="?", vc="?")
@@ -162,3 +163,15 @@ def test_the_double_buffered_stream_moves_its_windows_without_new_snapshots(monk
     answers = _checked_moved(monkeypatch)
     pyptoemu.run(EXAMPLES / "double_buffer_1024.pto", data=False)
     assert len(answers) == 4 * 127  # 2 loads and 2 stores in each of 128 iterations, all but the first
+
+
+def test_a_moved_window_snapshot_is_the_one_the_constructor_makes():
+    """_moved_snap fills in every field of OperandSnap (arg too, which == does not compare) as
+    OperandSnap(VIEW, view, ...) would, from the window's last snapshot."""
+    was = OperandSnap(VIEW, object(), 4, 64, "f16", "gm", arg=object())
+    view = object()
+    got = _moved_snap(view, was)
+    want = OperandSnap(VIEW, view, 4, 64, "f16", "gm")
+    assert [getattr(got, f.name) for f in dataclasses.fields(OperandSnap)] == \
+        [getattr(want, f.name) for f in dataclasses.fields(OperandSnap)]
+    assert got.obj is view and got.arg is None
