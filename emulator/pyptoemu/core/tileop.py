@@ -111,6 +111,7 @@ def bind_tile_op(su: ScalarUnit, op: A.Op, spec: InstrSpec, semantics: Callable)
     (api._Prepared), so a repeated run binds, checks and times nothing it did before."""
     shared = su.core.shared_bindings
     if shared is not None:
+        shared = shared.tile_ops
         key = (su.core.kind.name, op)
         template = shared.get(key)
         if template is not None:
