@@ -158,3 +158,17 @@ def test_an_op_that_cannot_be_bound_fails_with_a_new_error_on_each_core():
         errors.append(e.value)
         assert core.lowerings == {}
     assert errors[0] is not errors[1]
+
+
+def test_a_binding_copy_is_a_new_binding_sharing_every_slot():
+    """TileOpBinding._copy (a generated copier, tileop._slot_copier) copies every slot as is."""
+    res = pyptoemu.run(_fresh(), races="off", blocks=2)
+    bindings = [step.__self__ for c in res.chip.cores for step in c.scalar.steps.values()
+                if isinstance(getattr(step, "__self__", None), TileOpBinding)]
+    bindings += list(res.chip.bindings.tile_ops.values())
+    assert bindings
+    for b in bindings:
+        copy = b._copy()
+        assert type(copy) is TileOpBinding and copy is not b
+        for name in TileOpBinding.__slots__:
+            assert getattr(copy, name) is getattr(b, name), name
