@@ -17,7 +17,7 @@ from functools import partial
 from ptoisa.machine import Machine
 from ptoisa.suggest import did_you_mean
 from ptoisa.text import ast as A
-from pyptoemu.core.control import LOWERINGS
+from pyptoemu.core.control import LOWERINGS, PREPARED_LOWERINGS
 from pyptoemu.core.coreops import CORE_OPS
 from pyptoemu.core.scalar import Lowering, ScalarUnit, Step, fail_step
 from pyptoemu.core.tileop import bind_tile_op
@@ -54,6 +54,9 @@ def bind_op(su: ScalarUnit, op: A.Op) -> Step:
 def lowering_of(op: A.Op, isa, machine: Machine) -> Lowering | Exception:
     """The lowering that binds ``op`` on ``isa`` and ``machine``, or the error binding it raises
     when it runs (a fresh one each call: an exception raised again would grow its traceback)."""
+    prepare = PREPARED_LOWERINGS.get(op.name)
+    if prepare is not None:
+        return prepare(op)  # (an error it raises is the op's binding error, raised where it runs)
     lowering = LOWERINGS.get(op.name)
     if lowering is not None:
         return lowering
