@@ -446,7 +446,9 @@ def run(
     else:
         mach, isa = _machine_and_isa(target_machine(module, machine))
     tile_notes: list[str] = []
-    if is_tile_level(module):  # the tile-level SSA form: lowered here, run with its own tokens' sync
+    # the tile-level SSA form: lowered here, run with its own tokens' sync (a text kept is never in
+    # it, _kernel_for_run: the walk over its ops is not made again)
+    if prepared is None and is_tile_level(module):
         module = lower_tile_module(module, isa, mach, dump_dir=dump_passes, software_pipeline=software_pipeline,
                                    notes=tile_notes)
         sync = sync or "asis"

@@ -56,7 +56,7 @@ def lowering_of(op: A.Op, isa, machine: Machine) -> Lowering | Exception:
     when it runs (a fresh one each call: an exception raised again would grow its traceback)."""
     prepare = PREPARED_LOWERINGS.get(op.name)
     if prepare is not None:
-        return prepare(op)  # (an error it raises is the op's binding error, raised where it runs)
+        return prepare(op, isa, machine)  # (an error it raises is the op's binding error, raised where it runs)
     lowering = LOWERINGS.get(op.name)
     if lowering is not None:
         return lowering

@@ -36,10 +36,10 @@ LOC_OF_SPACE = {"vec": "vec", "mat": "mat", "left": "left", "right": "right", "a
 
 
 def lower_constant(su: ScalarUnit, op: A.Op) -> Step:
-    return prepare_constant(op)(su, op)
+    return prepare_constant(op, su.isa, su.machine)(su, op)
 
 
-def prepare_constant(op: A.Op) -> Lowering:
+def prepare_constant(op: A.Op, isa: Any, machine: Any) -> Lowering:
     """What binding ``arith.constant`` decides from the op alone (its checks and its value), once
     per op (binding.lowering_of: the lowering returned is kept per module, ISA and machine), and
     the lowering that then only makes the step. A dense value is made anew at each binding (an
@@ -490,6 +490,7 @@ for _k in list(arith.INT_BINARY) + list(arith.FLOAT_BINARY) + list(arith.CAST_OP
         "cmpi", "cmpf", "select", "negf"]:
     LOWERINGS["arith." + _k] = lower_arith
 
-# Ops whose lowering does its work that depends on the op alone once per op: op -> the lowering
-# (binding.lowering_of keeps what it returns per module, ISA and machine)
-PREPARED_LOWERINGS: dict[str, Callable[[A.Op], Lowering]] = {"arith.constant": prepare_constant}
+# Ops whose lowering does the work that depends on the op, the ISA and the machine alone once per
+# op: (op, isa, machine) -> the lowering that makes the step (binding.lowering_of keeps it per
+# module, ISA and machine)
+PREPARED_LOWERINGS: dict[str, Callable[[A.Op, Any, Any], Lowering]] = {"arith.constant": prepare_constant}
