@@ -15,6 +15,8 @@ from ptoisa.text import ast as A
 from pyptoemu import api
 from pyptoemu.api import load_kernel
 from pyptoemu.core import aicore
+from pyptoemu.core.chip import Chip
+from pyptoemu.core.scalar import ScalarUnit
 from pyptoemu.core.tileop import TileOpBinding
 from pyptoemu.errors import VerifyError
 
@@ -172,3 +174,16 @@ def test_a_binding_copy_is_a_new_binding_sharing_every_slot():
         assert type(copy) is TileOpBinding and copy is not b
         for name in TileOpBinding.__slots__:
             assert getattr(copy, name) is getattr(b, name), name
+
+
+def test_the_lowerings_kept_for_later_runs_hold_nothing_of_a_run(tmp_path):
+    """What binding.SharedBinds keeps across runs closes over no core, scalar unit or chip."""
+    kernel = tmp_path / "vadd.pto"
+    kernel.write_text(VADD.read_text())
+    res = pyptoemu.run(kernel, races="off", blocks=2)
+    lowerings = list(res.chip.bindings.lowerings.values())
+    assert lowerings
+    for lowering in lowerings:
+        held = [*getattr(lowering, "args", ()), *getattr(lowering, "keywords", {}).values()]
+        held += [c.cell_contents for c in getattr(lowering, "__closure__", None) or ()]
+        assert not [x for x in held if isinstance(x, (aicore.AICore, ScalarUnit, Chip))], lowering
