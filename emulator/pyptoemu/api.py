@@ -25,6 +25,7 @@ from pyptoemu.check import autosync
 from pyptoemu.check.alignment import alignment_warnings
 from pyptoemu.check.races import RaceDetector, access_map
 from pyptoemu.core import arith
+from pyptoemu.core.binding import SharedBinds
 from pyptoemu.core.chip import Chip
 from pyptoemu.core.memory import GMBuffer, PartitionView, Ptr
 from pyptoemu.core.memsys import DMA_PIPES
@@ -60,10 +61,10 @@ class _Prepared:
     file is parsed again. Only what is a pure function of its inputs is kept: the parse, the
     synchronisation pass's result (for each entry, sync mode, ISA and machine object), the fact
     that verification passed (errors are raised again each time, by running the verifier) with what
-    else the text alone decides (:func:`_checked`: the warnings, the launch), and the
-    tile-op binding templates the chips running it share (tileop.TileOpBinding.detached: operand
-    matching, checks and timings per operand shapes, on one ISA and machine) and the race check's
-    access map (which buffers each pipe can reach). Nothing in a run changes the module it runs."""
+    else the text alone decides (:func:`_checked`: the warnings, the launch), what binding its ops
+    finds that the chips running it share (binding.SharedBinds: each op's lowering, and the tile-op
+    binding templates, tileop.TileOpBinding.detached: operand matching, checks and timings per
+    operand shapes, on one ISA and machine) and the race check's access map (which buffers each pipe can reach). Nothing in a run changes the module it runs."""
 
     __slots__ = ("access_maps", "bound", "module", "prepared", "verified")
 
@@ -71,7 +72,7 @@ class _Prepared:
         self.module = module
         self.prepared: list[tuple] = []  # (entry fn, sync, isa, machine, autosync.prepare's result)
         self.verified: list[tuple] = []  # (module, entry fn, isa, machine, _checked's result) verified clean
-        self.bound: list[tuple] = []  # (module, isa, machine, the chips' shared tile-op bindings)
+        self.bound: list[tuple] = []  # (module, isa, machine, the chips' binding.SharedBinds)
         self.access_maps: list[tuple] = []  # (module, isa, machine, races.access_map's result)
 
     def prepare(self, fn: A.Function, sync: str | None, isa, mach: Machine) -> tuple:
@@ -93,13 +94,14 @@ class _Prepared:
         self.verified.append((module, fn, isa, mach, result))
         return result
 
-    def bindings(self, module: A.Module, isa, mach: Machine) -> dict:
-        """The tile-op binding templates of ``module`` on ``isa`` and ``mach`` (Chip.bindings),
-        filled by the runs that bind its ops."""
+    def bindings(self, module: A.Module, isa, mach: Machine) -> SharedBinds:
+        """What binding ``module`` on ``isa`` and ``mach`` finds that holds nothing of a run
+        (Chip.bindings: its ops' lowerings and tile-op binding templates), filled by the runs that
+        bind its ops."""
         for m, i, k, bound in self.bound:
             if m is module and i is isa and k is mach:
                 return bound
-        bound = {}
+        bound = SharedBinds()
         self.bound.append((module, isa, mach, bound))
         return bound
 
@@ -444,7 +446,9 @@ def run(
     else:
         mach, isa = _machine_and_isa(target_machine(module, machine))
     tile_notes: list[str] = []
-    if is_tile_level(module):  # the tile-level SSA form: lowered here, run with its own tokens' sync
+    # the tile-level SSA form: lowered here, run with its own tokens' sync (a text kept is never in
+    # it, _kernel_for_run: the walk over its ops is not made again)
+    if prepared is None and is_tile_level(module):
         module = lower_tile_module(module, isa, mach, dump_dir=dump_passes, software_pipeline=software_pipeline,
                                    notes=tile_notes)
         sync = sync or "asis"

@@ -15,14 +15,14 @@ import simpy
 from ptoisa.machine import CoreKind, Machine
 from ptoisa.text import ast as A
 from pyptoemu.check.findings import Findings
-from pyptoemu.core.binding import bind_op
+from pyptoemu.core.binding import SharedBinds, lowering_of
 from pyptoemu.core.memory import GMBuffer, OnChipBuffer, Ptr
 from pyptoemu.core.memsys import DMA_PIPES
 from pyptoemu.core.pipe import BARRIER, WAIT, XWAIT, CommitQueue, Flags, Instr, Pipe, is_issued, make_instr
 from pyptoemu.core.pipenames import event_of, pipe_of
 from pyptoemu.core.placement import kernel_kind
 from pyptoemu.core.recorder import Recorder
-from pyptoemu.core.scalar import ScalarUnit, lower_noop
+from pyptoemu.core.scalar import ScalarUnit, fail_step, lower_noop
 from pyptoemu.core.simloop import Environment
 from pyptoemu.errors import DeadlockError, InputError, Loc, PtoError
 from pyptoemu.isa.ieee import QUIET
@@ -166,8 +166,10 @@ class AICore:
         self.memory = Memories(machine, seed, self.kind.buffers, None if chip is None else chip.memory.gm,
                                data=self.data)
         self.memsys = None if chip is None else chip.memsys  # read by the DMA pipes (memsys.py)
-        # tile-op bindings the cores of a chip share, by (core kind, op) (tileop.bind_tile_op)
-        self.shared_bindings: dict | None = None if chip is None else chip.bindings
+        # what binding finds that the cores of a chip share (binding.SharedBinds: lowerings, tile-op
+        # templates); a core on its own keeps its lowerings and shares no tile-op binding
+        self.shared_bindings: SharedBinds | None = None if chip is None else chip.bindings
+        self.lowerings: dict = {} if chip is None else chip.bindings.lowerings
         depth = int(machine.params.get("issue_queue_depth", 0))  # 0 (a file without it): no bound
         self.pipes = {
             p: Pipe(self, p, machine.in_order.get(p, True), machine.costs, depth)
@@ -210,10 +212,18 @@ class AICore:
         self.recorder.record(self, instr)
 
     def _bind(self, su: ScalarUnit, op: A.Op):
-        """Bind ``op``; on a cube or vector core the other side's sections and kernels are no-ops."""
-        if self.build is not None and self.skips(op):
-            return lower_noop(su, op)
-        return bind_op(su, op)
+        """Bind ``op`` by the lowering its core kind takes for it (found once per module, ISA and
+        machine: binding.SharedBinds); on a cube or vector core the other side's sections and
+        kernels are no-ops."""
+        key = (self.kind.name, op)
+        lowering = self.lowerings.get(key)
+        if lowering is None:
+            lowering = lower_noop if self.build is not None and self.skips(op) else lowering_of(op, self.isa,
+                                                                                              self.machine)
+            if isinstance(lowering, Exception):  # raised where the op runs, a new one each time
+                return fail_step(lowering)
+            self.lowerings[key] = lowering
+        return lowering(su, op)
 
     def skips(self, op: A.Op) -> bool:
         """Whether ``op`` belongs to the other side of a cube/vector split: a ``section`` of the other

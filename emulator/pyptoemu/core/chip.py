@@ -27,6 +27,7 @@ from ptoisa.machine import CoreKind, Machine
 from ptoisa.text import ast as A
 from pyptoemu.check.findings import Findings
 from pyptoemu.core.aicore import AICore, Memories
+from pyptoemu.core.binding import SharedBinds
 from pyptoemu.core.crosscore import CrossCore
 from pyptoemu.core.memsys import SharedMemory
 from pyptoemu.core.pipe import CommitQueue
@@ -49,7 +50,7 @@ LABEL = {"aic": "AIC", "aiv": "AIV", "combined": "CORE"}
 
 class Chip:
     def __init__(self, module: A.Module, isa, machine: Machine, seed: int = 0, max_steps: int = 10_000_000,
-                 data: bool = True, keep_log: bool = False, trace: bool = False, bindings: dict | None = None):
+                 data: bool = True, keep_log: bool = False, trace: bool = False, bindings: SharedBinds | None = None):
         self.data = data  # False: a timing-only run (pyptoemu.run(data=False))
         self.keep_log = keep_log  # every instruction kept on its core's trace_log (core/recorder.py)
         self.side_logs = keep_log or trace  # scalar spans and allocations logged (a trace writer drains them)
@@ -67,9 +68,9 @@ class Chip:
         self.memsys = SharedMemory(self.spec, machine)
         self.crosscore = CrossCore(self)
         self.cores: list[AICore] = []  # in the order they were first used
-        # tile-op binding templates shared by the cores of one kind (tileop.bind_tile_op); given: those
-        # of earlier runs of the same module on the same ISA and machine (api._Prepared.bindings)
-        self.bindings: dict = {} if bindings is None else bindings
+        # what binding finds that the cores share (lowerings, tile-op templates: binding.SharedBinds);
+        # given: that of earlier runs of the same module on the same ISA and machine (api._Prepared.bindings)
+        self.bindings = SharedBinds() if bindings is None else bindings
         self._slots: dict[tuple[str, int], AICore] = {}
         self.launch = Launch("combined")
         self.blocks = 1
