@@ -26,7 +26,7 @@ named after the verdict (``; block dispatch between waves: 25%``), or is the ver
 half of the makespan (``dispatch-bound``).
 """
 
-# ruff: noqa: PLR1730, FURB136 - per-instruction code compares where it could call max() (a call costs
+# ruff: noqa: PLR1730 - per-instruction code compares where it could call max() (a call costs
 # several comparisons in CPython)
 from __future__ import annotations
 
@@ -84,14 +84,20 @@ class Bottleneck:
 
 
 # A path (the summary of a chain of instructions up to some cycle) is one list: the cycles per slot,
-# then the waits crossed (flag -> (blocked cycles, latest blocked cycle, first line, last line)) at
-# index WAITS. Paths are shared and never changed in place: one more cycle makes a copy (``list.copy``:
-# a slice ``[:]`` also makes and drops a slice object, ~0.5 M machine instructions more per run of the
-# stream kernel, examples/double_buffer_1024.pto). An instruction holds the path up to its start on
-# ``Instr.path`` (its node on the critical path is the instruction itself: one object per instruction,
-# not two).
+# then from index WAITS four slots per kind of wait crossed (blocked cycles, latest blocked cycle,
+# first line, last line), at the offset its CriticalPath gave that kind (``CriticalPath.wait_slot``:
+# in the order first crossed; a path made before a kind was known is shorter, and extended when it
+# crosses one). A wait is crossed at a cycle after its wait started, so at 1 or later: a latest
+# blocked cycle of 0 is a kind the path has not crossed. (Slots, not a dict of tuples per path: a
+# crossing copied the dict and made a tuple, ~1 M machine instructions more per run of the stream
+# kernel, examples/double_buffer_1024.pto, 721 crossings.) Paths are shared and never changed in
+# place: one more cycle makes a copy (``list.copy``: a slice ``[:]`` also makes and drops a slice
+# object, ~0.5 M machine instructions more per run of the stream kernel). An instruction holds the
+# path up to its start on ``Instr.path`` (its node on the critical path is the instruction itself:
+# one object per instruction, not two).
 WAITS = len(SLOT)
-EMPTY: list = [0] * len(SLOT) + [{}]
+EMPTY: list = [0] * len(SLOT)
+_UNCROSSED = [0, 0, 0, 0]  # the slots of a kind of wait not crossed
 
 
 def _plus(path: list, i: int, n: int) -> list:
@@ -103,32 +109,33 @@ def _plus(path: list, i: int, n: int) -> list:
     return path
 
 
-def _waited(path: list, flag: tuple, lo: int, hi: int, line: int) -> list:
-    """``path`` having crossed a wait blocked over [lo, hi) (cycles already on it not recounted)."""
+def _waited(path: list, i: int, lo: int, hi: int, line: int) -> list:
+    """``path`` having crossed a wait (its slots from ``i``) blocked over [lo, hi) (cycles already
+    on it not recounted)."""
     path = path.copy()
-    _cross(path, flag, lo, hi, line)
+    _cross(path, i, lo, hi, line)
     return path
 
 
-def _cross(path: list, flag: tuple, lo: int, hi: int, line: int) -> None:
+def _cross(path: list, i: int, lo: int, hi: int, line: int) -> None:
     """:func:`_waited` on a path copy of one's own (changed in place: one copy, not two)."""
-    waits = path[WAITS].copy()
-    entry = waits.get(flag)
-    if entry is None:
-        total = last = first_line = last_line = 0
-    else:
-        total, last, first_line, last_line = entry
+    try:
+        last = path[i + 1]
+    except IndexError:  # a kind of wait made known after this path was: its slots (and those before) are new
+        path.extend(_UNCROSSED * ((i + 4 - len(path)) // 4))
+        last = 0
     if lo < last:  # the cycles up to ``last`` are on the path already
         lo = last
     if hi > lo:
-        total += hi - lo
+        path[i] += hi - lo
+    if hi > last:
+        path[i + 1] = hi
     if line:
+        first_line = path[i + 2]
         if not first_line or line < first_line:
-            first_line = line
-        if line > last_line:
-            last_line = line
-    waits[flag] = (total, hi if hi > last else last, first_line, last_line)
-    path[WAITS] = waits
+            path[i + 2] = line
+        if line > path[i + 3]:
+            path[i + 3] = line
 
 
 class _Drain:
@@ -437,6 +444,24 @@ class CriticalPath:
         # the core of the previous instruction and its state (no lookup per record); none at first
         self._core: object = _NO_CORE
         self._state: _CoreState | None = None
+        # where each kind of wait keeps its slots in a path (WAITS on), by the kind (``(src, dst)`` of
+        # a flag, ``("x", op)`` of a cross-core wait) and by a wait's own flag ``(src, dst, id)``
+        # (what a wait carries: no tuple made per crossing to look it up)
+        self.wait_slots: dict[tuple, int] = {}
+        self.wait_kinds: dict[tuple, int] = {}
+
+    def wait_slot(self, flag: tuple) -> int:
+        """The offset in a path of the slots of ``flag``'s kind of wait (made when first crossed)."""
+        kind = (flag[0], flag[1])
+        slot = self.wait_kinds.get(kind)
+        if slot is None:
+            slot = self.wait_kinds[kind] = WAITS + 4 * len(self.wait_kinds)
+        self.wait_slots[flag] = slot
+        return slot
+
+    def waits_of(self, path: list) -> dict[tuple, list[int]]:
+        """The waits ``path`` crossed: kind -> [blocked cycles, latest blocked cycle, first line, last line]."""
+        return {kind: path[i:i + 4] for kind, i in self.wait_kinds.items() if i + 1 < len(path) and path[i + 1]}
 
     def _new_state(self, core) -> _CoreState:
         """The state of a core seen for the first time."""
@@ -458,6 +483,7 @@ class CriticalPath:
         state = self._state
         tracks = state.tracks if state is not None else None
         states = self.cores
+        wait_slots = self.wait_slots
         last = self.s_last
         last_done = -1 if last is None else last.done
         for ins in batch:
@@ -512,9 +538,9 @@ class CriticalPath:
                     path = setter.path.copy()
                     if start > s_start:  # up to the set's end, then on to the wait's start: one slot
                         path[SYNC[setter.pipe]] += start - s_start
-                    flag = ins.flag
                     loc = ins.loc
-                    _cross(path, (flag[0], flag[1]), wait_start, start, loc.line if loc else 0)
+                    _cross(path, wait_slots.get(ins.flag) or self.wait_slot(ins.flag), wait_start, start,
+                           loc.line if loc else 0)
                     ins.path = path
                 else:
                     ins.path = self._path_to_start(ins, state)
@@ -571,10 +597,10 @@ class CriticalPath:
             released = self._releaser(ins)
             if released is not None:
                 setter, ts = released
-                flag = ins.flag[:2] if ins.kind == WAIT else ("x", ins.name)
+                flag = ins.flag if ins.kind == WAIT else ("x", ins.name)
                 line = ins.loc.line if ins.loc else 0
-                return _waited(_plus(_until(setter, ts), SYNC[setter.pipe], start - ts), flag, ins.wait_start,
-                               start, line)
+                return _waited(_plus(_until(setter, ts), SYNC[setter.pipe], start - ts), self.wait_slot(flag),
+                               ins.wait_start, start, line)
         if ins.pipe != "S":
             track = state.pipes.get(ins.pipe)
             pred = track.released_at(start) if track else None
@@ -629,7 +655,7 @@ class CriticalPath:
         for (what, pipe), i in SLOT.items():
             if path[i] > 0:
                 b.charged[(what, pipe)] = path[i]
-        b.waits = {flag: list(w) for flag, w in path[WAITS].items()}
+        b.waits = self.waits_of(path)
         _verdict(b)
         return b
 

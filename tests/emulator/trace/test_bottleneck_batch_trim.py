@@ -22,13 +22,14 @@ KERNELS = [
 
 def _run(path: Path, args: dict, blocks: int) -> tuple[str, list, list]:
     r = pyptoemu.run(str(path), args=args, blocks=blocks, data=False, races="off", keep_log=True)
+    waits_of = r.chip.recorder.consumers[0].waits_of  # the waits a path crossed, by kind
     rows = []
     for core in r.chip.cores:
         for ins in sorted(core.trace_log, key=lambda i: (i.start, i.seq)):
             p = ins.path
             if type(p) is not list:  # a stall or a full barrier whose path was not asked for
                 p = bottleneck._until(ins, ins.end)
-            rows.append((ins.start, ins.seq, tuple(p[:bottleneck.WAITS]), sorted(p[bottleneck.WAITS].items())))
+            rows.append((ins.start, ins.seq, tuple(p[:bottleneck.WAITS]), sorted(waits_of(p).items())))
     neck = r.chip.recorder.consumers[0]
     recent = [[n.seq for n in t.recent] for s in neck.cores.values() for t in s.pipes.values()]
     return r.bound, rows, recent

@@ -28,6 +28,7 @@ class _IndexOnly(bottleneck._PipeTrack):
 
 def _paths(path: Path, args: dict, blocks: int) -> tuple[str, list]:
     r = pyptoemu.run(str(path), args=args, blocks=blocks, data=False, races="off", keep_log=True)
+    waits_of = r.chip.recorder.consumers[0].waits_of  # the waits a path crossed, by kind
     rows = []
     for core in r.chip.cores:
         for ins in sorted(core.trace_log, key=lambda i: (i.start, i.seq)):
@@ -35,7 +36,7 @@ def _paths(path: Path, args: dict, blocks: int) -> tuple[str, list]:
             if type(p) is not list:  # a full barrier whose drain was not needed yet
                 p = bottleneck._until(ins, ins.end)
             rows.append((ins.start, ins.pipe, ins.name, tuple(p[:bottleneck.WAITS]),
-                         sorted(p[bottleneck.WAITS].items())))
+                         sorted(waits_of(p).items())))
     return r.bound, rows
 
 

@@ -40,6 +40,7 @@ def _paths(kernel, machine, marks: bool, monkeypatch, **kw) -> tuple:
             r = getattr(e, "result", None)
             if r is None:  # refused before running
                 return ("refused", str(e)), 0, []
+    waits_of = r.chip.recorder.consumers[0].waits_of  # the waits a path crossed, by kind
     rows = []
     for core in r.chip.cores:
         for ins in sorted(core.trace_log, key=lambda i: (i.start, i.seq)):
@@ -48,7 +49,7 @@ def _paths(kernel, machine, marks: bool, monkeypatch, **kw) -> tuple:
             p = ins.path
             if type(p) is not list:  # a full barrier whose path was not asked for
                 p = bottleneck._until(ins, ins.end)
-            rows.append((ins.start, ins.pipe, ins.name, tuple(p[:bottleneck.WAITS]), sorted(p[bottleneck.WAITS].items())))
+            rows.append((ins.start, ins.pipe, ins.name, tuple(p[:bottleneck.WAITS]), sorted(waits_of(p).items())))
     b = r.chip.recorder.consumers[0].result(r.cycles)
     stalls = sum(c.scalar.stalls for c in r.chip.cores)
     return (r.bound, b.charged, b.waits, rows), stalls, [c.scalar.pending_marks for c in r.chip.cores]

@@ -14,6 +14,7 @@ STREAM = Path(__file__).resolve().parents[3] / "examples" / "double_buffer_1024.
 
 def _run() -> tuple[str, list, int]:
     r = pyptoemu.run(STREAM, data=False, races="off", keep_log=True)
+    waits_of = r.chip.recorder.consumers[0].waits_of  # the waits a path crossed, by kind
     rows, late = [], 0
     for ins in sorted(r.chip.cores[0].trace_log, key=lambda i: (i.start, i.seq)):
         p = ins.path
@@ -21,7 +22,7 @@ def _run() -> tuple[str, list, int]:
             late += 1
             p = bottleneck._until(ins, ins.end)  # a stall ends at its start: its own path
         if type(p) is list:
-            rows.append((ins.start, ins.pipe, ins.name, tuple(p[:bottleneck.WAITS]), sorted(p[bottleneck.WAITS].items())))
+            rows.append((ins.start, ins.pipe, ins.name, tuple(p[:bottleneck.WAITS]), sorted(waits_of(p).items())))
     return r.bound, rows, late
 
 

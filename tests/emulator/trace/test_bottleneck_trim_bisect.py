@@ -43,6 +43,7 @@ def _run(kernel, **kw) -> tuple:
         r = getattr(e, "result", None)
         if r is None:  # refused before running
             return ("refused", str(e)), [], []
+    waits_of = r.chip.recorder.consumers[0].waits_of  # the waits a path crossed, by kind
     rows = []
     for core in r.chip.cores:
         ends: dict[str, int] = {}
@@ -53,7 +54,7 @@ def _run(kernel, **kw) -> tuple:
             p = ins.path
             if type(p) is not list:  # a stall or a full barrier whose path was not asked for
                 p = bottleneck._until(ins, ins.end)
-            rows.append((ins.start, ins.pipe, tuple(p[:bottleneck.WAITS]), sorted(p[bottleneck.WAITS].items())))
+            rows.append((ins.start, ins.pipe, tuple(p[:bottleneck.WAITS]), sorted(waits_of(p).items())))
     neck = r.chip.recorder.consumers[0]
     recent = [[n.seq for n in t.recent] for s in neck.cores.values() for t in s.pipes.values()]
     return r.bound, rows, recent
