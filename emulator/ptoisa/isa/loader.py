@@ -103,6 +103,7 @@ CONSTRAINTS = frozenset({
     "concat_fits_dst",  # dst has the sources' valid columns together (§4.11 tconcat)
     "whole_blocks_without_scratch",  # without the scratch operand src.VC % 32 == 0 (§4.11 tsort32)
     "needs_scratch",  # the optional scratch (tmp) operand must be written (§4.0: "required by some targets")
+    "distinct_src_dst",  # dst shares no storage with a data source (§4.5 trecip: "A3 forbids src == dst storage")
 })
 
 _ALLOWED_NODES = (

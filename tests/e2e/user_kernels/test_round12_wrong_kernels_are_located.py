@@ -45,11 +45,65 @@ def test_a_wrong_kernel_stops_at_its_line_with_the_exit_code_of_its_kind(tmp_pat
                for line in _lines(out, name)), out
 
 
-@pytest.mark.xfail(strict=True, reason="trecip with src == dst on A2/A3 (pto-text-format §4.5, isa_specs unary.yaml "
-                   "trecip description) is not refused: the op table has no constraint for it, and its check belongs "
-                   "with the others in core/tileop.py (TileOpBinding._check), which a speed helper is editing")
 def test_trecip_in_place_on_a3_is_refused_before_running(tmp_path):
     name = "r12_bad06_trecip_in_place_on_a3.pto"
     code, out = cli_json(name, {}, tmp_path)
     assert code == 2, out
     assert any(line.startswith("13:5: pto.trecip") for line in _lines(out, name)), out
+
+
+def test_trecip_into_a_tile_at_the_same_address_faults_at_issue_on_a3():
+    """The same rule when the storage is shared by two allocations at one address (only the run knows
+    the addresses): refused at the op when it is issued, with data and timing-only alike."""
+    import pyptoemu
+    from pyptoemu.errors import PtoError
+
+    text = """module attributes {pto.target_arch = "a3"} {
+  func.func @recip(%x: !pto.ptr<f32>) attributes {pto.kernel_kind = #pto.kernel_kind<vector>} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %a0 = arith.constant 0 : i64
+    %vx = pto.make_tensor_view %x, shape = [%c8, %c8], strides = [%c8, %c1] : !pto.tensor_view<?x?xf32>
+    %px = pto.partition_view %vx, offsets = [%c0, %c0], sizes = [%c8, %c8] : !pto.tensor_view<?x?xf32> -> !pto.partition_tensor_view<8x8xf32>
+    %s = pto.alloc_tile addr = %a0 : !pto.tile_buf<vec, 8x8xf32>
+    %d = pto.alloc_tile addr = %a0 : !pto.tile_buf<vec, 8x8xf32>
+    pto.tload ins(%px : !pto.partition_tensor_view<8x8xf32>) outs(%s : !pto.tile_buf<vec, 8x8xf32>)
+    pto.trecip ins(%s : !pto.tile_buf<vec, 8x8xf32>) outs(%d : !pto.tile_buf<vec, 8x8xf32>)
+    pto.tstore ins(%d : !pto.tile_buf<vec, 8x8xf32>) outs(%px : !pto.partition_tensor_view<8x8xf32>)
+    return
+  }
+}
+"""
+    for data in (True, False):
+        with pytest.raises(PtoError) as err:
+            pyptoemu.run(text, data=data)
+        assert "pto.trecip on a2a3: the source and the destination share storage" in str(err.value)
+        assert err.value.loc is not None and err.value.loc.line == 12
+
+
+def test_trecip_into_another_tile_runs_on_a3():
+    """The rule refuses shared storage only: 1/x into a tile of its own gives NumPy's numbers."""
+    import numpy as np
+
+    import pyptoemu
+
+    text = """module attributes {pto.target_arch = "a3"} {
+  func.func @recip(%x: !pto.ptr<f32>) attributes {pto.kernel_kind = #pto.kernel_kind<vector>} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %vx = pto.make_tensor_view %x, shape = [%c8, %c8], strides = [%c8, %c1] : !pto.tensor_view<?x?xf32>
+    %px = pto.partition_view %vx, offsets = [%c0, %c0], sizes = [%c8, %c8] : !pto.tensor_view<?x?xf32> -> !pto.partition_tensor_view<8x8xf32>
+    %s = pto.alloc_tile : !pto.tile_buf<vec, 8x8xf32>
+    %d = pto.alloc_tile : !pto.tile_buf<vec, 8x8xf32>
+    pto.tload ins(%px : !pto.partition_tensor_view<8x8xf32>) outs(%s : !pto.tile_buf<vec, 8x8xf32>)
+    pto.trecip ins(%s : !pto.tile_buf<vec, 8x8xf32>) outs(%d : !pto.tile_buf<vec, 8x8xf32>)
+    pto.tstore ins(%d : !pto.tile_buf<vec, 8x8xf32>) outs(%px : !pto.partition_tensor_view<8x8xf32>)
+    return
+  }
+}
+"""
+    x = np.random.default_rng(3).uniform(0.5, 4.0, (8, 8)).astype(np.float32)
+    res = pyptoemu.run(text, inputs={"arg0": x})
+    np.testing.assert_allclose(res.outputs["arg0"], 1.0 / x, rtol=1e-5)
