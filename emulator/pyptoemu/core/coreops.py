@@ -381,7 +381,14 @@ def lower_flag(su: ScalarUnit, op: A.Op) -> Step:
     if static_flag is not None and pipe != "S":  # nearly every flag op: nothing to decide per execution
         issue = su.issue
         order = su.flag_order(static_flag)
-        note = order.on_set if kind == SET else order.on_wait
+        if kind == WAIT:  # FlagOrder.on_wait, inline (a call less per wait): the balance goes down
+
+            def step_static_wait(frame):
+                order.balance -= 1
+                issue(pipe, make_instr(WAIT, name, loc, pipe, 0, 0, 0, None, (), (), static_flag))
+
+            return step_static_wait
+        note = order.on_set
 
         def step_static(frame):
             instr = make_instr(kind, name, loc, pipe, 0, 0, 0, None, (), (), static_flag)

@@ -360,7 +360,7 @@ class Pipe:
             self.idle_waiters.append(ev)
         return ev
 
-    def run(self):
+    def run(self):  # noqa: C901 - the per-instruction loop, its common cases inline on purpose
         """The pipe's process: take the head of the queue and run it by its kind, forever.
 
         Tile instructions, sets and waits (nearly everything) run here through plain methods
@@ -379,6 +379,7 @@ class Pipe:
         event_ids = env._eid
         consume = flags.state.pop  # Flags.try_consume: the setter of a flag, taken (a C call)
         set_cost = self.set_cost
+        wait_cost = self.wait_cost
         # SimPy time as this process sees it: it moves only across a yield (read after each, as the
         # ``Environment.now`` property returns it: ~800 property calls per run saved)
         now = env._now
@@ -428,9 +429,22 @@ class Pipe:
                     yield tick
                     now = env._now
                     setter = consume(ins.flag, None)
-                self._end_wait(ins, setter, now)
+                # _end_wait, inline (a call less per wait): consumed now, its own cost folded into ready_at
+                ins.released_by = setter
+                ins.start = now
+                end = ins.end = ins.done = self.ready_at = now + wait_cost
+                self.busy += wait_cost
+                if end > self.last_done:
+                    self.last_done = end
+                self.record(self.core, ins)
             elif kind == SET:  # fires once every earlier instruction of this pipe has completed
-                start = ins.start = self._after_earlier(ins, now)
+                # _after_earlier, inline (a call less per set): max(now, issue, last_done, ready_at)
+                start = issue if issue > now else now
+                last_done = self.last_done
+                start = last_done if last_done > start else start
+                ready_at = self.ready_at
+                start = ready_at if ready_at > start else start
+                ins.start = start
                 end = ins.end = ins.done = start + set_cost
                 if end > now:  # one event for the drain and the set itself
                     tick.callbacks = []
@@ -511,17 +525,6 @@ class Pipe:
         if ready_at > start:
             start = ready_at
         return start
-
-    def _end_wait(self, ins: Instr, setter: Instr | None, now: int) -> None:
-        """wait_flag: its flag was set (by ``setter``) and consumed ``now``."""
-        ins.released_by = setter
-        start = ins.start = now
-        # the wait's own cost delays the next instruction: folded into ready_at, no event
-        end = ins.end = ins.done = self.ready_at = start + self.wait_cost
-        self.busy += self.wait_cost
-        if end > self.last_done:
-            self.last_done = end
-        self.record(self.core, ins)
 
     def _run_xwait(self, ins: Instr):
         """A cross-core wait (sync.wait, a full FIFO): blocks the pipe until its gate opens."""
