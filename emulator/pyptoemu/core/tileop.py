@@ -591,7 +591,8 @@ class TileOpBinding:
         if "whole_blocks_without_scratch" in constraints and not any(self.scratch) and in_snap:
             _check_whole_blocks(op, in_snap[0], loc)
         if "distinct_src_dst" in constraints:
-            _check_distinct_storage(op, data, out_snap, self.su.machine.name, loc)
+            where = f" on {self.su.machine.name}" if "distinct_src_dst" in self.spec.target_constraints else ""
+            _check_distinct_storage(op, data, out_snap, where, loc)
 
     def _resolve_pipe(self, src_loc: str | None, dst_loc: str | None) -> tuple:
         key = (src_loc, dst_loc)
@@ -924,7 +925,7 @@ def _check_concat_fits(op: A.Op, ins: list, outs: list, loc) -> None:
                           f"{outs[0].obj.cols} columns of {outs[0].obj.name}", loc)
 
 
-def _check_distinct_storage(op: A.Op, ins: list, outs: list, machine: str, loc) -> None:
+def _check_distinct_storage(op: A.Op, ins: list, outs: list, where: str, loc) -> None:
     """The destination shares no storage with a data source (pto-text-format §4.5: A3's ``trecip``
     forbids src == dst storage). Before running, a tile written both as a source and as dst (one SSA
     value) is refused; at issue, tiles whose bytes overlap in one buffer (two allocations at one
@@ -942,8 +943,9 @@ def _check_distinct_storage(op: A.Op, ins: list, outs: list, machine: str, loc) 
             shared = (not isinstance(src, StaticTile) and src.buffer is dst.buffer
                       and src.addr < dst.addr + dst.nbytes and dst.addr < src.addr + src.nbytes)
         if shared:
-            raise VerifyError(f"{op.name} on {machine}: the source and the destination share storage (written "
-                              f"in place); this target forbids it: write the result to another tile", loc)
+            raise VerifyError(f"{op.name}{where}: the source and the destination share storage (written in "
+                              f"place), which {'this target' if where else 'the op'} forbids: write the result to "
+                              f"another tile", loc)
 
 
 def _check_whole_blocks(op: A.Op, src: OperandSnap, loc) -> None:
