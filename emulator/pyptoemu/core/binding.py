@@ -18,7 +18,7 @@ from ptoisa.machine import Machine
 from ptoisa.suggest import did_you_mean
 from ptoisa.text import ast as A
 from pyptoemu.core.control import LOWERINGS, PREPARED_LOWERINGS
-from pyptoemu.core.coreops import CORE_OPS
+from pyptoemu.core.coreops import CORE_OPS, PREPARED_CORE_OPS
 from pyptoemu.core.scalar import Lowering, ScalarUnit, Step, fail_step
 from pyptoemu.core.tileop import bind_tile_op
 from pyptoemu.errors import UnsupportedOpError, VerifyError
@@ -86,6 +86,9 @@ def _pto_lowering(op: A.Op, isa, machine: Machine) -> Lowering | Exception:
                                       f"(supported: {', '.join(a.implemented)})", op.loc)
     key = spec.semantics
     if key.startswith("core."):
+        prepare = PREPARED_CORE_OPS.get(key[5:])
+        if prepare is not None:
+            return prepare(op, isa, machine)
         lowering = CORE_OPS.get(key[5:])
         return lowering if lowering is not None else _unsupported(op)
     semantics = SEMANTICS.get(key)

@@ -114,18 +114,26 @@ class ArithOperands:
 
 def lower_arith(su: ScalarUnit, op: A.Op) -> Step:
     """Integer and float arithmetic, compares, select and casts on the scalar unit."""
+    lowering = prepare_arith(op, su.isa, su.machine)
+    return fail_step(lowering) if isinstance(lowering, Exception) else lowering(su, op)
+
+
+def prepare_arith(op: A.Op, isa: Any, machine: Any) -> Lowering | Exception:
+    """What binding an `arith` op decides from the op alone (its operands and types, their count
+    checked), once per op (binding.lowering_of: kept per module, ISA and machine), and the lowering
+    that then only makes the step; the error binding raises, if any."""
     o = ArithOperands.of(op)
     n_operands = 1 if o.kind == "negf" or o.kind in arith.CAST_OPS else 3 if o.kind == "select" else 2
     require(op, operands=n_operands, results=1)
     if o.kind in arith.INT_BINARY:
-        return _lower_int_binary(su, o)
+        return lambda su, op: _lower_int_binary(su, o)
     if o.kind in arith.FLOAT_BINARY:
-        return _lower_float_binary(su, o)
+        return lambda su, op: _lower_float_binary(su, o)
     if o.kind in ("cmpi", "cmpf"):
-        return _lower_compare(su, op, o)
+        return lambda su, op: _lower_compare(su, op, o)
     if o.kind in ("negf", "select") or o.kind in arith.CAST_OPS:
-        return _lower_unary_or_select(su, op, o)
-    return fail_step(UnsupportedOpError(f"{op.name} is not supported by the emulator yet", o.loc))
+        return lambda su, op: _lower_unary_or_select(su, op, o)
+    return UnsupportedOpError(f"{op.name} is not supported by the emulator yet", o.loc)
 
 
 def _lower_int_binary(su: ScalarUnit, o: ArithOperands) -> Step:
@@ -486,11 +494,11 @@ LOWERINGS: dict[str, Lowering] = {
     "memref.reinterpret_cast": lower_reinterpret_cast,
     "pto.bind_tile": lower_bind_tile,
 }
-for _k in list(arith.INT_BINARY) + list(arith.FLOAT_BINARY) + list(arith.CAST_OPS) + [
-        "cmpi", "cmpf", "select", "negf"]:
-    LOWERINGS["arith." + _k] = lower_arith
 
 # Ops whose lowering does the work that depends on the op, the ISA and the machine alone once per
-# op: (op, isa, machine) -> the lowering that makes the step (binding.lowering_of keeps it per
-# module, ISA and machine)
-PREPARED_LOWERINGS: dict[str, Callable[[A.Op, Any, Any], Lowering]] = {"arith.constant": prepare_constant}
+# op: (op, isa, machine) -> the lowering that makes the step, or the error binding the op raises
+# (binding.lowering_of keeps the lowering per module, ISA and machine; an error is made anew)
+PREPARED_LOWERINGS: dict[str, Callable[[A.Op, Any, Any], Lowering | Exception]] = {"arith.constant": prepare_constant}
+for _k in list(arith.INT_BINARY) + list(arith.FLOAT_BINARY) + list(arith.CAST_OPS) + [
+        "cmpi", "cmpf", "select", "negf"]:
+    PREPARED_LOWERINGS["arith." + _k] = prepare_arith
