@@ -379,21 +379,20 @@ def lower_flag(su: ScalarUnit, op: A.Op) -> Step:
     kind, pipe = (SET, src) if is_set else (WAIT, dst)
     static_flag = (src, dst, static_id) if dyn is None else None
     if static_flag is not None and pipe != "S":  # nearly every flag op: nothing to decide per execution
-        issue = su.issue
+        issue_new = su.issue_new
         order = su.flag_order(static_flag)
         if kind == WAIT:  # FlagOrder.on_wait, inline (a call less per wait): the balance goes down
 
             def step_static_wait(frame):
                 order.balance -= 1
-                issue(pipe, make_instr(WAIT, name, loc, pipe, 0, 0, 0, None, (), (), static_flag))
+                issue_new(pipe, WAIT, name, loc, 0, 0, None, (), (), static_flag)
 
             return step_static_wait
         note = order.on_set
 
         def step_static(frame):
-            instr = make_instr(kind, name, loc, pipe, 0, 0, 0, None, (), (), static_flag)
-            note(instr)
-            issue(pipe, instr)
+            # (noted once issued: the same as before, as issuing a flag op touches nothing noting reads)
+            note(issue_new(pipe, kind, name, loc, 0, 0, None, (), (), static_flag))
 
         return step_static
 
