@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pyptoemu
-from pyptoemu.core.pipe import SET, WAIT, Instr, make_instr
+from pyptoemu.core.pipe import OP, SET, WAIT, Instr, make_instr
 from pyptoemu.core.scalar import ScalarUnit
 from tests.emulator.core.test_deferred_stalls import EXAMPLES, OPS, _machine, _program
 from tests.emulator.core.test_leap import _outcome
@@ -55,7 +55,7 @@ def test_each_instruction_has_the_fields_of_make_instr_and_issue(monkeypatch):
     monkeypatch.setattr(ScalarUnit, "issue_new", issue_new)
     for depth in (2, 16):
         pyptoemu.run(ROOT / "examples" / "double_buffer_1024.pto", machine=_machine(depth), data=False)
-    assert len(checked) > 3000 and {SET, WAIT} <= set(checked)
+    assert len(checked) > 5000 and {OP, SET, WAIT} <= set(checked)
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
