@@ -391,7 +391,7 @@ def lower_flag(su: ScalarUnit, op: A.Op) -> Step:
         note = order.on_set
 
         def step_static(frame):
-            # (noted once issued: the same as before, as issuing a flag op touches nothing noting reads)
+            # (noted once issued: as noted before, since issuing changes nothing on_set reads of it)
             note(issue_new(pipe, kind, name, loc, 0, 0, None, (), (), static_flag))
 
         return step_static
