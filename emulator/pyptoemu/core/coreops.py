@@ -391,25 +391,24 @@ def prepare_flag(op: A.Op, isa: Any, machine: Machine) -> Lowering | Exception:
     if static_flag is not None and pipe != "S":  # nearly every flag op: nothing to decide per execution
         if kind == WAIT:
             def bind_static_wait(su: ScalarUnit, op: A.Op) -> Step:
-                issue = su.issue
+                issue_new = su.issue_new
                 order = su.flag_order(static_flag)
 
                 def step_static_wait(frame):  # FlagOrder.on_wait, inline (a call less per wait)
                     order.balance -= 1
-                    issue(pipe, make_instr(WAIT, name, loc, pipe, 0, 0, 0, None, (), (), static_flag))
+                    issue_new(pipe, WAIT, name, loc, 0, 0, None, (), (), static_flag)
 
                 return step_static_wait
 
             return bind_static_wait
 
         def bind_static(su: ScalarUnit, op: A.Op) -> Step:
-            issue = su.issue
+            issue_new = su.issue_new
             note = su.flag_order(static_flag).on_set
 
             def step_static(frame):
-                instr = make_instr(kind, name, loc, pipe, 0, 0, 0, None, (), (), static_flag)
-                note(instr)
-                issue(pipe, instr)
+                # (noted once issued: the same as before, as issuing a flag op touches nothing noting reads)
+                note(issue_new(pipe, kind, name, loc, 0, 0, None, (), (), static_flag))
 
             return step_static
 

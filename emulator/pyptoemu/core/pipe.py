@@ -51,7 +51,10 @@ class Gate(Protocol):
 
     def ready(self) -> bool: ...
 
-    def event(self) -> simpy.Event: ...
+    def event(self) -> simpy.Event:
+        """An event fired when the condition may hold: a new one per call, only its caller waits
+        on it (a pipe leaps on that: see ``LEAP``)."""
+        ...
 
     def take(self, waiter: Instr) -> list: ...
 
@@ -77,6 +80,19 @@ class QueueRoom:
         return f"(the {self.pipe.name} issue queue was full: {self.pipe.depth} entries)"
 
 
+# A pipe that would sleep on its own timeout (its Tick) until a later cycle no event is due by
+# sets the clock there itself and goes on: a leap. SimPy would pop that timeout next: the event heap
+# holds nothing due by then, only an event can make anything else happen in between, and the event
+# the pipe is running on has no other callback left to run at the earlier cycle (every event a pipe
+# waits on is its own: its Tick, its idle wake, a Wake, a Gate's event made per waiter). So every
+# process sees what it would have seen, in the same order; only the event ids the leaps do not take
+# are not taken (ids order the events due at one cycle, and those keep their order). 848 of the
+# 1798 Ticks of a run of the stream kernel (examples/double_buffer_1024.pto): 102.8 -> 99.7 M
+# machine instructions per timing-only run (callgrind). False: every such wait is a timeout
+# (tests/emulator/core/test_leap.py compares the two).
+LEAP = True
+
+
 class Wake(simpy.Event):
     """An event its waiter sleeps on until the cycle it must wake at is known (``wake_in``)."""
 
@@ -92,8 +108,8 @@ class Wake(simpy.Event):
 class Tick(simpy.Event):
     """A pipe's own event: the one it waits on, fired again for each wait (:meth:`Pipe.run`). As
     a timeout (the start of a tile instruction or a wait, the end of a set: ~1800 per run of the
-    stream kernel, examples/double_buffer_1024.pto) where a ``Timeout`` made per wait costs an
-    object and two calls more; as the event a set of the flag it waits for fires (~770 per run:
+    stream kernel, examples/double_buffer_1024.pto, about half of them leaps that need no event:
+    see ``LEAP``) where a ``Timeout`` made per wait costs an object and two calls more; as the event a set of the flag it waits for fires (~770 per run:
     :class:`Flags` takes it as its waiter). Only its pipe waits on it, and only once it has fired:
     re-armed, it is a new event, processed as one would be (value None)."""
 
@@ -294,6 +310,8 @@ class Flags:
         self.observer = observer  # receives double-set notices
 
     def set(self, flag: tuple, by: Instr) -> None:
+        """``flag`` is set by ``by``; its waiter, if any, wakes now (``Pipe.run`` does the same inline
+        for a pipe's set_flag)."""
         if flag in self.state:
             self.observer.double_set(flag, self.state[flag], by)
         self.state[flag] = by
@@ -377,12 +395,17 @@ class Pipe:
         # pipe schedules its Tick ~1800 times per run of the stream kernel, a call saved each time
         timeline = env._queue
         event_ids = env._eid
-        consume = flags.state.pop  # Flags.try_consume: the setter of a flag, taken (a C call)
+        flag_state = flags.state
+        consume = flag_state.pop  # Flags.try_consume: the setter of a flag, taken (a C call)
+        take_waiter = flags.waiters.pop
+        record = self.record
+        core = self.core
         set_cost = self.set_cost
         wait_cost = self.wait_cost
         # SimPy time as this process sees it: it moves only across a yield (read after each, as the
         # ``Environment.now`` property returns it: ~800 property calls per run saved)
         now = env._now
+        leap = LEAP
         while True:
             if not queue:
                 yield from self._idle()
@@ -412,10 +435,13 @@ class Pipe:
                 start = issue if issue > now else now
                 ready_at = self.ready_at
                 start = ready_at if ready_at > start else start
-                if start > now:  # a timeout: the pipe's own, fired again (Tick)
-                    tick.callbacks = []
-                    heappush(timeline, (start, NORMAL, next(event_ids), tick))
-                    yield tick
+                if start > now:  # a timeout: the pipe's own, fired again (Tick), or a leap (see LEAP)
+                    if not leap or timeline and timeline[0][0] <= start:
+                        tick.callbacks = []
+                        heappush(timeline, (start, NORMAL, next(event_ids), tick))
+                        yield tick
+                    else:
+                        env._now = start
                     now = start
                 if kind == OP:
                     self._start_op(ins, start)
@@ -436,7 +462,7 @@ class Pipe:
                 self.busy += wait_cost
                 if end > self.last_done:
                     self.last_done = end
-                self.record(self.core, ins)
+                record(core, ins)
             elif kind == SET:  # fires once every earlier instruction of this pipe has completed
                 # _after_earlier, inline (a call less per set): max(now, issue, last_done, ready_at)
                 start = issue if issue > now else now
@@ -446,14 +472,26 @@ class Pipe:
                 start = ready_at if ready_at > start else start
                 ins.start = start
                 end = ins.end = ins.done = start + set_cost
-                if end > now:  # one event for the drain and the set itself
-                    tick.callbacks = []
-                    heappush(timeline, (end, NORMAL, next(event_ids), tick))
-                    yield tick
+                if end > now:  # one event for the drain and the set itself, or a leap (see LEAP)
+                    if not leap or timeline and timeline[0][0] <= end:
+                        tick.callbacks = []
+                        heappush(timeline, (end, NORMAL, next(event_ids), tick))
+                        yield tick
+                    else:
+                        env._now = end
                     now = end
                 self.busy += set_cost
-                flags.set(ins.flag, ins)
-                self.record(self.core, ins)
+                # Flags.set, inline (a call less per set: 768 per run of the stream kernel)
+                flag = ins.flag
+                if flag in flag_state:
+                    flags.observer.double_set(flag, flag_state[flag], ins)
+                flag_state[flag] = ins
+                waiter = take_waiter(flag, None)
+                if waiter is not None:  # its waiter (a pipe's Tick, the scalar unit's event) succeeds now
+                    waiter._ok = True
+                    waiter._value = None
+                    heappush(timeline, (now, NORMAL, next(event_ids), waiter))
+                record(core, ins)
             elif kind == XWAIT:
                 yield from self._run_xwait(ins)
                 now = env._now

@@ -32,6 +32,7 @@ from ptoisa.text import ast as A
 from pyptoemu.core.pipe import (
     SET,
     XWAIT,
+    BoundOp,
     Instr,
     QueueRoom,
     make_instr,
@@ -351,6 +352,8 @@ class ScalarUnit:
             order.on_wait(instr)
 
     def issue(self, pipe: str, instr: Instr) -> None:
+        """Put ``instr`` (made by :func:`make_instr`) in ``pipe``'s queue at the scalar clock (tile
+        and flag ops take :meth:`issue_new`, the same in one call)."""
         # (charged as :meth:`charge` would, but counted by the pipe: see :attr:`busy`)
         vclock = self.vclock = self.vclock + self.issue_cost
         deferred = self.deferred
@@ -379,6 +382,72 @@ class ScalarUnit:
             instr.stall_taken = instr.stall_lag = instr.stall_watch = None
             queue[-depth - 1].ends_stall = instr  # ended when the pipe takes that one off
             deferred.append(instr)
+
+    def issue_new(self, pipe: str, kind: int, name: str, loc: Loc, occupancy: int = 0, latency: int = 0,
+                  bound: BoundOp | None = None, reads: tuple = (), writes: tuple = (), flag: tuple | None = None,
+                  operands: list | tuple = (), nbytes: int = 0, transfer: tuple | None = None,
+                  key: object = None) -> Instr:
+        """A new instruction, issued: ``issue(pipe, make_instr(kind, name, loc, pipe, 0, ...))`` in one
+        call, the same fields set to the same values in the same order of effects.
+
+        The path of nearly every instruction (tile ops, flag ops): :func:`make_instr` and :meth:`issue`
+        written out here, so an issue costs one Python call, not two, and the fields ``issue`` sets
+        are stored once. Callgrind, timing-only stream kernel (examples/double_buffer_1024.pto,
+        2820 instructions per run): 99.71 -> 98.54 M machine instructions per run for its flag
+        ops, -> 97.84 M with its tile ops.
+        tests/emulator/core/test_issue_new.py runs kernels with this replaced by the two calls."""
+        ins = Instr()  # make_instr's fields, but those issue sets
+        ins.kind = kind
+        ins.name = name
+        ins.loc = loc
+        ins.pipe = pipe
+        ins.occupancy = occupancy
+        ins.latency = latency
+        ins.bound = bound
+        ins.reads = reads
+        ins.writes = writes
+        ins.flag = flag
+        ins.operands = operands
+        ins.nbytes = nbytes
+        ins.transfer = transfer
+        ins.start = -1
+        ins.end = -1
+        ins.done = -1
+        ins.seq = -1
+        ins.released_by = None
+        ins.wait_start = -1
+        ins.core = None
+        ins.vc = None
+        ins.path = None
+        ins.key = key
+        ins.ends_stall = None
+        # issue's (see there)
+        vclock = self.vclock = self.vclock + self.issue_cost
+        deferred = self.deferred
+        ins.low = vclock
+        ins.issue = deferred[-1] if deferred else vclock
+        core = self.core
+        target = core.pipes[pipe]
+        n = target.issued
+        ins.pidx = n
+        target.issued = n + 1
+        ins.sepoch = self.epochs.count
+        total = self.issued_total = self.issued_total + 1
+        ins.iseq = total
+        watch = core.slot_watch
+        if watch is not None and watch.freed:
+            watch.check(ins)
+        queue = target.queue
+        queue.append(ins)
+        if target.wake is not None:
+            wake, target.wake = target.wake, None
+            wake.succeed()
+        depth = target.stall_above
+        if len(queue) > depth:
+            ins.stall_taken = ins.stall_lag = ins.stall_watch = None
+            queue[-depth - 1].ends_stall = ins
+            deferred.append(ins)
+        return ins
 
     # A stall on a full issue queue (``issue``, inline): the instruction just issued went over the
     # queue's depth. It is still in the scalar unit's hands (last in the queue) and nothing after it

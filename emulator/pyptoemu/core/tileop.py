@@ -332,11 +332,11 @@ class TileOpBinding:
         elif self.last_views:
             template = self._moved(values)
         pipe, occ, lat, reads, writes, snaps, nbytes, transfer, shape_key = template or self._snapshot(values)
-        instr = make_instr(OP, self.short_name, self.op.loc, pipe, 0, occ, lat, self, reads, writes, None, snaps,
-                           nbytes, transfer, shape_key)
         if pipe == "S":
-            return _run_on_scalar(self.su, instr)
-        self.su.issue(pipe, instr)
+            return _run_on_scalar(self.su, make_instr(OP, self.short_name, self.op.loc, pipe, 0, occ, lat, self, reads,
+                                                      writes, None, snaps, nbytes, transfer, shape_key))
+        self.su.issue_new(pipe, OP, self.short_name, self.op.loc, occ, lat, self, reads, writes, None, snaps, nbytes,
+                          transfer, shape_key)
         return None
 
     def _undefined(self, frame: dict) -> str:
