@@ -106,6 +106,7 @@ def verify_module(module: A.Module, entry: A.Function, isa, machine: Machine) ->
             errors.extend(_address_type_errors(op, types))
             errors.extend(_index_operand_errors(op, types))
             errors.extend(_element_type_errors(op, types))
+            errors.extend(_operand_dtype_errors(op, isa, types))
             errors.extend(_pointer_operand_errors(op, types))
             errors.extend(_arith_type_errors(op, types))
             errors.extend(_yield_errors(op, parent, types))
@@ -477,6 +478,22 @@ _POINTER_POSITIONS: dict[str, tuple[int, str]] = {
 }
 
 
+def _operand_dtype_errors(op: A.Op, isa, types: Mapping) -> list[PtoError]:
+    """A tile operand whose op-table entry lists its own dtypes (an arg reduction's dst holds
+    indices: i32 or ui32, pto-text-format §4.6) has one of them. The core checks the entry's dtypes
+    on the operand the op's domain follows only, so a float index tile would otherwise run."""
+    spec = isa.get(op.name) if op.name.startswith("pto.") else None
+    if spec is None or not op.is_dps:
+        return []
+    for names, specs in ((op.ins, spec.ins), (op.outs, spec.outs)):
+        for x, operand in zip(names, specs, strict=False):
+            t = types.get(x) if isinstance(x, str) else None
+            if operand.dtypes and isinstance(t, A.TileBufType) and t.dtype not in operand.dtypes:
+                return [VerifyError(f"{op.name}: {operand.name} {x} is {t.dtype}; this operand is one of "
+                                    f"{', '.join(operand.dtypes)}", op.loc)]
+    return []
+
+
 def _pointer_operand_errors(op: A.Op, types: Mapping) -> list[PtoError]:
     """A number or a tile where the op reads a GM pointer or a view."""
     where = _POINTER_POSITIONS.get(op.name)
@@ -630,6 +647,25 @@ def _for_errors(op: A.Op, scope: NameScope, machine: Machine) -> list[PtoError]:
         if have is not None and _kind_or_scalar(have) != _kind_or_scalar(want):
             return [VerifyError(f"scf.for: iter_arg {k} starts as {x}, a {have}, but the loop carries a {want}",
                                 op.loc)]
+    return []
+
+
+def _scalar_access_errors(op: A.Op, scope: NameScope, machine: Machine) -> list[PtoError]:
+    """tgetval / tsetval at a constant linear offset outside the tile's static shape, and
+    get_tensor_view_dim of a constant dim outside the view's rank: the text decides them."""
+    if op.name == "pto.get_tensor_view_dim":
+        view = scope.types.get(op.operands[0]) if op.operands and isinstance(op.operands[0], str) else None
+        dim = _constant(op.operands[1], scope) if len(op.operands) > 1 else None
+        if isinstance(view, A.TensorViewType) and dim is not None and not 0 <= dim < len(view.shape):
+            return [VerifyError(f"{op.name}: dim {dim} of a rank-{len(view.shape)} view", op.loc)]
+        return []
+    tile_name, off = (op.ins[0], op.ins[1]) if op.name == "pto.tgetval" and len(op.ins) > 1 else \
+        (op.outs[0], op.ins[0]) if op.name == "pto.tsetval" and op.outs and op.ins else (None, None)
+    tile = scope.types.get(tile_name) if isinstance(tile_name, str) else None
+    k = _constant(off, scope) if off is not None else None
+    if isinstance(tile, A.TileBufType) and k is not None and not 0 <= k < tile.rows * tile.cols:
+        return [VerifyError(f"{op.name}: offset {k} outside the {tile.rows}x{tile.cols} tile {tile_name} "
+                            f"({tile.rows * tile.cols} elements)", op.loc)]
     return []
 
 
@@ -828,7 +864,8 @@ _STATIC_CHECKS = {
     "pto.tinsert": _window_errors, "pto.make_tensor_view": _tensor_view_errors, "pto.tassign": _tassign_errors,
     "pto.set_flag_dyn": _event_id_errors, "pto.wait_flag_dyn": _event_id_errors, "pto.sync.set": _event_id_errors,
     "pto.sync.wait": _event_id_errors, "pto.tload": _transfer_errors, "pto.tprefetch": _transfer_errors,
-    "pto.tstore": _transfer_errors,
+    "pto.tstore": _transfer_errors, "pto.tgetval": _scalar_access_errors, "pto.tsetval": _scalar_access_errors,
+    "pto.get_tensor_view_dim": _scalar_access_errors,
 }
 
 
