@@ -163,3 +163,23 @@ def test_f16_row_expand_add_min_and_col_expand_sub_expdif():
     o2 = np.exp(((x - crow).astype(np.float16) - crow).astype(np.float32))
     np.testing.assert_allclose(r.outputs["arg3"].astype(np.float32), o1.astype(np.float32), rtol=1e-3)
     np.testing.assert_allclose(r.outputs["arg4"].astype(np.float32), o2, rtol=2e-3)
+
+
+def test_c2v_k_loop_scores_split_by_rows_give_the_softmax_numerator():
+    rng = _rng(18)
+    a = rng.uniform(-1, 1, (32, 48)).astype(np.float16)
+    b = rng.uniform(-1, 1, (48, 32)).astype(np.float16)
+    r = _run("r13_k19_c2v_kloop_rows_split_row_softmax_num.pto", {"arg0": a, "arg1": b})
+    s = a.astype(np.float32) @ b.astype(np.float32)
+    np.testing.assert_allclose(r.outputs["arg2"], np.exp(s - s.max(1, keepdims=True)), rtol=1e-5 * 48, atol=1e-6)
+
+
+def test_f32_matmul_bias_on_five_valid_rows():
+    rng = _rng(19)
+    x, w, bias = _f32s(rng, (5, 24)), _f32s(rng, (24, 16)), _f32s(rng, (1, 16))
+    r = _run("r13_k20_f32_matmul_bias_five_rows.pto", {"arg0": x, "arg1": w, "arg2": bias})
+    np.testing.assert_allclose(r.outputs["arg3"], x @ w + bias, rtol=1e-5 * 24, atol=1e-5)
+
+
+def _f32s(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    return rng.standard_normal(shape).astype(np.float32)
