@@ -19,7 +19,8 @@ def _header(name: str, nargs: int, dtype: str, consts: dict[str, int]) -> list[s
     args = ", ".join(f"%arg{i}: !pto.ptr<{dtype}>" for i in range(nargs))
     lines = [f"func.func @{name}({args}) attributes {{pto.entry, pto.kernel_kind = #pto.kernel_kind<vector>}} {{"]
     lines += [f"  %{k} = arith.constant {v} : index" for k, v in consts.items()]
-    lines += ["  %bid = pto.get_block_idx", "  %bnum = pto.get_block_num",
+    lines += ["  %bid64 = pto.get_block_idx", "  %bnum64 = pto.get_block_num",  # i64: cast to index (§2.1)
+              "  %bid = arith.index_cast %bid64 : i64 to index", "  %bnum = arith.index_cast %bnum64 : i64 to index",
               "  %step = arith.muli %bnum, %c2 : index"]
     return lines
 

@@ -74,6 +74,23 @@ class PyptoTypeError(PyptoError):
     """Operands have the wrong type, shape or dtype."""
 
 
+# The words of a tile op's IR operands that the surface call spells otherwise (pl.load's keyword is
+# ``valid_shape``; block.load's operand ``valid_shapes``).
+SURFACE_WORDS: dict[str, tuple[tuple[str, str], ...]] = {"block.load": (("valid_shapes", "valid_shape"),)}
+
+
+def as_written(e: PyptoError, op: str, spelled: str) -> PyptoError:
+    """``e``, raised by the IR op ``op`` (``block.load``) that a call the user wrote lowers to, with
+    the message naming that call (``pl.load: window [8, 24) exceeds dim 0 ...``) and its keywords:
+    the user never wrote ``block.load`` and should not have to guess where it came from."""
+    if not e.message.startswith(op + ":"):
+        return e
+    message = spelled + e.message[len(op):]
+    for ir_word, word in SURFACE_WORDS.get(op, ()):
+        message = message.replace(ir_word, word)
+    return type(e)(message, e.span, e.hint)
+
+
 class CompileError(PyptoError):
     """A pass or a code generator cannot handle the program."""
 

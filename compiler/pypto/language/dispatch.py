@@ -9,7 +9,7 @@ from typing import Any
 
 from pypto.dtype import DataType
 from pypto.enums import AtomicType, FunctionType
-from pypto.errors import PyptoTypeError
+from pypto.errors import PyptoTypeError, as_written
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.stmt import Function
@@ -349,7 +349,22 @@ def namespace_call(p: Any, node: ast.Call, ns: str, name: str, args: list | None
             node.func, PyptoTypeError)
     if fn is None:
         raise p.error(f"unknown op 'pl.{ns + '.' if ns != 'block' or _explicit(node) else ''}{name}'", node.func)
-    return invoke(p, node, f"pl.{name}", fn, args, kwargs or {})
+    if ns != "block":
+        return invoke(p, node, f"pl.{name}", fn, args, kwargs or {})
+    try:
+        return invoke(p, node, f"pl.{name}", fn, args, kwargs or {})
+    except PyptoTypeError as e:  # pl.load on a tensor, a subscript: name what the user wrote, not block.load
+        raise as_written(e, f"block.{name}", _spelled(node, name)) from None
+
+
+def _spelled(node: ast.AST, name: str) -> str:
+    """How the user wrote the tile op ``name``: the call (``pl.load``, ``pl.tile.load``), else the
+    expression that stands for it (a subscript ``x[0:8, :]`` that loads a window, ``a + b``)."""
+    if isinstance(node, ast.Call):
+        return ast.unparse(node.func)
+    if isinstance(node, ast.expr):
+        return f"'{ast.unparse(node)}'"
+    return f"pl.{name}"
 
 
 def _explicit(node: ast.Call) -> bool:

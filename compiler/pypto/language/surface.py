@@ -17,7 +17,7 @@ from typing import Any
 
 from pypto.dtype import DataType
 from pypto.enums import MemorySpace, TilePad
-from pypto.errors import PyptoTypeError
+from pypto.errors import PyptoTypeError, as_written
 from pypto.ir import expr as E
 from pypto.ir import stmt as St
 from pypto.ir.types import ScalarType, TensorType, TileType, static_int
@@ -205,7 +205,7 @@ def tensor_slice(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
     dims = [static_int(d) if isinstance(d, E.Expr) else d for d in shape]
     if any(not isinstance(d, int) or isinstance(d, bool) or d <= 0 for d in dims):
         raise p.error("pl.slice: a tile window needs positive constant shape entries", node)
-    return load_window(p, node, x, list(offset), dims, valid, clamp, _pad(p, node, pad), None)
+    return load_window(p, node, x, list(offset), dims, valid, clamp, _pad(p, node, pad), None, "pl.slice")
 
 
 def _view_with_valid_shape(p: Any, node: ast.Call, view: E.Call, shape: list, valid: Any,
@@ -247,9 +247,10 @@ def _static(v: Any) -> int | None:
 
 
 def load_window(p: Any, node: ast.AST, x: Any, offset: list, shape: list, valid: Any, clamp: Any,
-                pad: TilePad | None, memory: Any) -> Any:
+                pad: TilePad | None, memory: Any, spelled: str = "pl.load") -> Any:
     """A tile load of ``x[offset : offset + shape]`` with the spec's valid-shape rules (§7): ``valid``
-    narrows the window (never widens it); ``clamp`` cuts it at the tensor's end instead of refusing."""
+    narrows the window (never widens it); ``clamp`` cuts it at the tensor's end instead of refusing.
+    ``spelled``: what the user wrote (``pl.load``, ``pl.slice``, a subscript), the name its errors use."""
     vs = list(valid) if valid is not None else list(shape)
     if len(vs) != len(shape):
         raise p.error(f"valid_shape has {len(vs)} entries for a {len(shape)}-D window", node, PyptoTypeError)
@@ -273,7 +274,10 @@ def load_window(p: Any, node: ast.AST, x: Any, offset: list, shape: list, valid:
             else:
                 vs[i] = E.min_(p.to_ir(vs[i], node), p.to_ir(d, node) - p.to_ir(o, node))
     narrowed = valid is not None or bool(clamp)
-    return B.load(x, offset, shape, vs if narrowed else None, memory, pad=pad, span=p.span(node))
+    try:
+        return B.load(x, offset, shape, vs if narrowed else None, memory, pad=pad, span=p.span(node))
+    except PyptoTypeError as e:
+        raise as_written(e, "block.load", spelled) from None
 
 
 def load(p: Any, node: ast.Call, args: list, kwargs: dict) -> Any:

@@ -44,11 +44,15 @@ class NameScope:
     Breaking either rule is a located error.
     """
 
-    def __init__(self, fn: A.Function, fold: Callable[[A.Op, Mapping], int | None] | None = None):
+    def __init__(self, fn: A.Function, fold: Callable[[A.Op, Mapping], int | None] | None = None,
+                 implied_type: Callable[[A.Op, int], A.Type | None] | None = None):
         """``fold(op, constants)``: the integer value of an op whose operands are constants (the
-        emulator's arith folder), so :attr:`constants` also holds values computed from constants."""
+        emulator's arith folder), so :attr:`constants` also holds values computed from constants.
+        ``implied_type(op, k)``: the type of result ``k`` of an op whose text writes none, as its
+        spec gives it (``%b = pto.get_block_idx`` is an i64); None leaves it untyped."""
         self.fn = fn
         self.fold = fold
+        self.implied_type = implied_type
         self.types: ChainMap = ChainMap(dict(zip(fn.args, fn.arg_types, strict=False)))
         self.constants: ChainMap = ChainMap({})
         self.defined_at: ChainMap = ChainMap({a: fn.loc for a in fn.args})
@@ -85,7 +89,7 @@ class NameScope:
                 for m in (self.types, self.constants, self.defined_at, self.defs):
                     del m.maps[0]
             for k, name in enumerate(op.results):  # a result may have no written type (get_block_idx)
-                self._define(name, op.result_types[k] if k < len(op.result_types) else None, op.loc)
+                self._define(name, self._result_type(op, k), op.loc)
                 self.defs[name] = op
             if op.name == "arith.constant" and op.results:
                 v = op.attrs.get("value")
@@ -95,6 +99,11 @@ class NameScope:
                 v = self.fold(op, self.constants)
                 if v is not None:
                     self.constants[op.results[0]] = v
+
+    def _result_type(self, op: A.Op, k: int) -> A.Type | None:
+        if k < len(op.result_types):
+            return op.result_types[k]
+        return self.implied_type(op, k) if self.implied_type is not None else None
 
     def _define(self, name: str, t, loc: Loc) -> None:
         first = self.defined_at.get(name)

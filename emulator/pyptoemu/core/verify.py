@@ -24,8 +24,11 @@ from ptoisa.dtypes import is_float, is_known, itemsize
 from ptoisa.machine import Machine
 from ptoisa.text import ast as A
 from ptoisa.text.scopes import NameScope, walk
+from pyptoemu.core import arith
 from pyptoemu.core.aicore import AICore
 from pyptoemu.core.control import memref_alloc_tile_type
+from pyptoemu.core.crosscore import C2V, V2C
+from pyptoemu.core.crossops import SIDE_OF
 from pyptoemu.core.fold import fold_integer
 from pyptoemu.core.scalar import FailedStep, ScalarUnit
 from pyptoemu.core.tileop import TileOpBinding
@@ -81,9 +84,10 @@ def verify_module(module: A.Module, entry: A.Function, isa, machine: Machine) ->
     errors: list[PtoError] = []
     warnings: list[tuple[str, Loc]] = []
     errors.extend(_entry_errors(module, entry))
+    errors.extend(_fifo_direction_errors(module))
     for fn in module.functions:
         errors.extend(_dtype_errors(fn.arg_types + fn.result_types, fn.loc, f"@{fn.name}"))
-        scope = NameScope(fn, fold=fold_integer)
+        scope = NameScope(fn, fold=fold_integer, implied_type=partial(_implied_result_type, isa))
         for op, parent in scope.walk():
             errors.extend(scope.use_errors)  # a name the op cannot see has no type for the checks below
             scope.use_errors.clear()
@@ -100,7 +104,9 @@ def verify_module(module: A.Module, entry: A.Function, isa, machine: Machine) ->
             errors.extend(_declared_scalar_errors(op, types))
             errors.extend(_declared_view_errors(op, types))
             errors.extend(_address_type_errors(op, types))
+            errors.extend(_index_operand_errors(op, types))
             errors.extend(_element_type_errors(op, types))
+            errors.extend(_operand_dtype_errors(op, isa, types))
             errors.extend(_pointer_operand_errors(op, types))
             errors.extend(_arith_type_errors(op, types))
             errors.extend(_yield_errors(op, parent, types))
@@ -108,11 +114,22 @@ def verify_module(module: A.Module, entry: A.Function, isa, machine: Machine) ->
             errors.extend(_static_value_errors(op, scope, machine))
             errors.extend(_bind_and_check(su, op, partial(_static_type, scope)))
             warnings.extend(_ignored_operands(su.steps.get(op), op))
+            warnings.extend(_unknown_attribute_warnings(op, isa))
         errors.extend(scope.errors)
     if errors:
         errors.sort(key=lambda e: (e.loc is None, (e.loc.line, e.loc.col) if e.loc else (0, 0)))
         raise ModuleVerifyError(errors)
     return warnings
+
+
+def _implied_result_type(isa, op: A.Op, k: int) -> A.Type | None:
+    """The type of an op's result the text does not write, from the op's spec: a scalar result of an
+    op with one dtype (``%b = pto.get_block_idx`` is an i64, isa_specs multicore.yaml), so the checks
+    of its uses see it as MLIR does."""
+    spec = isa.get(op.name) if op.name.startswith("pto.") else None
+    if spec is None or k >= len(spec.outs) or "scalar" not in spec.outs[k].kinds or len(spec.dtypes) != 1:
+        return None
+    return A.ScalarType(spec.dtypes[0])
 
 
 def _bind_and_check(su: ScalarUnit, op: A.Op, type_of: Callable[[str], Any]) -> list[PtoError]:
@@ -207,6 +224,24 @@ def _attr_name_errors(op: A.Op, isa) -> list[PtoError]:
             return [VerifyError(f"{op.name}: unknown attribute '{key}' (did you mean '{near[0]}'? this op's "
                                 f"attributes: {', '.join(known)})", op.loc)]
     return []
+
+
+# MLIR's generic form carries the operand counts as a property; it is no attribute of the op.
+_FORM_PROPERTIES = frozenset({"operandSegmentSizes"})
+
+
+def _unknown_attribute_warnings(op: A.Op, isa) -> list[tuple[str, Loc]]:
+    """A tile op's attribute its spec does not list, and too far from every listed name to be a typo
+    (:func:`_attr_name_errors`): MLIR keeps it as a discardable attribute and the spec gives it no
+    meaning, so the op runs as if it were absent; a warning at the op says so, since the author
+    meant something by it (``{roundMode = ...}`` on an op that has no rounding). Ops the core itself
+    executes read attributes the op table does not list (``split``, ``dir_mask``): not checked."""
+    spec = isa.get(op.name) if op.name.startswith("pto.") else None
+    if spec is None or spec.is_core:
+        return []
+    listed = f"its attributes: {', '.join(spec.attrs)}" if spec.attrs else "it takes none"
+    return [(f"{op.name}: attribute '{key}' is not one of this op's ({listed}); ignored", op.loc)
+            for key in op.attrs if key not in spec.attrs and key not in _FORM_PROPERTIES]
 
 
 def _attr_value_errors(op: A.Op, isa) -> list[PtoError]:
@@ -377,6 +412,40 @@ def _address_type_errors(op: A.Op, types: Mapping) -> list[PtoError]:
     return []
 
 
+# Operands the spec types ``index`` (pto-text-format §2.1: "index: shapes, strides, offsets, valid
+# sizes, event ids"; §4.1 per op), by op: positions in ``op.operands`` and operand groups.
+_INDEX_POSITIONS: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
+    "pto.alloc_tile": ((), ("valid_row", "valid_col")),
+    "pto.make_tensor_view": ((), ("shape", "strides")),
+    "pto.partition_view": ((), ("offsets", "sizes")),
+    "pto.subview": ((), ("offsets", "sizes")),
+    "pto.set_validshape": ((1, 2), ()),
+    "pto.subset": ((1, 2), ("sizes",)),
+    "pto.get_tensor_view_dim": ((1,), ()),
+    "pto.set_flag_dyn": ((0,), ()),
+    "pto.wait_flag_dyn": ((0,), ()),
+}
+
+
+def _index_operand_errors(op: A.Op, types: Mapping) -> list[PtoError]:
+    """A shape, stride, offset, valid size or event id is an ``index``; an integer of another type
+    there (an i64 from get_block_idx, an i32 argument) is refused as MLIR refuses it, the way an
+    index where an i64 address is wanted is (:func:`_address_type_errors`): the spec pairs the two
+    on purpose (§2.1: "i64 for alloc_tile addr, block ids"; §3.1 ``arith.index_cast %x : i64 to
+    index``), so a block id becomes an offset only through a cast the author writes."""
+    positions, groups = _INDEX_POSITIONS.get(op.name, ((), ()))
+    named = [(f"operand {i}", op.operands[i]) for i in positions if i < len(op.operands)]
+    named += [(f"'{g}'", x) for g in groups for x in op.groups.get(g, [])]
+    for what, x in named:
+        have = types.get(x) if isinstance(x, str) else None
+        if isinstance(have, A.ScalarType) and is_known(have.name) and not is_float(have.name) \
+                and have.name not in ("index", "i1"):
+            return [VerifyError(f"{op.name}: {what} ({x}) is {have.name}; shapes, strides, offsets, valid sizes "
+                                f"and event ids are index (convert it first, e.g. arith.index_cast {x} : "
+                                f"{have.name} to index)", op.loc)]
+    return []
+
+
 def _element_type_errors(op: A.Op, types: Mapping) -> list[PtoError]:
     """A one-element access has the element's type: ``tgetval`` and ``load_scalar`` give the tile's
     (pointer's) element type, ``store_scalar`` writes a value of it. Written with another type, the
@@ -407,6 +476,22 @@ _POINTER_POSITIONS: dict[str, tuple[int, str]] = {
     "pto.load_scalar": (0, "a !pto.ptr"), "pto.store_scalar": (1, "a !pto.ptr"),
     "pto.get_tensor_view_dim": (0, "a view"), "pto.partition_view": (0, "a view"),
 }
+
+
+def _operand_dtype_errors(op: A.Op, isa, types: Mapping) -> list[PtoError]:
+    """A tile operand whose op-table entry lists its own dtypes (an arg reduction's dst holds
+    indices: i32 or ui32, pto-text-format §4.6) has one of them. The core checks the entry's dtypes
+    on the operand the op's domain follows only, so a float index tile would otherwise run."""
+    spec = isa.get(op.name) if op.name.startswith("pto.") else None
+    if spec is None or not op.is_dps:
+        return []
+    for names, specs in ((op.ins, spec.ins), (op.outs, spec.outs)):
+        for x, operand in zip(names, specs, strict=False):
+            t = types.get(x) if isinstance(x, str) else None
+            if operand.dtypes and isinstance(t, A.TileBufType) and t.dtype not in operand.dtypes:
+                return [VerifyError(f"{op.name}: {operand.name} {x} is {t.dtype}; this operand is one of "
+                                    f"{', '.join(operand.dtypes)}", op.loc)]
+    return []
 
 
 def _pointer_operand_errors(op: A.Op, types: Mapping) -> list[PtoError]:
@@ -565,6 +650,72 @@ def _for_errors(op: A.Op, scope: NameScope, machine: Machine) -> list[PtoError]:
     return []
 
 
+def _scalar_access_errors(op: A.Op, scope: NameScope, machine: Machine) -> list[PtoError]:
+    """tgetval / tsetval at a constant linear offset outside the tile's static shape, and
+    get_tensor_view_dim of a constant dim outside the view's rank: the text decides them."""
+    if op.name == "pto.get_tensor_view_dim":
+        view = scope.types.get(op.operands[0]) if op.operands and isinstance(op.operands[0], str) else None
+        dim = _constant(op.operands[1], scope) if len(op.operands) > 1 else None
+        if isinstance(view, A.TensorViewType) and dim is not None and not 0 <= dim < len(view.shape):
+            return [VerifyError(f"{op.name}: dim {dim} of a rank-{len(view.shape)} view", op.loc)]
+        return []
+    tile_name, off = (op.ins[0], op.ins[1]) if op.name == "pto.tgetval" and len(op.ins) > 1 else \
+        (op.outs[0], op.ins[0]) if op.name == "pto.tsetval" and op.outs and op.ins else (None, None)
+    tile = scope.types.get(tile_name) if isinstance(tile_name, str) else None
+    k = _constant(off, scope) if off is not None else None
+    if isinstance(tile, A.TileBufType) and k is not None and not 0 <= k < tile.rows * tile.cols:
+        return [VerifyError(f"{op.name}: offset {k} outside the {tile.rows}x{tile.cols} tile {tile_name} "
+                            f"({tile.rows * tile.cols} elements)", op.loc)]
+    return []
+
+
+def _endless_while_errors(op: A.Op, scope: NameScope, machine: Machine) -> list[PtoError]:
+    """An scf.while that can never end, decided from the text: its after region yields back its own
+    arguments, and its before region hands its arguments to scf.condition as they are, so every
+    iteration starts from the values the loop was entered with; when those and everything the
+    condition is computed from are constants and the condition holds for them, it holds forever.
+    Run, such a loop would spin to the step limit (about 5 us per empty iteration in the scalar
+    unit's interpreter: 10 M iterations take most of a minute) before being stopped."""
+    if len(op.regions) != 2 or not op.regions[0].ops or not op.regions[1].ops:
+        return []
+    before, after = op.regions
+    cond, back = before.ops[-1], after.ops[-1]
+    if cond.name != "scf.condition" or back.name != "scf.yield" or not cond.operands:
+        return []
+    if cond.operands[1:] != before.args or back.operands != after.args or len(before.args) != len(op.operands):
+        return []
+    if any(inner.name == "pto.trap" for region in op.regions for inner in walk(region)):
+        return []  # a loop that traps out of itself ends the kernel on purpose
+    known: dict = dict(scope.constants)
+    for arg, init in zip(before.args, op.operands, strict=True):
+        value = init if isinstance(init, int) else scope.constants.get(init)
+        if value is None:
+            return []  # entered with a run-time value: the run decides (and stops it at the step limit)
+        known[arg] = value
+    for inner in before.ops[:-1]:
+        value = _fold_condition_op(inner, known)
+        if value is not None and inner.results:
+            known[inner.results[0]] = value
+    if known.get(cond.operands[0]) is not True:
+        return []
+    return [VerifyError(f"scf.while never ends: its after region yields its arguments unchanged, so every iteration "
+                        f"computes the condition {cond.operands[0]} from the same constants, and it is true", op.loc)]
+
+
+def _fold_condition_op(op: A.Op, known: Mapping) -> int | bool | None:
+    """The value of an integer arith op, an i1 constant or an integer compare over known values."""
+    if op.name == "arith.constant" and isinstance(op.attrs.get("value"), bool):
+        return op.attrs["value"]
+    if op.name == "arith.cmpi" and len(op.operands) == 2 and op.operand_types:
+        pred = arith.CMPI.get(str(op.attrs.get("predicate")))
+        a, b = (known.get(x) if isinstance(x, str) else x for x in op.operands)
+        t = op.operand_types[0]
+        if pred is None or not isinstance(a, int) or not isinstance(b, int) or not isinstance(t, A.ScalarType):
+            return None
+        return bool(pred(a, b, t.name))
+    return fold_integer(op, {k: v for k, v in known.items() if not isinstance(v, bool)})
+
+
 def _alloc_errors(op: A.Op, scope: NameScope, machine: Machine) -> list[PtoError]:
     """Constant valid dims within the shape; a constant address aligned and inside the buffer."""
     t = op.result_types[0] if op.result_types else None
@@ -707,12 +858,14 @@ def _transfer_errors(op: A.Op, scope: NameScope, machine: Machine) -> list[PtoEr
 
 
 _STATIC_CHECKS = {
-    "func.return": _return_errors, "scf.for": _for_errors, "pto.alloc_tile": _alloc_errors,
+    "func.return": _return_errors, "scf.for": _for_errors, "scf.while": _endless_while_errors,
+    "pto.alloc_tile": _alloc_errors,
     "pto.partition_view": _partition_errors, "pto.subview": _partition_errors, "pto.textract": _window_errors,
     "pto.tinsert": _window_errors, "pto.make_tensor_view": _tensor_view_errors, "pto.tassign": _tassign_errors,
     "pto.set_flag_dyn": _event_id_errors, "pto.wait_flag_dyn": _event_id_errors, "pto.sync.set": _event_id_errors,
     "pto.sync.wait": _event_id_errors, "pto.tload": _transfer_errors, "pto.tprefetch": _transfer_errors,
-    "pto.tstore": _transfer_errors,
+    "pto.tstore": _transfer_errors, "pto.tgetval": _scalar_access_errors, "pto.tsetval": _scalar_access_errors,
+    "pto.get_tensor_view_dim": _scalar_access_errors,
 }
 
 
@@ -759,6 +912,30 @@ def _entry_errors(module: A.Module, entry: A.Function) -> list[PtoError]:
             calls[fn.name].append((callee_name, op))
     errors.extend(_recursion_errors(calls))
     return errors
+
+
+_INITIALIZE_PIPE = ("pto.aic_initialize_pipe", "pto.aiv_initialize_pipe")
+_DIRECTION_BIT = {C2V: 1, V2C: 2}  # dir_mask bits (pto-text-format §4.12)
+
+
+def _fifo_direction_errors(module: A.Module) -> list[PtoError]:
+    """A push, pop or free on a cube<->vector FIFO direction that no aic_/aiv_initialize_pipe of the
+    module declares (its ``dir_mask``) can never run: the text alone decides it, so it is refused
+    before running rather than faulting at the op (the run still checks that a declaration ran
+    before the use, which depends on the order the cores reach them)."""
+    declared = 0
+    uses: list[tuple[str, A.Op]] = []
+    for fn in module.functions:
+        for op in walk(fn.body):
+            if op.name in _INITIALIZE_PIPE:
+                mask = op.attrs.get("dir_mask")
+                declared |= mask if isinstance(mask, int) and not isinstance(mask, bool) else 3
+            elif op.name.removeprefix("pto.") in SIDE_OF:
+                uses.append((SIDE_OF[op.name.removeprefix("pto.")][0], op))
+    return [VerifyError(f"{op.name} uses the {direction} FIFO, but no aic_initialize_pipe / aiv_initialize_pipe "
+                        f"of the module declares that direction (dir_mask {_DIRECTION_BIT[direction]} or 3; 1 = C2V, "
+                        f"2 = V2C)", op.loc)
+            for direction, op in uses if not declared & _DIRECTION_BIT[direction]]
 
 
 def _recursion_errors(calls: dict[str, list[tuple[str, A.Op]]]) -> list[PtoError]:

@@ -77,7 +77,7 @@ def xor_own_scratch(a: pl.Tensor, b: pl.Tensor, y: pl.Out[pl.Tensor]):
 def test_a_scratch_tile_that_is_also_a_source_is_refused_at_the_users_line():
     a, b = np.arange(256, dtype=np.int16).reshape(16, 16), np.full((16, 16), 7, np.int16)
     line = xor_own_scratch.__wrapped__.__code__.co_firstlineno + 5
-    with pytest.raises(PyptoTypeError, match="block.xor: the scratch tile 'tmp' is also an operand it reads") as info:
+    with pytest.raises(PyptoTypeError, match="pl.xor: the scratch tile 'tmp' is also an operand it reads") as info:
         xor_own_scratch(a, b, np.zeros_like(a))
     assert str(info.value).startswith(f"{__file__}:{line}:")
 

@@ -93,13 +93,13 @@ def test_unaligned_cube_tile_is_rejected_with_the_padded_shape():
         dsl_program(body, {"a": ((100, 130), "FP16"), "b": ((130, 70), "FP16")}, ((100, 70), "FP32"))
     msg = e.value.render()
     assert "am = pl.load(a, [0, 0], [100, 130]" in msg.splitlines()[1]  # located at the load's line
-    assert "[112, 144] with valid_shapes=[100, 130]" in msg, msg
+    assert "[112, 144] with valid_shape=[100, 130]" in msg, msg  # pl.load's keyword
 
 
 def test_fp32_box_is_16x8():
     """FP32 Mat boxes are 16 rows x 8 cols: [16, 8] is accepted as is, [16, 12] is not."""
     body = MAT_LOAD.format(ash="[16, 12]", avalid="", bsh="[16, 16]", bvalid="valid_shapes=[12, 16], ")
-    with pytest.raises(PyptoError, match=r"multiple of \[16, 8\].*\[16, 16\] with valid_shapes=\[16, 12\]"):
+    with pytest.raises(PyptoError, match=r"multiple of \[16, 8\].*\[16, 16\] with valid_shape=\[16, 12\]"):
         dsl_program(body, {"a": ((16, 12), "FP32"), "b": ((12, 16), "FP32")}, ((16, 16), "FP32"))
 
 

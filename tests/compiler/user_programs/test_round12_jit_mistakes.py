@@ -37,7 +37,7 @@ CASES = [
      ("Cannot reassign 'y' with a different type: the Out parameter is Tensor[[8, 32], FP32], the value is "
       "Tensor[[8, 32], FP16]")),
     ("out_rebound_to_tile", (_z(8, 32), _z(8, 32)), 81,
-     "block.store: the output y is a tile, not a tensor (a tensor's name rebound to a tile?)"),
+     "pl.store: the output y is a tile, not a tensor (a tensor's name rebound to a tile?)"),
 ]
 
 

@@ -26,9 +26,9 @@ def _lines(out: str, name: str) -> list[str]:
      "the kernel ran more than 1000 loop iterations; stopped (an endless loop? raise the limit with --max-steps)"),
     ("r12_bad04_sync_wait_id_never_set.pto", 1, "17:5",
      "sync.wait for cross-core signal id 2 from AIC0, which never sets it"),
-    ("r12_bad05_pop_on_undeclared_direction.pto", 1, "17:5",
-     ("C2V FIFO used, but no aic_initialize_pipe / aiv_initialize_pipe of this core group has declared that "
-      "direction before it (dir_mask 1 or 3; 1 = C2V, 2 = V2C)")),
+    ("r12_bad05_pop_on_undeclared_direction.pto", 2, "17:5",  # round 13: refused before running (was exit 1)
+     ("pto.tpop_from_aic uses the C2V FIFO, but no aic_initialize_pipe / aiv_initialize_pipe of the module "
+      "declares that direction (dir_mask 1 or 3; 1 = C2V, 2 = V2C)")),
     ("r12_bad07_tpartadd_neither_source_full.pto", 2, "15:5",
      ("pto.tpartadd on a2a3: one source's valid region must equal the destination's 8x32; the sources' are "
       "5x20 and 8x16")),

@@ -1,4 +1,4 @@
-# error: 15: block.add: shapes [64, 32] and [32, 32] cannot be broadcast
+# error: 15: pl.add: shapes [64, 32] and [32, 32] cannot be broadcast
 import pypto.language as pl
 
 

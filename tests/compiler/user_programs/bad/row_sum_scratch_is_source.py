@@ -1,4 +1,4 @@
-# error: 11: block.row_sum: the scratch tile 'tmp_tile' is also an operand it reads
+# error: 11: pl.row_sum: the scratch tile 'tmp_tile' is also an operand it reads
 import pypto.language as pl
 
 

@@ -1,4 +1,4 @@
-# error: 13: block.store: tile dtype FP32 differs from output tensor dtype FP16
+# error: 13: pl.store: tile dtype FP32 differs from output tensor dtype FP16
 import pypto.language as pl
 
 

@@ -1,4 +1,4 @@
-# error: 12: block.load: argument 'tensor' must be a Tensor, got Tile[[64, 32], FP32]
+# error: 12: pl.load: argument 'tensor' must be a Tensor, got Tile[[64, 32], FP32]
 import pypto.language as pl
 
 
