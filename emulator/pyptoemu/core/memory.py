@@ -547,6 +547,9 @@ class TensorView:
         self.strides = strides
 
 
+_new_view = object.__new__  # (PartitionView.moved: no attribute lookup of __new__ per window)
+
+
 class PartitionView:
     """A window of a tensor view; tload/tstore see it as a 2-D (rows, cols) array."""
 
@@ -574,10 +577,16 @@ class PartitionView:
     def moved(self, base: int) -> PartitionView:
         """This window at another base element: the same shape, so nothing per dimension is
         recomputed (a loop stepping a window along its tensor, ``lower_partition_view``)."""
-        pv = PartitionView.__new__(PartitionView)
-        pv.gm, pv.sizes, pv.strides, pv.rows, pv.cols = self.gm, self.sizes, self.strides, self.rows, self.cols
+        pv = _new_view(PartitionView)
+        pv.gm = self.gm
+        pv.sizes = self.sizes
+        pv.strides = self.strides
+        pv.rows = self.rows
+        pv.cols = self.cols
         shift = base - self.base
-        pv.base, pv.lo, pv.hi = base, self.lo + shift, self.hi + shift
+        pv.base = base
+        pv.lo = self.lo + shift
+        pv.hi = self.hi + shift
         return pv
 
     def check_bounds(self, loc: Loc) -> None:

@@ -361,12 +361,14 @@ class TileOpBinding:
         spans = self.last_spans.copy()
         for i in self.last_views:
             v, was = values[i], last[i]
-            if v.__class__ is not PartitionView or v.sizes is not was.sizes or v.strides is not was.strides \
-                    or v.gm is not was.gm:
+            if v.__class__ is not PartitionView:
+                return None
+            gm, sizes, strides = v.gm, v.sizes, v.strides
+            if sizes is not was.sizes or strides is not was.strides or gm is not was.gm:
                 return None
             snaps[i] = _moved_snap(v, snaps[i])
-            es = v.gm.dtype.itemsize
-            spans[i] = (spans[i][0], v.lo * es, (v.hi + 1) * es, (v.base, v.sizes, v.strides))
+            es = gm.dtype.itemsize
+            spans[i] = (gm.name, v.lo * es, (v.hi + 1) * es, (v.base, sizes, strides))
         reads, writes = last_reads, last_writes
         if self.views_read:
             reads = self.pick_reads(spans)
