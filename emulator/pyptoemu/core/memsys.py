@@ -58,6 +58,11 @@ from pyptoemu.core.pipe import Instr
 DMA_PIPES = frozenset({"MTE2", "MTE3", "FIX"})
 SHARED_KEYS = ("hbm_bw", "hbm_core_bw", "l2_bw", "l2_bytes", "l2_line")
 HBM, L2 = "hbm", "l2"
+# Cycles a transfer's shared-memory end may exceed its own by float rounding alone: the servers'
+# timelines are sums of bytes / rate (``end - begin - stream`` of an unstretched transfer can come
+# out as 1e-13, and the ceil of that was a whole cycle: 88 of the stream kernel's 256 tstores were
+# once stretched by 1 cycle that sharing never took). Far below a cycle, far above the error.
+ROUNDING = 1e-6
 
 
 class Fill:
@@ -244,8 +249,8 @@ class SharedMemory:
         if served > end:
             end = served
         excess = end - begin - stream
-        if excess > 0.0:  # (ceil of anything else adds nothing)
-            extra = math.ceil(excess)
+        if excess > ROUNDING:  # (less is the floats' rounding, not sharing: see ROUNDING)
+            extra = math.ceil(excess - ROUNDING)
             ins.occupancy += extra
             ins.latency += extra
             self.stretched += extra
@@ -293,8 +298,8 @@ class SharedMemory:
         if fills:  # what it fetched is in L2 once HBM has moved it (its own port's limit is its own)
             self.fills.extend(Fill(name, missing, served) for name, missing in fills if missing.size)
         excess = end - begin - stream
-        if excess > 0.0:  # (ceil of anything else adds nothing)
-            extra = math.ceil(excess)
+        if excess > ROUNDING:  # (less is the floats' rounding, not sharing: see ROUNDING)
+            extra = math.ceil(excess - ROUNDING)
             ins.occupancy += extra
             ins.latency += extra
             self.stretched += extra
@@ -306,7 +311,7 @@ class SharedMemory:
         """A transfer whose end the shared server fixed after ``granted`` cycles of streaming: kept
         per pipe (:class:`Held`) if that is more than its core's HBM port alone would have taken (a
         port busy with the core's own transfers is not sharing)."""
-        if medium == HBM and granted <= traffic / self.hbm_core_bw:
+        if medium == HBM and granted <= traffic / self.hbm_core_bw + ROUNDING:
             return
         held = self.held.get(ins.pipe)
         if held is None:

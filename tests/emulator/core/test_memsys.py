@@ -12,6 +12,7 @@ from pyptoemu.core.pipe import OP, Instr, make_instr
 MACHINE = load_machine("a2a3")
 P = MACHINE.chip_spec().shared
 FIXED = 265
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _fresh() -> SharedMemory:
@@ -188,3 +189,23 @@ def test_what_sharing_held_back_is_kept_per_pipe_as_granted():
     assert abs(got - rate) < 1e-9
     # held transfers that make up less than half of the pipe's busy cycles are not named
     assert bw.held_back({"MTE2": 3 * busy}, 48) == {}
+
+
+def test_a_transfer_no_server_held_is_not_stretched_by_float_rounding():
+    """One core streaming 64x64 f32 tiles: L2 (3243 B/cycle) never holds a transfer below its own
+    peak, so no transfer may be stretched. Before ROUNDING, ``end - begin - stream`` of an
+    unstretched transfer could come out as 1e-13 and its ceil added a cycle: 88 of the 256 tstores."""
+    res = pyptoemu.run(ROOT / "examples" / "double_buffer_1024.pto", races="off", data=False)
+    assert res.chip.memsys.transfers == 512 and res.chip.memsys.stretched == 0
+
+
+def test_the_port_bound_transfer_at_the_hbm_boundary_is_not_counted_as_held():
+    """The 25th of 48 cold 64 KiB loads at once ends when HBM has served 25 x 64 KiB at 800 B/cycle:
+    2048 cycles, exactly when its own 32 B/cycle port is done too. It takes the port's 2048 cycles
+    and is not counted as held by HBM (the float sum of the server's timeline is 2048 + 1e-13)."""
+    bw = _fresh()
+    loads = [_load(f"c{k}", k) for k in range(48)]
+    for k, ins in enumerate(loads):
+        bw.admit(f"c{k}", ins, 0)
+    assert [ins.occupancy - FIXED for ins in loads[23:26]] == [2048, 2048, 2130]
+    assert bw.held["MTE2"].bytes[HBM] == 23 * 65536
