@@ -250,12 +250,7 @@ class SharedMemory:
             end = served
         excess = end - begin - stream
         if excess > ROUNDING:  # (less is the floats' rounding, not sharing: see ROUNDING)
-            extra = math.ceil(excess - ROUNDING)
-            ins.occupancy += extra
-            ins.latency += extra
-            self.stretched += extra
-            if end == served:  # the shared server fixed its end
-                self._note_held(ins, L2, traffic, served - begin)
+            self._stretch(ins, excess, L2 if end == served else None, traffic, served - begin)
         self.traffic[L2] += traffic
 
     def _admit_shared(self, core: object, ins: Instr, start: int, transfer: tuple) -> None:
@@ -299,13 +294,19 @@ class SharedMemory:
             self.fills.extend(Fill(name, missing, served) for name, missing in fills if missing.size)
         excess = end - begin - stream
         if excess > ROUNDING:  # (less is the floats' rounding, not sharing: see ROUNDING)
-            extra = math.ceil(excess - ROUNDING)
-            ins.occupancy += extra
-            ins.latency += extra
-            self.stretched += extra
-            if end == served:  # the shared server fixed its end
-                self._note_held(ins, medium, traffic, served - begin)
+            self._stretch(ins, excess, medium if end == served else None, traffic, served - begin)
         self.traffic[medium] += traffic
+
+    def _stretch(self, ins: Instr, excess: float, held_by: str | None, traffic: float, granted: float) -> None:
+        """Add to ``ins`` the whole cycles (``excess``, less its rounding) sharing took beyond its own
+        end; ``held_by``: the shared server (HBM or L2) that fixed its end after ``granted`` cycles
+        of streaming, else None (its port or a fill in flight did)."""
+        extra = math.ceil(excess - ROUNDING)
+        ins.occupancy += extra
+        ins.latency += extra
+        self.stretched += extra
+        if held_by is not None:
+            self._note_held(ins, held_by, traffic, granted)
 
     def _note_held(self, ins: Instr, medium: str, traffic: float, granted: float) -> None:
         """A transfer whose end the shared server fixed after ``granted`` cycles of streaming: kept
