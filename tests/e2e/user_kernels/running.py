@@ -21,6 +21,16 @@ def run_clean(name: str, inputs: dict, args: dict | None = None, blocks: int = 1
     return r
 
 
+def run_clean_twice(name: str, inputs: dict, args: dict | None = None, blocks: int = 1) -> pyptoemu.RunResult:
+    """:func:`run_clean`, then the same kernel timing-only (``data=False``): the same cycles, no
+    finding and the same bound text, and no outputs (issue 8 item 6)."""
+    r = run_clean(name, inputs, args, blocks)
+    timing = pyptoemu.run(KERNELS / name, args=args or {}, blocks=blocks, data=False)
+    assert (timing.cycles, [str(f) for f in timing.findings], timing.bound) == (r.cycles, [], r.bound)
+    assert timing.outputs == {}
+    return r
+
+
 def cli_json(name: str, args: dict, tmp_path: Path, *extra: str, blocks: int | None = None) -> tuple[int, dict | str]:
     """``pyptoemu run kernels/name --json``: (exit code, the JSON summary, or stderr + stdout if it failed)."""
     argv = ["run", str(KERNELS / name), "--json", "--output-dir", str(tmp_path / "out")]

@@ -11,7 +11,7 @@ import pytest
 from ml_dtypes import bfloat16
 
 import pyptoemu
-from tests.e2e.user_kernels.running import KERNELS, cli_json, run_clean
+from tests.e2e.user_kernels.running import KERNELS, cli_json, run_clean, run_clean_twice
 
 
 def _f32(a: np.ndarray) -> np.ndarray:
@@ -22,25 +22,16 @@ def _rng(seed: int) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-def _run(name: str, inputs: dict, args: dict | None = None, blocks: int = 1) -> pyptoemu.RunResult:
-    """``kernels/name`` with data (no finding) and timing-only: the same cycles, findings and bound."""
-    r = run_clean(name, inputs, args, blocks)
-    timing = pyptoemu.run(KERNELS / name, args=args or {}, blocks=blocks, data=False)
-    assert (timing.cycles, [str(f) for f in timing.findings], timing.bound) == (r.cycles, [], r.bound)
-    assert timing.outputs == {}
-    return r
-
-
 def test_trecip_into_its_own_tile_taddc_and_tsubc():
     a, b, c = (_f32(_rng(1).random((3, 16, 32)) + 0.5))
-    r = _run("r12_k01_recip_addc_subc.pto", {"arg0": a, "arg1": b, "arg2": c})
+    r = run_clean_twice("r12_k01_recip_addc_subc.pto", {"arg0": a, "arg1": b, "arg2": c})
     np.testing.assert_allclose(r.outputs["arg3"].reshape(16, 32), a / (a + b + c), rtol=1e-5)
     np.testing.assert_allclose(r.outputs["arg4"].reshape(16, 32), (a - b + c) * (1 / c), rtol=1e-5)
 
 
 def test_i16_not_and_or_xor_and_shifts_by_scalars_and_per_element():
     a, b = _rng(2).integers(-32768, 32768, (2, 16, 48)).astype(np.int16)
-    r = _run("r12_k02_i16_bitwise.pto", {"arg0": a, "arg1": b})
+    r = run_clean_twice("r12_k02_i16_bitwise.pto", {"arg0": a, "arg1": b})
     out = {k: r.outputs[k].reshape(16, 48) for k in ("arg2", "arg3", "arg4", "arg5")}
     np.testing.assert_array_equal(out["arg2"], ~a)
     np.testing.assert_array_equal(out["arg3"], a & b)
@@ -51,7 +42,7 @@ def test_i16_not_and_or_xor_and_shifts_by_scalars_and_per_element():
 @pytest.mark.parametrize(("br", "bc"), [(5, 20), (8, 32), (1, 1)])
 def test_partial_add_max_min_where_one_source_covers_only_a_runtime_corner(br, bc):
     a, b = _f32(_rng(3).standard_normal((2, 8, 32)))
-    r = _run("r12_k03_part_ops_ragged.pto", {"arg0": a, "arg1": b}, {"arg5": br, "arg6": bc})
+    r = run_clean_twice("r12_k03_part_ops_ragged.pto", {"arg0": a, "arg1": b}, {"arg5": br, "arg6": bc})
     both = np.zeros((8, 32), bool)
     both[:br, :bc] = True
     np.testing.assert_array_equal(r.outputs["arg2"].reshape(8, 32), np.where(both, a + b, a))
@@ -63,7 +54,7 @@ def test_f16_column_broadcasts_over_twelve_valid_rows():
     rng = _rng(4)
     a = rng.standard_normal((12, 64)).astype(np.float16)
     row = (rng.random((1, 64)) + 0.5).astype(np.float16)
-    r = _run("r12_k04_f16_colexpand_family.pto", {"arg0": a, "arg1": row})
+    r = run_clean_twice("r12_k04_f16_colexpand_family.pto", {"arg0": a, "arg1": row})
     out = {k: _f32(r.outputs[k].reshape(12, 64)) for k in ("arg2", "arg3", "arg4", "arg5", "arg6")}
     np.testing.assert_array_equal(out["arg2"], _f32(np.broadcast_to(row, (12, 64))))
     np.testing.assert_allclose(out["arg3"], _f32(a / row), rtol=1e-3)
@@ -76,7 +67,7 @@ def test_row_operands_of_eight_columns_repeat_and_prelu_takes_a_slope_tile():
     rng = _rng(5)
     a, r8 = _f32(rng.standard_normal((16, 32))), _f32(rng.standard_normal((16, 8)))
     col, slope = _f32(rng.standard_normal((16, 1))), _f32(rng.random((16, 32)))
-    r = _run("r12_k05_rowexpand_mode2_and_prelu.pto", {"arg0": a, "arg1": r8, "arg2": col, "arg3": slope})
+    r = run_clean_twice("r12_k05_rowexpand_mode2_and_prelu.pto", {"arg0": a, "arg1": r8, "arg2": col, "arg3": slope})
     out = {k: r.outputs[k].reshape(16, 32) for k in ("arg4", "arg5", "arg6", "arg7", "arg8")}
     repeated = np.tile(r8, (1, 4))  # mode 2: r[i, j mod 8]
     np.testing.assert_array_equal(out["arg4"], a + repeated)
@@ -89,7 +80,7 @@ def test_row_operands_of_eight_columns_repeat_and_prelu_takes_a_slope_tile():
 def test_truncated_and_floored_remainders_with_mixed_signs():
     rng = _rng(6)
     a, b = _f32(rng.standard_normal((8, 64)) * 10), _f32(rng.standard_normal((8, 64)) * 3)
-    r = _run("r12_k06_fmod_rem_signs.pto", {"arg0": a, "arg1": b})
+    r = run_clean_twice("r12_k06_fmod_rem_signs.pto", {"arg0": a, "arg1": b})
     out = {k: r.outputs[k].reshape(8, 64) for k in ("arg2", "arg3", "arg4", "arg5")}
     tol = {"rtol": 1e-5, "atol": 1e-5}
     np.testing.assert_allclose(out["arg2"], np.fmod(a, b), **tol)
@@ -102,7 +93,7 @@ def test_column_product_and_first_argmax_argmin_over_runtime_rows():
     n = 11
     x = _f32(_rng(7).random((n, 32)) + 0.5)
     x[7, 5] = x[3, 5] = x[:, 5].max() + 1  # a tie: the first row wins
-    r = _run("r12_k07_col_prod_argminmax_ragged.pto", {"arg0": x}, {"arg4": n})
+    r = run_clean_twice("r12_k07_col_prod_argminmax_ragged.pto", {"arg0": x}, {"arg4": n})
     np.testing.assert_allclose(r.outputs["arg1"].reshape(32), x.prod(0), rtol=1e-5)
     np.testing.assert_array_equal(r.outputs["arg2"].reshape(32), x.argmax(0))
     np.testing.assert_array_equal(r.outputs["arg3"].reshape(32), x.argmin(0))
@@ -111,7 +102,7 @@ def test_column_product_and_first_argmax_argmin_over_runtime_rows():
 def test_ttrans_of_a_16x8_block_and_fillpad_expand_with_max_pad():
     rng = _rng(8)
     x, h = _f32(rng.standard_normal((16, 8))), rng.standard_normal((5, 12)).astype(np.float16)
-    r = _run("r12_k08_ttrans_fillpad_expand.pto", {"arg0": x, "arg2": h})
+    r = run_clean_twice("r12_k08_ttrans_fillpad_expand.pto", {"arg0": x, "arg2": h})
     np.testing.assert_array_equal(r.outputs["arg1"].reshape(8, 16), x.T)
     padded = np.full((16, 32), np.inf, np.float16)
     padded[:5, :12] = h
@@ -123,7 +114,7 @@ def test_packed_masks_select_f32_by_tcmp_and_i32_by_tcmps():
     rng = _rng(9)
     a, b = _f32(rng.standard_normal((2, 8, 64)))
     q = rng.integers(0, 10, (8, 64)).astype(np.int32)
-    r = _run("r12_k09_cmp_sel_i32_f32.pto", {"arg0": a, "arg1": b, "arg2": q})
+    r = run_clean_twice("r12_k09_cmp_sel_i32_f32.pto", {"arg0": a, "arg1": b, "arg2": q})
     np.testing.assert_array_equal(r.outputs["arg3"].reshape(8, 64), np.where(a < b, a * 2, b))
     np.testing.assert_array_equal(r.outputs["arg4"].reshape(8, 64), np.where(q == 7, q, -1))
 
@@ -132,7 +123,7 @@ def test_int8_symmetric_quantisation_saturates_and_dequantises_per_row():
     rng = _rng(10)
     x = _f32(rng.standard_normal((16, 64)) * 50)
     inv, scale, off = _f32(rng.random((16, 1)) * 3 + 0.5), _f32(rng.random((16, 1))), _f32(rng.standard_normal((16, 1)))
-    r = _run("r12_k10_quant_dequant_rows.pto", {"arg0": x, "arg1": inv, "arg2": scale, "arg3": off})
+    r = run_clean_twice("r12_k10_quant_dequant_rows.pto", {"arg0": x, "arg1": inv, "arg2": scale, "arg3": off})
     q = np.clip(np.rint(x * inv), -128, 127).astype(np.int8)
     assert (np.abs(x * inv) > 127).any()  # some saturate
     np.testing.assert_array_equal(r.outputs["arg4"].reshape(16, 64), q)
@@ -143,7 +134,7 @@ def test_axpy_of_an_f16_source_into_an_f32_accumulator_then_addsc_and_subsc():
     rng = _rng(11)
     x = rng.standard_normal((16, 32)).astype(np.float16)
     acc, b = _f32(rng.standard_normal((2, 16, 32)))
-    r = _run("r12_k11_axpy_f16_into_f32_taddsc.pto", {"arg0": x, "arg1": acc, "arg2": b})
+    r = run_clean_twice("r12_k11_axpy_f16_into_f32_taddsc.pto", {"arg0": x, "arg1": acc, "arg2": b})
     half = _f32(x) * np.float32(0.5)
     twice = (acc + half) + half
     np.testing.assert_allclose(r.outputs["arg3"].reshape(16, 32), twice, rtol=1e-6, atol=1e-6)
@@ -154,7 +145,7 @@ def test_axpy_of_an_f16_source_into_an_f32_accumulator_then_addsc_and_subsc():
 @pytest.mark.parametrize("diag", [-2, 0, 3])
 def test_triangular_masks_with_a_runtime_diagonal_and_a_descending_index_row(diag):
     x = _f32(_rng(12).standard_normal((16, 16)))
-    r = _run("r12_k12_causal_mask_tri_ci.pto", {"arg0": x}, {"arg3": diag, "arg4": 100})
+    r = run_clean_twice("r12_k12_causal_mask_tri_ci.pto", {"arg0": x}, {"arg3": diag, "arg4": 100})
     i, j = np.indices((16, 16))
     lower, upper = _f32(j <= i + diag), _f32(j >= i)
     np.testing.assert_allclose(r.outputs["arg1"].reshape(16, 16), x * lower + upper * np.float32(-1e4))
@@ -166,7 +157,7 @@ def test_c2v_split_by_columns_in_two_waves_of_blocks(blocks):
     rng = _rng(13)
     a = rng.standard_normal((16 * blocks, 32)).astype(np.float16)
     b = rng.standard_normal((32, 32)).astype(np.float16)
-    r = _run("r12_k13_c2v_left_right_blocks_waves.pto", {"arg0": a, "arg1": b}, blocks=blocks)
+    r = run_clean_twice("r12_k13_c2v_left_right_blocks_waves.pto", {"arg0": a, "arg1": b}, blocks=blocks)
     scale = np.repeat(blocks - np.arange(blocks), 16)[:, None]
     np.testing.assert_allclose(r.outputs["arg2"].reshape(16 * blocks, 32), (_f32(a) @ _f32(b)) * scale,
                                rtol=1e-5, atol=1e-4)
@@ -183,7 +174,7 @@ def test_v2c_stream_of_more_tiles_than_fifo_slots(n):
     rng = _rng(14)
     x = rng.standard_normal((32 * n, 32)).astype(np.float16)
     w = rng.standard_normal((32, 16)).astype(np.float16)
-    r = _run("r12_k14_v2c_loop_deeper_than_fifo.pto", {"arg0": x, "arg1": w}, {"arg3": n})
+    r = run_clean_twice("r12_k14_v2c_loop_deeper_than_fifo.pto", {"arg0": x, "arg1": w}, {"arg3": n})
     want = _f32(x + np.float16(1)) @ _f32(w)
     np.testing.assert_allclose(r.outputs["arg2"].reshape(32 * n, 16), want, rtol=1e-5, atol=1e-4)
 
@@ -194,7 +185,7 @@ def test_cross_core_signals_both_ways_over_a_two_slot_workspace(n, blocks):
     x = rng.standard_normal((32 * n * blocks, 32)).astype(np.float16)
     w = rng.standard_normal((32, 32)).astype(np.float16)
     ws = np.zeros((64 * blocks, 32), np.float32)
-    r = _run("r12_k15_crosscore_two_slot_handshake.pto", {"arg0": x, "arg1": w, "arg2": ws}, {"arg4": n},
+    r = run_clean_twice("r12_k15_crosscore_two_slot_handshake.pto", {"arg0": x, "arg1": w, "arg2": ws}, {"arg4": n},
              blocks=blocks)
     want = np.maximum(_f32(x) @ _f32(w), 0) * 0.5
     np.testing.assert_allclose(r.outputs["arg3"].reshape(-1, 32), want, rtol=1e-5, atol=1e-4)
@@ -203,7 +194,7 @@ def test_cross_core_signals_both_ways_over_a_two_slot_workspace(n, blocks):
 def test_a_bf16_stream_with_little_compute_per_load_is_load_bound():
     n = 64
     x = _rng(16).standard_normal((n, 512)).astype(bfloat16)
-    r = _run("r12_k16_bf16_stream_rowsum_load_bound.pto", {"arg0": x}, {"arg2": n})
+    r = run_clean_twice("r12_k16_bf16_stream_rowsum_load_bound.pto", {"arg0": x}, {"arg2": n})
     want = _f32(x).reshape(-1, 8, 512).sum(0).sum(1)
     np.testing.assert_allclose(r.outputs["arg1"].reshape(8), want, rtol=1e-5, atol=1e-3)
     assert r.bound.startswith("MTE2-bound: "), r.bound
@@ -215,7 +206,7 @@ def test_a_bf16_stream_with_little_compute_per_load_is_load_bound():
 def test_a_load_compute_store_chain_in_one_tile_pair_is_latency_bound_on_its_war_wait():
     n = 64
     x = _rng(17).standard_normal((n, 64)).astype(np.float16)
-    r = _run("r12_k17_f16_eight_step_chain.pto", {"arg0": x}, {"arg2": n})
+    r = run_clean_twice("r12_k17_f16_eight_step_chain.pto", {"arg0": x}, {"arg2": n})
     f = np.float16
     u = np.maximum(np.sqrt(np.abs(np.exp(x) * x + f(1))), f(1e-3))
     np.testing.assert_allclose(_f32(r.outputs["arg1"].reshape(n, 64)), _f32(np.log(f(1) / u)), rtol=2e-3, atol=2e-3)
@@ -230,7 +221,7 @@ def test_bf16_gemv_k_loop_with_bias_first_and_relu_on_the_f16_store(kt):
     x = rng.standard_normal((1, 64 * kt)).astype(bfloat16)
     w = rng.standard_normal((64 * kt, 32)).astype(bfloat16)
     bias = _f32(rng.standard_normal((1, 32)))
-    r = _run("r12_k18_bf16_gemv_kloop_bias_relu_f16.pto", {"arg0": x, "arg1": w, "arg2": bias}, {"arg4": kt})
+    r = run_clean_twice("r12_k18_bf16_gemv_kloop_bias_relu_f16.pto", {"arg0": x, "arg1": w, "arg2": bias}, {"arg4": kt})
     want = np.maximum(_f32(x) @ _f32(w) + bias, 0).astype(np.float16)
     np.testing.assert_allclose(_f32(r.outputs["arg3"].reshape(1, 32)), _f32(want), rtol=1e-3, atol=1e-3 * kt)
     assert r.bound.startswith("MTE2-bound: "), r.bound
@@ -241,7 +232,7 @@ def test_byte_offset_gather_then_row_scatter_by_per_column_permutations():
     src = _f32(rng.standard_normal((16, 32)))
     flat = rng.integers(0, 16 * 32, (8, 32))
     perm = np.stack([rng.permutation(8) for _ in range(32)], 1).astype(np.int32)
-    r = _run("r12_k19_gatherb_scatter_prefetch.pto", {"arg0": src, "arg1": (flat * 4).astype(np.uint32), "arg2": perm})
+    r = run_clean_twice("r12_k19_gatherb_scatter_prefetch.pto", {"arg0": src, "arg1": (flat * 4).astype(np.uint32), "arg2": perm})
     d = src.reshape(-1)[flat]
     np.testing.assert_array_equal(r.outputs["arg3"].reshape(8, 32), d)
     z = np.empty_like(d)
@@ -278,21 +269,21 @@ def test_int8_gemm_with_k_of_80_in_two_steps_of_40_valid_of_64():
     rng = _rng(22)
     a = rng.integers(-128, 128, (16, 80)).astype(np.int8)
     b = rng.integers(-128, 128, (80, 32)).astype(np.int8)
-    r = _run("r12_k22_i8_gemm_odd_k_two_steps.pto", {"arg0": a, "arg1": b})
+    r = run_clean_twice("r12_k22_i8_gemm_odd_k_two_steps.pto", {"arg0": a, "arg1": b})
     np.testing.assert_array_equal(r.outputs["arg2"].reshape(16, 32), a.astype(np.int32) @ b.astype(np.int32))
 
 
 @pytest.mark.parametrize("n", [16, 96])
 def test_hand_synced_double_buffer_with_event_ids_from_an_array(n):
     x = _f32(_rng(23).standard_normal((n, 64)))
-    r = _run("r12_k23_level3_eventid_array_double_buffer.pto", {"arg0": x}, {"arg2": n})
+    r = run_clean_twice("r12_k23_level3_eventid_array_double_buffer.pto", {"arg0": x}, {"arg2": n})
     np.testing.assert_allclose(r.outputs["arg1"].reshape(n, 64), (x + x) * 0.5 + 1, rtol=1e-6)
     assert r.sync_mode == "asis"
 
 
 def test_a_3d_view_as_rows_and_one_row_f16_reductions_into_single_elements():
     x = _rng(24).standard_normal((4, 2, 16)).astype(np.float16)
-    r = _run("r12_k24_one_row_tiles_3d_view.pto", {"arg0": x})
+    r = run_clean_twice("r12_k24_one_row_tiles_3d_view.pto", {"arg0": x})
     t = _f32(x.reshape(8, 16))
     e = np.exp(t - t.max(1, keepdims=True))
     np.testing.assert_allclose(_f32(r.outputs["arg1"].reshape(8, 16)), e / e.sum(1, keepdims=True), rtol=2e-3, atol=2e-3)
@@ -304,7 +295,7 @@ def test_a_3d_view_as_rows_and_one_row_f16_reductions_into_single_elements():
 @pytest.mark.parametrize(("n", "blocks"), [(100, 60), (1000, 60), (37, 3)])
 def test_grid_stride_blocks_in_two_waves_and_empty_blocks(n, blocks):
     x = _rng(25).standard_normal((n, 32)).astype(np.float16)
-    r = _run("r12_k25_spmd_grid_stride_60_blocks.pto", {"arg0": x}, {"arg2": n}, blocks=blocks)
+    r = run_clean_twice("r12_k25_spmd_grid_stride_60_blocks.pto", {"arg0": x}, {"arg2": n}, blocks=blocks)
     tiles = -(-n // 8)
     scale = np.repeat(np.arange(tiles) % blocks + 1, 8)[:n, None].astype(np.float16)
     np.testing.assert_array_equal(r.outputs["arg1"].reshape(n, 32), np.abs(x) * scale)
