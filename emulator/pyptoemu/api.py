@@ -360,8 +360,9 @@ def bind_arguments(fn: A.Function, inputs: Mapping[str, Any], args: Mapping[str,
     names = {f"arg{i}" for i in range(len(fn.args))}
     pointers = sorted(k for k in set(args) - used if k in names)
     if pointers:
-        raise InputError(f"{', '.join(pointers)} of @{fn.name} is a pointer: --arg sets scalars; give its data "
-                         f"with --input {pointers[0]}=FILE.npy", fn.loc)
+        what = f"{pointers[0]} of @{fn.name} is a pointer: --arg sets scalars; give its data" if len(pointers) == 1 \
+            else f"{', '.join(pointers)} of @{fn.name} are pointers: --arg sets scalars; give their data"
+        raise InputError(f"{what} with --input {pointers[0]}=FILE.npy", fn.loc)
     extra = sorted((set(inputs) | set(args)) - used)
     if extra:
         raise InputError(f"the entry @{fn.name} has no argument {', '.join(extra)} "

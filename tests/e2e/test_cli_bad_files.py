@@ -127,6 +127,14 @@ def test_arg_for_a_pointer_says_it_is_a_pointer(tmp_path, capsys):
     assert "--input arg0=FILE.npy" in err
 
 
+def test_args_for_two_pointers_say_they_are_pointers(capsys):
+    """Two pointers given by --arg: one sentence in the plural (red team 13: 'arg0, arg1 ... is a pointer')."""
+    code = main(["run", VADD, "--arg", "arg0=3", "--arg", "arg1=4", "-q", "--no-data"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "arg0, arg1 of @vadd are pointers: --arg sets scalars; give their data with --input arg0=FILE.npy" in err
+
+
 @pytest.mark.parametrize("flag", ["--input", "--expect"])
 def test_the_same_argument_given_twice_is_refused(tmp_path, capsys, flag):
     """Two `--input arg0=...` ran silently with the last one."""
