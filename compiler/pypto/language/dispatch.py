@@ -349,11 +349,11 @@ def namespace_call(p: Any, node: ast.Call, ns: str, name: str, args: list | None
             node.func, PyptoTypeError)
     if fn is None:
         raise p.error(f"unknown op 'pl.{ns + '.' if ns != 'block' or _explicit(node) else ''}{name}'", node.func)
-    if ns != "block":
-        return invoke(p, node, f"pl.{name}", fn, args, kwargs or {})
     try:
         return invoke(p, node, f"pl.{name}", fn, args, kwargs or {})
     except PyptoTypeError as e:  # pl.load on a tensor, a subscript: name what the user wrote, not block.load
+        if ns != "block":
+            raise
         raise as_written(e, f"block.{name}", _spelled(node, name)) from None
 
 
