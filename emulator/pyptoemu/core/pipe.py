@@ -383,7 +383,7 @@ class Pipe:
 
         Tile instructions, sets and waits (nearly everything) run here through plain methods
         around the loop's own yields: no sub-generator per instruction, and one SimPy event at
-        most per instruction (a tile instruction's occupancy needs none: see :meth:`_start_op`)."""
+        most per instruction (a tile instruction's occupancy needs none: see its case below)."""
         env = self.env
         queue = self.queue
         flags = self.core.flags
@@ -402,6 +402,13 @@ class Pipe:
         core = self.core
         set_cost = self.set_cost
         wait_cost = self.wait_cost
+        # what a tile instruction's start touches (see the OP case)
+        commits = self.commits
+        heap = commits.heap
+        take = commits.take
+        in_order = self.in_order
+        own_pending = self.own_pending
+        memsys = self.memsys  # (set by the core before anything runs)
         # SimPy time as this process sees it: it moves only across a yield (read after each, as the
         # ``Environment.now`` property returns it: ~800 property calls per run saved)
         now = env._now
@@ -444,7 +451,39 @@ class Pipe:
                         env._now = start
                     now = start
                 if kind == OP:
-                    self._start_op(ins, start)
+                    # A tile instruction starts (inline: a call less per tile
+                    # instruction): its reads happen now, after every write landed by now ...
+                    if heap and heap[0][0] <= start:
+                        commits.flush(start)
+                    if in_order and own_pending:  # ... and this pipe's own earlier results (forwarded)
+                        for entry in own_pending:
+                            take(entry)
+                        own_pending.clear()
+                    results = ins.bound.start(ins)
+                    if memsys is not None:
+                        memsys.admit(core, ins, start)
+                    # its writes are queued to land at completion; an in-order pipe's completions
+                    # never overtake each other
+                    done = start + ins.latency
+                    last_done = self.last_done
+                    if done > last_done:
+                        self.last_done = done
+                    elif in_order:
+                        done = last_done
+                    occupancy = ins.occupancy
+                    ins.start, ins.end, ins.done = start, start + occupancy, done
+                    if results is not None:  # something to commit when its writes land
+                        commits.seq += 1
+                        entry = [done, commits.seq, ins, results]  # CommitQueue.push, inline
+                        heappush(heap, entry)
+                        if in_order:
+                            own_pending.append(entry)
+                    self.busy += occupancy
+                    self.count += 1
+                    record(core, ins)
+                    # it holds the pipe for its occupancy, at no event: whatever comes next starts
+                    # no earlier (a drain of the pipe waits for ready_at as for last_done)
+                    self.ready_at = start + occupancy
                     continue
                 ins.wait_start = start
                 setter = consume(ins.flag, None)
@@ -510,43 +549,6 @@ class Pipe:
             self.idle_waiters = []
         self.wake = self.env.event()
         yield self.wake
-
-    def _start_op(self, ins: Instr, start: int) -> None:
-        """A tile instruction starts: its reads happen now (after every write landed by now), its
-        writes are queued to land at completion, and it holds the pipe for its occupancy. The
-        hold costs no event: ``ready_at`` makes whatever comes next start no earlier (a drain of
-        the pipe waits for ``ready_at`` as for ``last_done``)."""
-        commits = self.commits
-        heap = commits.heap
-        if heap and heap[0][0] <= start:
-            commits.flush(start)
-        in_order = self.in_order
-        own_pending = self.own_pending
-        if in_order and own_pending:
-            for entry in own_pending:
-                commits.take(entry)
-            own_pending.clear()
-        results = ins.bound.start(ins)
-        if self.memsys is not None:
-            self.memsys.admit(self.core, ins, start)
-        done = start + ins.latency
-        last_done = self.last_done
-        if done > last_done:
-            self.last_done = done
-        elif in_order:
-            done = last_done
-        occupancy = ins.occupancy
-        ins.start, ins.end, ins.done = start, start + occupancy, done
-        if results is not None:  # something to commit when its writes land
-            commits.seq += 1
-            entry = [done, commits.seq, ins, results]  # CommitQueue.push, inline
-            heapq.heappush(heap, entry)
-            if in_order:
-                own_pending.append(entry)
-        self.busy += occupancy
-        self.count += 1
-        self.record(self.core, ins)
-        self.ready_at = start + occupancy
 
     def _after_earlier(self, ins: Instr, now: int) -> int:
         """When a set or barrier starts: once issued and every earlier instruction of this pipe
