@@ -102,12 +102,10 @@ class Memories:
             return True
         written, known = self.written, self.known_written
         noted = True
-        for r in reads:
-            if r in known:
-                continue
+        for r in reads:  # (the buffer first: a GM range is never known, and hashing one costs more)
             name, lo, hi, _ = r
             buf = written.get(name)
-            if buf is None:
+            if buf is None or r in known:
                 continue
             if not buf.written.covers(lo, hi):
                 self.uninit_hook(instr, name, lo, hi)
@@ -122,8 +120,8 @@ class Memories:
         is not followed). A timing-only tile instruction whose writes are noted has nothing to
         commit (TileOpBinding.start)."""
         written, known = self.written, self.known_written
-        for w in writes:
-            if w not in known and w[0] in written:
+        for w in writes:  # (the buffer first: a GM range is never known, and hashing one costs more)
+            if w[0] in written and w not in known:
                 return False
         return True
 
