@@ -30,6 +30,17 @@ def wrap(value: int, type_name: str) -> int:
     return v
 
 
+def unwrapped(type_name: str) -> tuple[int, int]:
+    """(lowest, highest): the integers :func:`wrap` leaves as they are for ``type_name`` (those of
+    its width, signed or, for ``ui*`` and i1, unsigned). A scalar step compares its result with
+    them and calls ``wrap`` only outside, where it changes something: nearly never (an induction
+    variable, an offset) and so a call less per integer op (tests/emulator/core/test_arith_wrap.py)."""
+    bits = INT_BITS.get(type_name, 64)
+    if bits == 1 or type_name.startswith("ui"):
+        return 0, (1 << bits) - 1
+    return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+
 def fits(value: int, type_name: str) -> bool:
     """Whether an integer literal is representable in ``type_name``: its signed or its unsigned
     reading (``0xFFFFFFFF : i32`` is -1, as in MLIR); i1 takes 0, 1 and -1."""
