@@ -224,7 +224,7 @@ class TileOpBinding:
     # unchanged, reuses the snapshots whole; one on new values with the very key parts, the timing.
     last_values: tuple = ()  # the operand values (empty if one was not a tile, a GM window or a plain scalar)
     last_scalars: list[int] = field(default_factory=list)  # the positions of the plain scalars among them
-    last_tiles: list[tuple] = field(default_factory=list)  # (tile, valid rows, valid columns, address) per tile
+    last_tiles: list[tuple] = field(default_factory=list)  # (tile, valid rows, valid columns, address) per distinct tile
     last_result: tuple = ()  # (snapshots, timing key, timing, reads, writes)
     # the issue template of the last issue: what its Instr is made of (:meth:`_template`)
     template: tuple | None = None
@@ -413,7 +413,8 @@ class TileOpBinding:
             cls = v.__class__
             if cls is Tile:
                 vrow, vcol, addr = v.vrow, v.vcol, v.addr
-                tiles.append((v, vrow, vcol, addr))
+                if not any(t[0] is v for t in tiles):  # once per tile (an op in place has it twice)
+                    tiles.append((v, vrow, vcol, addr))
                 tile_last = v.issued  # what the tile's previous issue made of it, unchanged while its
                 if tile_last is not None and tile_last[0] == vrow and tile_last[1] == vcol and tile_last[2] == addr:
                     snaps.append(tile_last[3])  # valid shape and address are (snapshots are never mutated)
