@@ -261,7 +261,9 @@ def lower_for(su: ScalarUnit, op: A.Op) -> Step:
                 if y is None or len(y) != len(iter_names):
                     raise VerifyError(f"scf.for body must yield {len(iter_names)} values", loc)
                 carried = y
-            su.charge(cost)
+            su.vclock += cost  # su.charge(cost), inline (per iteration)
+            su.own_busy += cost
+            su.own_count += 1
             i += step_v
         for n, v in zip(results, carried, strict=False):
             frame[n] = v

@@ -179,3 +179,27 @@ def test_two_texts_run_in_turn_give_what_each_gives_alone(tmp_path):
     for _ in range(2):
         assert [outcome(k) for k in kernels] == alone
     assert alone[0] != alone[1]
+
+
+@settings(derandomize=True, deadline=None, max_examples=100)
+@given(sets=st.lists(st.booleans(), min_size=1, max_size=12))
+def test_a_static_flag_step_notes_its_flag_order_as_a_dynamic_one(sets):
+    """A static set_flag step notes its set with FlagOrder.on_set written inline; a dynamic one
+    (the same flag, its id an operand) calls FlagOrder.on_set / note_flag_order. Any sequence of
+    sets and waits leaves the same balance and last set, and the same double-set findings."""
+    mach, isa = api._machine_and_isa("a2a3")
+    seen = []
+    for dyn in (False, True):
+        core = AICore(_MODULE, isa, mach)
+        su = core.scalar
+        steps = {}
+        for is_set in (False, True):
+            op = _flag_op(f"pto.{'set' if is_set else 'wait'}_flag{'_dyn' if dyn else ''}",
+                          ["PIPE_MTE2", "PIPE_V"] + ([] if dyn else ["EVENT_ID1"]), dyn)
+            steps[is_set] = lowering_of(op, isa, mach)(su, op)
+        for is_set in sets:
+            steps[is_set]({"%e": 1})
+        order = su.flag_orders[("MTE2", "V", 1)]
+        seen.append((order.balance, order.last.iseq if order.last is not None else None,
+                     [(f.kind, f.message) for f in core.findings.items]))
+    assert seen[0] == seen[1]
