@@ -402,6 +402,7 @@ class Pipe:
         core = self.core
         set_cost = self.set_cost
         wait_cost = self.wait_cost
+        barrier_cost = self.barrier_cost
         # what a tile instruction's start touches (see the OP case)
         commits = self.commits
         heap = commits.heap
@@ -503,7 +504,8 @@ class Pipe:
                     self.last_done = end
                 record(core, ins)
             elif kind == SET:  # fires once every earlier instruction of this pipe has completed
-                # _after_earlier, inline (a call less per set): max(now, issue, last_done, ready_at)
+                # once issued and every earlier instruction completed: max(now, issue, last_done, ready_at),
+                # compared (a call of max() costs more)
                 start = issue if issue > now else now
                 last_done = self.last_done
                 start = last_done if last_done > start else start
@@ -537,8 +539,18 @@ class Pipe:
             elif kind == XSET:
                 yield from self._run_xset(ins)
                 now = env._now
-            else:
-                self._run_barrier(ins, now)
+            else:  # a barrier: what comes after it starts once every earlier instruction completed (no event)
+                # (inline, as a set: a call less per barrier) max(now, issue, last_done, ready_at)
+                start = issue if issue > now else now
+                last_done = self.last_done
+                start = last_done if last_done > start else start
+                ready_at = self.ready_at
+                start = ready_at if ready_at > start else start
+                ins.start = start
+                # it starts after every earlier completion: its own is the pipe's last
+                ins.end = ins.done = self.ready_at = self.last_done = start + barrier_cost
+                self.busy += barrier_cost
+                record(core, ins)
 
     def _idle(self):
         """The queue is empty: release whoever waits for this pipe to drain, sleep until a push."""
@@ -549,22 +561,6 @@ class Pipe:
             self.idle_waiters = []
         self.wake = self.env.event()
         yield self.wake
-
-    def _after_earlier(self, ins: Instr, now: int) -> int:
-        """When a set or barrier starts: once issued and every earlier instruction of this pipe
-        has completed, not before ``now`` (max(now, issue, last_done, ready_at), compared: a call
-        of max() costs more, and this runs per set and barrier)."""
-        start = now
-        issue = ins.issue
-        if issue > start:
-            start = issue
-        last_done = self.last_done
-        if last_done > start:
-            start = last_done
-        ready_at = self.ready_at
-        if ready_at > start:
-            start = ready_at
-        return start
 
     def _run_xwait(self, ins: Instr):
         """A cross-core wait (sync.wait, a full FIFO): blocks the pipe until its gate opens."""
@@ -595,12 +591,4 @@ class Pipe:
             yield self.env.timeout(ins.end - now)
         self.busy += ins.occupancy
         ins.flag.fire(ins)
-        self.record(self.core, ins)
-
-    def _run_barrier(self, ins: Instr, now: int) -> None:
-        """barrier: later instructions start after every earlier one completed (no event needed)."""
-        start = ins.start = self._after_earlier(ins, now)
-        # it starts after every earlier completion: its own is the pipe's last
-        ins.end = ins.done = self.ready_at = self.last_done = start + self.barrier_cost
-        self.busy += self.barrier_cost
         self.record(self.core, ins)
