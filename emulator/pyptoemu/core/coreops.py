@@ -99,7 +99,8 @@ def _partition_view_step(su: ScalarUnit, tv_name: str, off_n: list, size_n: list
             offsets = get_offsets(frame)
         except KeyError:
             return make(frame)  # says which value is undefined
-        if tv is last_parent and sizes == last_sizes and len(offsets) == len(dims):
+        # (as many offsets as the last window's dimensions: make checked them against its rank)
+        if tv is last_parent and sizes == last_sizes:
             base = last_base0
             for d in dims:
                 o = offsets[d]
