@@ -56,8 +56,9 @@ class Process(simpy.Process):
             env._active_proc = None
             return None
         try:
-            if event.callbacks is not None:  # not processed yet: wait for it
-                event.callbacks.append(self._resume_callback)
+            callbacks = event.callbacks
+            if callbacks is not None:  # not processed yet: wait for it
+                callbacks.append(self._resume_callback)
                 self._target = event
                 env._active_proc = None
                 return None
