@@ -108,3 +108,14 @@ def test_f32_partadd_with_a_ragged_second_source():
     want = a.copy()
     want[:5, :20] += b
     np.testing.assert_allclose(r.outputs["arg2"], want, rtol=1e-6)
+
+
+def test_spmd_bf16_rows_exp_shift_with_a_loop_over_the_i64_block_ids():
+    """60 blocks on 48 AIV (two waves), 70 tiles grid-stride; the loop counts in i64 (': i64')."""
+    from ml_dtypes import bfloat16
+
+    x = _rng(20).uniform(-4, 4, (70 * 8, 64)).astype(bfloat16)
+    r = run_clean_twice("r14_k15_spmd_bf16_row_exp_shift_i64_loop.pto", {"arg0": x}, {"arg2": 70}, blocks=60)
+    xf = x.astype(np.float32)
+    want = np.exp(xf - xf.max(1, keepdims=True))
+    np.testing.assert_allclose(r.outputs["arg1"].astype(np.float32), want, rtol=1.6e-2, atol=1e-6)
