@@ -1,7 +1,8 @@
 """Fourteenth red-team round: valid kernels written from the spec alone (kernels/r14_k*), on the ops
 earlier rounds used least (taddc, tsubc, tnot, tand, tor, trowexpand, tcolexpand, trowprod,
 tcolprod, tprelu, tfmod against trem, ttri, ttrans, taxpy with an f16 source into f32, tscatter,
-tgather by index, tpartadd with a ragged source), odd valid shapes and i16 / i32 / f16 dtypes. Each
+tgather by index and by mask, tpartadd with a ragged source, tfillpad with a max pad, tcolexpandexpdif,
+tcolexpanddiv), odd valid shapes, i16 / i32 / f16 / bf16 dtypes and SPMD waves. Each
 is compared with NumPy, and each run is repeated timing-only (``data=False``): the cycles, the
 findings and the bound text must be the same to the bit."""
 
@@ -119,3 +120,25 @@ def test_spmd_bf16_rows_exp_shift_with_a_loop_over_the_i64_block_ids():
     xf = x.astype(np.float32)
     want = np.exp(xf - xf.max(1, keepdims=True))
     np.testing.assert_allclose(r.outputs["arg1"].astype(np.float32), want, rtol=1.6e-2, atol=1e-6)
+
+
+def test_f16_ragged_tile_filled_with_max_pad_then_row_min():
+    x = _rng(21).uniform(-100, 100, (5, 20)).astype(np.float16)
+    r = run_clean_twice("r14_k16_f16_ragged_fillpad_max_then_row_min.pto", {"arg0": x})
+    want = np.full(8, np.inf, np.float16)  # pad max of a float type is +inf (pto-text-format §5.5)
+    want[:5] = x.min(1)
+    np.testing.assert_array_equal(r.outputs["arg1"][:, 0], want)
+
+
+def test_f32_column_expand_expdif_then_divide():
+    a = _rng(22).standard_normal((8, 32)).astype(np.float32)
+    b = _rng(23).standard_normal((1, 32)).astype(np.float32)
+    c = _rng(24).uniform(0.5, 2, (1, 32)).astype(np.float32)
+    r = run_clean_twice("r14_k17_f32_colexpand_expdif_then_div.pto", {"arg0": a, "arg1": b, "arg2": c})
+    np.testing.assert_allclose(r.outputs["arg3"], np.exp(a - b) / c, rtol=1e-5)
+
+
+def test_f32_gather_keeps_the_even_columns():
+    src = _rng(25).standard_normal((8, 32)).astype(np.float32)
+    r = run_clean_twice("r14_k18_f32_gather_even_columns_mask.pto", {"arg0": src})
+    np.testing.assert_array_equal(r.outputs["arg1"], src[:, ::2])
