@@ -20,6 +20,9 @@ def _lines(out: str, name: str) -> list[str]:
      "invalid shape '16x32xu8': 'u8' is not an element type (did you mean ui8?)"),
     ("r14_bad05_pointer_of_fp32.pto", {}, "4:31",
      "expected an element type like f32: 'fp32' is not an element type (did you mean f32?)"),
+    ("r14_bad06_gather_index_tile_f32.pto", {}, "22:5", "pto.tgather: idx %ti is f32; this operand is one of i32, ui32"),
+    ("r14_bad07_scatter_index_tile_f32.pto", {}, "22:5",
+     "pto.tscatter: idx %ti is f32; this operand is one of i16, i32, ui16, ui32"),
 ])
 def test_a_wrong_kernel_is_refused_before_running_at_its_line(tmp_path, name, args, where, message, timing):
     code, out = cli_json(name, args, tmp_path, *(["--no-data"] if timing else []))
