@@ -142,3 +142,14 @@ def test_f32_gather_keeps_the_even_columns():
     src = _rng(25).standard_normal((8, 32)).astype(np.float32)
     r = run_clean_twice("r14_k18_f32_gather_even_columns_mask.pto", {"arg0": src})
     np.testing.assert_array_equal(r.outputs["arg1"], src[:, ::2])
+
+
+def test_c2v_unsplit_int8_product_popped_by_sub_block_zero_only():
+    """Two blocks (one per core group): the i32 accumulator of an int8 matmul goes whole through
+    the FIFO (split = 0) to sub-block 0, which converts and scales it."""
+    a = _rng(26).integers(-128, 128, (64, 32), dtype=np.int8)
+    b = _rng(27).integers(-128, 128, (32, 32), dtype=np.int8)
+    r = run_clean_twice("r14_k19_c2v_unsplit_i8_matmul_to_subblock0.pto", {"arg0": a, "arg1": b}, {"arg3": 64},
+                        blocks=2)
+    want = (a.astype(np.int32) @ b.astype(np.int32)).astype(np.float32) * np.float32(0.25)
+    np.testing.assert_array_equal(r.outputs["arg2"], want)
