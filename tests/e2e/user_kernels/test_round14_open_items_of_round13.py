@@ -36,6 +36,7 @@ def test_a_loop_written_over_i32_counts_in_i32():
      "scf.for: the step %c1 is index, but the loop is written for i32 (': i32': its bounds and step are i32)"),
     ("r14_bad03_i32_counter_used_as_index.pto", "17:7",
      "arith.addi: operand %b is i32 but the op is written for index"),
+    ("r14_bad08_for_written_f32.pto", "16:5", "scf.for: a loop counts in index or an integer type, not f32"),
 ])
 def test_a_loop_bound_or_counter_of_the_wrong_width_is_refused_at_its_line(tmp_path, name, where, message, timing):
     code, out = cli_json(name, {"arg2": 3}, tmp_path, *(["--no-data"] if timing else []))
