@@ -43,7 +43,8 @@ def gemm_kernel(m: int, k: int, n: int) -> str:
             out.append(f"  %{name}{b} = pto.alloc_tile addr = %a_{name}{b} : {t}")
             addr[loc] += size
     out += ["  %a_acc = arith.constant 0 : i64", f"  %acc = pto.alloc_tile addr = %a_acc : {acc}"]
-    out += ["  %bid = pto.get_block_idx", "  %bnum = pto.get_block_num"]
+    out += ["  %bid64 = pto.get_block_idx", "  %bnum64 = pto.get_block_num",  # i64: cast to index (§2.1, §3.2)
+            "  %bid = arith.index_cast %bid64 : i64 to index", "  %bnum = arith.index_cast %bnum64 : i64 to index"]
     for b in range(2):
         out += [f"  pto.set_flag[<PIPE_MTE1>, <PIPE_MTE2>, <EVENT_ID{b}>]",
                 f"  pto.set_flag[<PIPE_M>, <PIPE_MTE1>, <EVENT_ID{b}>]"]

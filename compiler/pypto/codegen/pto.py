@@ -555,8 +555,8 @@ class _FunctionGen:
             hi = (self.const(a - b, "index") if a is not None and b is not None
                   else self.arith("Sub", start, self.index_value(s.stop), DataType.INDEX))
             st = self.value(E.ConstInt(-step, DataType.INDEX))
-        else:
-            lo, hi, st = self.value(s.start), self.value(s.stop), self.value(s.step)
+        else:  # the bounds of an index loop are index (pto-text-format §3.2): an INT32 or INT64 one is cast
+            lo, hi, st = self.index_value(s.start), self.index_value(s.stop), self.index_value(s.step)
         lv = self.new()
         self.values[s.loop_var] = lv
         carried = self._carried_scalars(s)

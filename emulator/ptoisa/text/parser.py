@@ -54,6 +54,20 @@ T = TypeVar("T")
 SCALAR_RE = re.compile(r"(?:index|[su]?i\d+|f\d+|bf16|tf32|f\d+E\d+M\d+\w*)\Z")
 _SHAPE_RE = re.compile(r"((?:(?:\d+|\?)x)+)(.+)\Z")
 
+# what an element type is written as where a user wrote another spelling (the spec's prose says
+# "u8" and "fp32" where the text format has ui8 and f32: pto-text-format §2.1)
+_ELEM_SPELLINGS = {**{f"u{n}": f"ui{n}" for n in (8, 16, 32, 64)}, **{f"fp{n}": f"f{n}" for n in (16, 32, 64)},
+                   **{f"int{n}": f"i{n}" for n in (8, 16, 32, 64)}, **{f"uint{n}": f"ui{n}" for n in (8, 16, 32, 64)},
+                   "bfloat16": "bf16", "half": "f16", "float": "f32"}
+
+
+def _not_an_elem(name: str) -> str:
+    """Why ``name`` is not an element type, with the spelling meant where there is one."""
+    meant = _ELEM_SPELLINGS.get(name)
+    hint = f" (did you mean {meant}?)" if meant else " (i8..i64, ui8..ui64, f16, bf16, f32, ...)"
+    return f"'{name}' is not an element type{hint}"
+
+
 TILE_LOCS = frozenset({"vec", "mat", "left", "right", "acc", "bias", "scaling"})
 _TILE_KEYS = frozenset(
     {"loc", "dtype", "rows", "cols", "v_row", "v_col", "blayout", "slayout", "fractal", "pad", "compact"}
@@ -1285,6 +1299,8 @@ class Parser:
         tok = self.tok
         if tok.kind == "bare" and SCALAR_RE.match(tok.text):
             return self.advance().text
+        if tok.kind == "bare" and re.match(r"[a-z]+\d+\Z", tok.text):
+            raise self.error(f"expected an element type like f32: {_not_an_elem(tok.text)}")
         raise self.error(f"expected an element type like f32{self._found()}")
 
     def _parse_shape(self) -> tuple[tuple[int | None, ...], str]:
@@ -1295,8 +1311,10 @@ class Parser:
         if tok.kind != "shape":
             raise self.error(f"expected a shape like 16x64xf32{self._found()}")
         m = _SHAPE_RE.match(tok.text)
-        if m is None or not SCALAR_RE.match(m.group(2)):
+        if m is None:
             raise self.error(f"invalid shape '{tok.text}'")
+        if not SCALAR_RE.match(m.group(2)):
+            raise self.error(f"invalid shape '{tok.text}': {_not_an_elem(m.group(2))}")
         self.advance()
         dims = tuple(None if d == "?" else int(d) for d in m.group(1)[:-1].split("x"))
         return dims, m.group(2)

@@ -129,11 +129,13 @@ class NameScope:
 
 
 def _region_arg_types(op: A.Op, k: int, region: A.Region) -> list:
-    """The types of region ``k``'s arguments: an scf.for's induction variable is an index and its
-    carried values have the loop's result types; an scf.while's before-region takes the inputs'
-    types, its after-region the results'; any other region's arguments have their written types."""
+    """The types of region ``k``'s arguments: an scf.for's induction variable has the loop's type
+    (``index``, or the integer type written after it: ``scf.for ... : i32``, pto-text-format §3.2)
+    and its carried values have the loop's result types; an scf.while's before-region takes the
+    inputs' types, its after-region the results'; any other region's arguments have their written
+    types."""
     if op.name == "scf.for" and k == 0 and region.args:
-        return [A.ScalarType("index"), *op.result_types]
+        return [region.arg_types[0] if region.arg_types else A.ScalarType("index"), *op.result_types]
     if op.name == "scf.while":
         if k == 0:
             return list(op.operand_types or op.result_types)

@@ -93,7 +93,8 @@ class _Verifier:
     def loop(self, op: A.Op, scope: _Scope) -> None:
         inner = _Scope(dict(scope.types), dict(scope.consts), dict(scope.valid))
         body = op.regions[0]
-        for arg, ty in zip(body.args, [_INDEX, *op.result_types], strict=False):
+        iv_type = body.arg_types[0] if body.arg_types else _INDEX  # index, or the type written after the loop
+        for arg, ty in zip(body.args, [iv_type, *op.result_types], strict=False):
             inner.types[arg] = ty
         for init, ty in zip(op.operands[3:], op.result_types, strict=False):
             if isinstance(ty, A.EventType):

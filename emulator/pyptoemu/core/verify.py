@@ -638,7 +638,11 @@ def _kind_or_scalar(t) -> object:
 
 
 def _for_errors(op: A.Op, scope: NameScope, machine: Machine) -> list[PtoError]:
-    """A constant step is positive; each carried value starts with the type the loop carries."""
+    """The bounds have the loop's type; a constant step is positive; each carried value starts with
+    the type the loop carries."""
+    bound = _for_bound_errors(op, scope)
+    if bound:
+        return bound
     step = _constant(op.operands[2], scope) if len(op.operands) > 2 else None
     if step is not None and step <= 0:
         return [VerifyError(f"scf.for step must be positive, got {step}", op.loc)]
@@ -647,6 +651,32 @@ def _for_errors(op: A.Op, scope: NameScope, machine: Machine) -> list[PtoError]:
         if have is not None and _kind_or_scalar(have) != _kind_or_scalar(want):
             return [VerifyError(f"scf.for: iter_arg {k} starts as {x}, a {have}, but the loop carries a {want}",
                                 op.loc)]
+    return []
+
+
+_FOR_OPERANDS = ("lower bound", "upper bound", "step")
+
+
+def _for_bound_errors(op: A.Op, scope: NameScope) -> list[PtoError]:
+    """``lb``, ``ub`` and ``step`` are ``index``, or all of the integer type written after the loop
+    (``scf.for %i = %a to %b step %c : i32``, which is also the induction variable's type:
+    pto-text-format §3.2). An i32 bound of an index loop is not converted silently, as nowhere else
+    an integer of one width stands for another (the arith ops, view offsets, tile addresses)."""
+    body = op.regions[0] if op.regions else None
+    loop_type = body.arg_types[0] if body is not None and body.arg_types else A.ScalarType("index")
+    if _is_float_type(loop_type) or (isinstance(loop_type, A.ScalarType) and loop_type.name == "i1"):
+        return [VerifyError(f"scf.for: a loop counts in index or an integer type, not {loop_type}", op.loc)]
+    for what, x in zip(_FOR_OPERANDS, op.operands[:3], strict=False):
+        have = scope.types.get(x) if isinstance(x, str) else None
+        if not isinstance(have, A.ScalarType) or _is_float_type(have) or have.name == loop_type.name:
+            continue
+        if loop_type.name == "index":
+            return [VerifyError(f"scf.for: the {what} {x} is {have.name}, but a loop's bounds are index "
+                                f"(arith.index_cast it first, or write the loop for {have.name}: "
+                                f"'scf.for ... step ... : {have.name}')", op.loc)]
+        return [VerifyError(f"scf.for: the {what} {x} is {have.name}, but the loop is written for "
+                            f"{loop_type.name} (': {loop_type.name}': its bounds and step are {loop_type.name})",
+                            op.loc)]
     return []
 
 

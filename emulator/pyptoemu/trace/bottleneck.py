@@ -678,7 +678,7 @@ def _dispatch(b: Bottleneck) -> None:
     if share >= BOUND_SHARE:  # (no pipe can then hold more than the other half: the slots sum to the makespan)
         b.kind = "dispatch-bound"
         b.text = (f"dispatch-bound: {share:.0%} of the makespan is the block scheduler dispatching the blocks "
-                  f"of later waves on the critical path (largest pipe share: {b.pipe} {b.share(b.pipe):.0%})")
+                  f"of later waves on the critical path (largest pipe share: {b.pipe} {_unbound(b.share(b.pipe))})")
         return
     b.text += f"; block dispatch between waves: {share:.0%}"
 
@@ -695,7 +695,31 @@ def _held(b: Bottleneck, pipe: str) -> str:
     return f", at {rate:.1f} B/cycle per core: shared {'HBM' if medium == 'hbm' else 'L2'} bandwidth ({streams})"
 
 
+def _unbound(share: float) -> str:
+    """A share below :data:`BOUND_SHARE` as a percentage that stays below it (49.6% is '49%', not
+    the '50%' that bounds)."""
+    pct = f"{share:.0%}"
+    return f"{int(BOUND_SHARE * 100) - 1}%" if share < BOUND_SHARE and pct == f"{BOUND_SHARE:.0%}" else pct
+
+
+STAGE_SHARE = 0.1  # a pipe named among the stages of a latency-bound path: at least this share of it
+
+
+def _stages(b: Bottleneck, top: str) -> str:
+    """The pipes whose work makes up a path no pipe bounds, largest first (each at least
+    :data:`STAGE_SHARE`; the largest always). A wait's cycles are other pipes' work on the path (the
+    pipe waiting is off it meanwhile): 'waiting on V->MTE3 flags 64%' alone read as if the flag cost
+    that time, when MTE2 and V worked it, one stage after the other (red team 14)."""
+    pipes = sorted({p for (_, p) in b.charged if p != "chip"}, key=lambda p: (-b.share(p), p))
+    named = [p for p in pipes if p == top or b.share(p) >= STAGE_SHARE]
+    return ", ".join(f"{p} {_unbound(b.share(p))}" for p in named)
+
+
 def _bound(b: Bottleneck) -> None:
+    """The verdict: a pipe bounding the kernel, the scalar unit's sync ops, else the wait the path
+    crosses longest (issue 8 item 5) with the pipes whose work the path runs through meanwhile. A
+    pipe share that does not bound is shown below the bound's threshold even where it rounds to it:
+    '(largest pipe share: MTE2 50%)' read as if MTE2 did half of the work and still did not bound."""
     pipes = {p for (_, p) in b.charged if p != "chip"}
     top = max(sorted(pipes), key=b.share) if pipes else "S"
     b.pipe = top
@@ -712,8 +736,9 @@ def _bound(b: Bottleneck) -> None:
     if sync_s >= BOUND_SHARE:  # the scalar unit's own sync ops (full barriers, its flag ops) hold it up
         b.kind = "sync-bound"
         b.text = (f"sync-bound: {sync_s:.0%} of the makespan is the scalar unit's sync ops (full barriers, "
-                  f"flag ops on S) on the critical path (largest pipe share: {top} {share:.0%})")
+                  f"flag ops on S) on the critical path (largest pipe share: {top} {_unbound(share)})")
         return
+    b.kind = "latency-bound"
     if b.waits:
         flag = max(sorted(b.waits), key=b.wait_share)
         _, _, first, last = b.waits[flag]
@@ -721,13 +746,10 @@ def _bound(b: Bottleneck) -> None:
         if first:
             where = f" at line {first}" if first == last else f" at lines {first}-{last}"
         what = flag[1] if flag[0] == "x" else f"{flag[0]}->{flag[1]} flags"
-        b.kind = "latency-bound"
         b.text = (f"latency-bound: {b.wait_share(flag):.0%} of the makespan waiting on {what}{where} "
-                  f"(largest pipe share on the critical path: {top} {share:.0%})")
+                  f"(pipe shares on the critical path: {_stages(b, top)})")
         return
-    b.kind = "latency-bound"
-    b.text = (f"latency-bound: no pipe works half of the makespan (largest share on the critical path: "
-              f"{top} {share:.0%})")
+    b.text = f"latency-bound: no pipe works half of the makespan (pipe shares on the critical path: {_stages(b, top)})"
 
 
 __all__ = ["BOUND_SHARE", "Bottleneck", "CriticalPath"]

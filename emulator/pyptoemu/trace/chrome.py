@@ -181,6 +181,9 @@ class TraceWriter:
                 pid = self._pid(c)
                 self._side_logs(c, pid)
                 self._process_names(c, pid, many, result)
+            # the spans the scalar unit closed after the last instruction (its tail, all of a kernel
+            # with scalar work only) were held back by _span after finish() flushed: flush them too
+            self.finish()
             for f in result.findings:
                 for p in f.pipes or ["S"]:
                     core_label, _, pipe = p.rpartition(":")

@@ -131,8 +131,9 @@ def test_fillpad_expand_with_min_pad_feeds_a_whole_tile_row_max():
 
 @pytest.mark.xfail(strict=True, raises=PyptoError,
                    reason="pl.system.syncall (pypto-jit §8, §4.3: a barrier among the blocks of the current SPMD "
-                          "launch) is an unknown op: there is no cross-block barrier in the chip model (core/chip.py, "
-                          "which a speed helper is editing)")
+                          "launch) is an unknown op: pto-text-format.md has no cross-block barrier op to lower it to "
+                          "(sync.set/sync.wait reach only the cores of one group), and the chip model has no barrier "
+                          "across blocks (one that waits for blocks of a later wave would deadlock)")
 def test_syncall_lets_block_zero_read_what_the_other_blocks_wrote():
     x = _f32(_rng(12).standard_normal((32, 16)))
     part, total = np.full((32, 16), np.nan, np.float32), np.full((8, 16), np.nan, np.float32)
