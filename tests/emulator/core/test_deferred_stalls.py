@@ -86,41 +86,47 @@ def test_the_stream_defers_its_stalls_and_holds_a_bounded_number(monkeypatch):
     assert len(seen) < 20  # a few long bursts, not a wait per stall
 
 
-def test_each_stall_is_marked_on_its_maker_and_stalls_resolve_in_program_order(monkeypatch):
-    """Each stall not taken yet is marked (``Instr.ends_stall``) on the one queued instruction whose
-    taking ends it, depth places ahead of the one it held: checked at every resolution of the stream
-    kernel on queues of depth 2 and 16, with the stalls resolved oldest first, each one's LAG the
-    running maximum of stall_taken - low (its clock), and a stall recorded exactly when that maximum grows."""
+def test_each_stall_ends_with_its_maker_and_stalls_resolve_in_program_order(monkeypatch):
+    """Each stall not taken yet is an instruction queued depth places or more behind the head, with
+    the one whose taking ends it (depth places ahead) still queued, and a queued instruction that far
+    back is such a stall (``Pipe.run`` finds the stall a taking ends by that): checked at every
+    resolution of the stream kernel on queues of depth 2 and 16, with the stalls resolved oldest
+    first, each one's LAG the running maximum of stall_taken - low (its clock), and a stall recorded
+    exactly when that maximum grows."""
     original = scalar_mod.ScalarUnit.resolve
     checks = {"pipes": 0, "resolved": 0}
 
-    def resolve(self):
+    def resolve(self, taken, made_by):
         lag, count, recorded = self.lag, len(self.deferred), self.stalls
-        ready = []
-        for stall in self.deferred:
+        oldest = self.deferred[0]
+        assert oldest.stall_taken is None  # taken now: handed over, not stored
+        ready = [(oldest, taken)]
+        for stall in list(self.deferred)[1:]:
             if stall.stall_taken is None:
                 break
-            ready.append(stall)
-        original(self)
+            ready.append((stall, stall.stall_taken))
+        original(self, taken, made_by)
         assert len(self.deferred) == count - len(ready)
         recorded_now = 0
-        for stall in ready:
-            late = stall.stall_taken - stall.low
+        for stall, at in ready:
+            late = at - stall.low
             if late > lag:  # taken after the scalar clock (delayed by the stalls before) got there
                 lag = late
                 recorded_now += 1
             assert stall.stall_lag == lag
         assert self.stalls - recorded == recorded_now
         pipes = self.core.pipes
-        for pipe in pipes.values():  # a stall still marked on a queued instruction was not taken yet
-            for i in pipe.queue:
-                assert i.ends_stall is None or i.ends_stall.stall_taken is None
+        deferred = {id(stall) for stall in self.deferred}
+        for pipe in pipes.values():  # queued depth places or more back: a stall not taken yet
+            queue = list(pipe.queue)
+            for k, i in enumerate(queue):
+                if pipe.depth and k >= pipe.depth:
+                    assert id(i) in deferred and i.stall_taken is None
+                    assert queue[k - pipe.depth].pidx == i.pidx - pipe.depth
             checks["pipes"] += 1
-        for stall in self.deferred:  # one not taken yet is marked on the instruction depth places ahead
-            if stall.stall_taken is None:
-                held = stall
-                queue = pipes[held.pipe].queue
-                assert [i.pidx for i in queue if i.ends_stall is stall] == [held.pidx - pipes[held.pipe].depth]
+        for stall in self.deferred:  # not taken yet exactly while the instruction depth places ahead is queued
+            ahead = stall.pidx - pipes[stall.pipe].depth
+            assert any(i.pidx == ahead for i in pipes[stall.pipe].queue) == (stall.stall_taken is None)
         checks["resolved"] += len(ready)
 
     monkeypatch.setattr(scalar_mod.ScalarUnit, "resolve", resolve)
