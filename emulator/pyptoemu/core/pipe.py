@@ -219,16 +219,17 @@ def make_instr(kind: int, name: str, loc: Loc, pipe: str, issue: int, occupancy:
 # maker: ``Pipe.run`` finds the held instruction ``depth - 1`` places behind it in the queue then).
 # That is when the stall ends: the oldest is resolved at once (``ScalarUnit.resolve``), any other
 # gets ``stall_taken``, the cycle, and ``stall_made_by``, what the pipe had just started, and is
-# resolved with the older ones. Its ``low`` is the scalar clock after issuing
-# it as it stood with the earlier stalls unresolved. Resolved, ``stall_lag`` is the delay of every
-# stall up to this one: what the scalar unit issued after it and before the next one has ``issue``
-# this stall until then, and its issue cycle is its ``low`` plus ``stall_lag`` (its program order,
-# ``iseq``, is final when issued: a stall's record takes no number of its own). ``stall_watch`` is
-# None until something waits for the resolution: then a pair of lists (:func:`watch`), the
-# (instruction or None, Wake) of whoever waits (a pipe, to wake at that instruction's issue cycle;
-# the scalar unit) and allocation counters for the trace, timed the same way (one field for both:
-# the resolution of each stall checks one, not two). The ``stall_*`` fields are set when the
-# instruction holds a stall (``ScalarUnit.issue``), not otherwise.
+# resolved with the older ones. Its ``low`` is the scalar clock after issuing it as it stood with
+# the earlier stalls unresolved. Resolved, ``stall_lag`` is the delay of every stall up to this one:
+# what the scalar unit issued after it and before the next one has ``issue`` this stall until then
+# (the next stall itself gets its issue cycle then, from ``resolve``), and its issue cycle is its
+# ``low`` plus ``stall_lag`` (its program order, ``iseq``, is final when issued: a stall's record
+# takes no number of its own). ``stall_watch`` is None until something waits for the resolution:
+# then a pair of lists (:func:`watch`), the (instruction or None, Wake) of whoever waits (a pipe, to
+# wake at that instruction's issue cycle; the scalar unit) and allocation counters for the trace,
+# timed the same way (one field for both: the resolution of each stall checks one, not two). The
+# ``stall_*`` fields are set when the instruction holds a stall (``ScalarUnit.issue``), not
+# otherwise.
 DeferredStall = Instr  # the class of a deferred stall (an ``Instr.issue`` that is not a cycle yet)
 
 
