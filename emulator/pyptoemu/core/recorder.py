@@ -89,6 +89,9 @@ class Recorder:
         self.consumers: list[Consumer] = []
         self.cores: list = []
         self.held: list[Instr] = []  # recorded, not handed on yet (in arrival order between drains)
+        # the number of the last record. Something its one consumer takes by another way (a
+        # scalar-unit stall handed on as a mark: see takes_stall_marks) is numbered ``seq + 0.5``:
+        # after every record so far, before the next, and no number (nor a call here) of its own
         self.seq = 0
         self.drain_at = DRAIN_EVERY  # the seq at which the next drain is due
         # consumers that keep per-epoch state: told which epochs no instruction can name any more
@@ -109,17 +112,9 @@ class Recorder:
         if seq >= self.drain_at:
             self.drain()
 
-    def number(self) -> int:
-        """A number in the record order for a record its one consumer takes by another way (a
-        scalar-unit stall handed on as a mark: see :meth:`takes_stall_marks`), never held here."""
-        seq = self.seq = self.seq + 1
-        if seq >= self.drain_at:  # (drained as if it were held: it comes after every held record)
-            self.drain()
-        return seq
-
     def takes_stall_marks(self) -> bool:
-        """Whether a scalar-unit stall on a full issue queue may be handed on as a mark (a number
-        and what the critical path needs of it: ``ScalarUnit.pending_marks``) instead of recorded:
+        """Whether a scalar-unit stall on a full issue queue may be handed on as a mark (a number,
+        ``seq + 0.5``, and what the critical path needs of it: ``ScalarUnit.pending_marks``) instead of recorded:
         every consumer takes those (``takes_stall_marks``) and nothing is kept."""
         return not self.keep_log and all(getattr(c, "takes_stall_marks", False) for c in self.consumers)
 

@@ -86,48 +86,67 @@ def test_the_stream_defers_its_stalls_and_holds_a_bounded_number(monkeypatch):
     assert len(seen) < 20  # a few long bursts, not a wait per stall
 
 
-def test_each_stall_is_marked_on_its_maker_and_stalls_resolve_in_program_order(monkeypatch):
-    """Each stall not taken yet is marked (``Instr.ends_stall``) on the one queued instruction whose
-    taking ends it, depth places ahead of the one it held: checked at every resolution of the stream
-    kernel on queues of depth 2 and 16, with the stalls resolved oldest first, each one's LAG the
-    running maximum of stall_taken - low (its clock), and a stall recorded exactly when that maximum grows."""
+def _checking_resolve(checks: dict):
+    """``ScalarUnit.resolve`` checked against the straightforward formulation at every call: each
+    stall not taken yet is an instruction queued depth places or more behind the head, with the one
+    whose taking ends it (depth places ahead) still queued, and a queued instruction that far back is
+    such a stall (``Pipe.run`` finds the stall a taking ends by that); the stalls are resolved oldest
+    first, each one's lag the running maximum of its take cycle - low (its clock), a stall recorded
+    (or handed on as a mark, numbered a half above the last record) exactly when that maximum grows,
+    and the next stall, issued right after the last one resolved, gets its issue cycle from it."""
     original = scalar_mod.ScalarUnit.resolve
-    checks = {"pipes": 0, "resolved": 0}
 
-    def resolve(self):
+    def resolve(self, taken, made_by):
         lag, count, recorded = self.lag, len(self.deferred), self.stalls
-        ready = []
-        for stall in self.deferred:
+        marks, number = len(self.pending_marks), self.recorder.seq + 0.5
+        oldest = self.deferred[0]
+        assert oldest.stall_taken is None  # taken now: handed over, not stored
+        ready = [(oldest, taken, made_by)]
+        for stall in list(self.deferred)[1:]:
             if stall.stall_taken is None:
                 break
-            ready.append(stall)
-        original(self)
+            ready.append((stall, stall.stall_taken, stall.stall_made_by))
+        original(self, taken, made_by)
         assert len(self.deferred) == count - len(ready)
-        recorded_now = 0
-        for stall in ready:
-            late = stall.stall_taken - stall.low
+        expected_marks = []
+        for stall, at, made in ready:
+            late = at - stall.low
             if late > lag:  # taken after the scalar clock (delayed by the stalls before) got there
                 lag = late
-                recorded_now += 1
+                expected_marks.append((at, number, made))
             assert stall.stall_lag == lag
-        assert self.stalls - recorded == recorded_now
+        assert self.stalls - recorded == len(expected_marks)
+        if self.stall_marks:
+            assert self.pending_marks[marks:] == expected_marks
+        if self.deferred:  # the next one was issued right after the last resolved: its issue cycle is known
+            nxt = self.deferred[0]
+            assert nxt.issue == nxt.low + lag and nxt.iseq > ready[-1][0].iseq
         pipes = self.core.pipes
-        for pipe in pipes.values():  # a stall still marked on a queued instruction was not taken yet
-            for i in pipe.queue:
-                assert i.ends_stall is None or i.ends_stall.stall_taken is None
+        deferred = {id(stall) for stall in self.deferred}
+        for pipe in pipes.values():  # queued depth places or more back: a stall not taken yet
+            queue = list(pipe.queue)
+            for k, i in enumerate(queue):
+                if pipe.depth and k >= pipe.depth:
+                    assert id(i) in deferred and i.stall_taken is None
+                    assert queue[k - pipe.depth].pidx == i.pidx - pipe.depth
             checks["pipes"] += 1
-        for stall in self.deferred:  # one not taken yet is marked on the instruction depth places ahead
-            if stall.stall_taken is None:
-                held = stall
-                queue = pipes[held.pipe].queue
-                assert [i.pidx for i in queue if i.ends_stall is stall] == [held.pidx - pipes[held.pipe].depth]
+        for stall in self.deferred:  # not taken yet exactly while the instruction depth places ahead is queued
+            ahead = stall.pidx - pipes[stall.pipe].depth
+            assert any(i.pidx == ahead for i in pipes[stall.pipe].queue) == (stall.stall_taken is None)
         checks["resolved"] += len(ready)
+        checks["marks"] += len(expected_marks)
 
-    monkeypatch.setattr(scalar_mod.ScalarUnit, "resolve", resolve)
+    return resolve
+
+
+def test_each_stall_ends_with_its_maker_and_stalls_resolve_in_program_order(monkeypatch):
+    """:func:`_checking_resolve` at every resolution of the stream kernel on queues of depth 2 and 16."""
+    checks = {"pipes": 0, "resolved": 0, "marks": 0}
+    monkeypatch.setattr(scalar_mod.ScalarUnit, "resolve", _checking_resolve(checks))
     for depth in (2, 16):
         pyptoemu.run(ROOT / "examples" / "double_buffer_1024.pto", machine=_machine(depth), data=False,
                      races="off")
-    assert checks["resolved"] > 2000 and checks["pipes"] > 1000
+    assert checks["resolved"] > 2000 and checks["pipes"] > 1000 and checks["marks"] > 500
 
 
 OPS = st.sampled_from(["vadd", "vadd", "vadd", "load", "store", "sync_load_v", "sync_v_store", "barrier_v",
@@ -191,3 +210,19 @@ def test_a_stall_takes_no_number_and_sorts_right_after_the_instruction_it_held(d
     for stall in stalls:
         held = issued[stall.iseq - 0.5]
         assert (held.pipe, held.loc) == (stall.flag.pipe.name, stall.loc)
+
+
+@settings(max_examples=25, deadline=None)
+@given(ops=st.lists(OPS, min_size=1, max_size=60), depth=st.sampled_from([1, 2, 3, 16]),
+       keep_log=st.booleans())
+def test_generated_stalls_resolve_as_the_straightforward_formulation(ops, depth, keep_log):
+    """:func:`_checking_resolve` on generated mixes with shallow queues, stalls recorded (keep_log)
+    or handed on as marks."""
+    checks = {"pipes": 0, "resolved": 0, "marks": 0}
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(scalar_mod.ScalarUnit, "resolve", _checking_resolve(checks))
+        try:
+            pyptoemu.run(_program(ops, False), machine=_machine(depth), data=False, races="off", sync="asis",
+                         keep_log=keep_log)
+        except PtoError:  # a mix that deadlocks or sets a flag twice: checked up to there all the same
+            pass

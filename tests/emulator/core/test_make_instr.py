@@ -28,4 +28,4 @@ def test_arguments_land_in_their_fields() -> None:
     assert got == (OP, "tadd", None, "V", 7, 3, 5, bound, reads, writes, flag, snaps, 64, (64.0, 1.0), "k")
     assert (ins.start, ins.end, ins.done, ins.seq, ins.wait_start, ins.pidx) == (-1,) * 6
     assert (ins.sepoch, ins.iseq) == (0, 0)
-    assert (ins.released_by, ins.core, ins.vc, ins.path, ins.ends_stall) == (None,) * 5
+    assert (ins.released_by, ins.core, ins.vc, ins.path) == (None,) * 4

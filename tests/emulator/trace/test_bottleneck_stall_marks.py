@@ -68,8 +68,8 @@ def test_stalls_handed_on_as_marks_give_every_path_and_bound_unchanged(name, dep
 
 
 def test_marks_only_when_the_path_is_the_one_consumer_and_nothing_is_kept():
-    """Without keep_log, a trace or the race check, stalls are marks (each numbered in the record
-    order all the same); otherwise they are recorded."""
+    """Without keep_log, a trace or the race check, stalls are marks (each numbered a half above the
+    record before it: no number of its own); otherwise they are recorded (each a record, numbered)."""
     stream = ROOT / "examples" / "double_buffer_1024.pto"
     light = pyptoemu.run(stream, data=False, races="off")
     su = light.chip.cores[0].scalar
@@ -77,7 +77,8 @@ def test_marks_only_when_the_path_is_the_one_consumer_and_nothing_is_kept():
     for kw in ({"races": "off", "keep_log": True}, {"races": "warn"}):
         r = pyptoemu.run(stream, data=False, **kw)
         assert r.chip.cores[0].scalar.stall_marks is False
-        assert r.bound == light.bound and r.chip.recorder.seq == light.chip.recorder.seq
+        assert r.bound == light.bound and r.chip.recorder.seq == light.chip.recorder.seq + su.stalls
+        assert r.chip.cores[0].scalar.stalls == su.stalls
 
 
 @settings(max_examples=15, deadline=None)
