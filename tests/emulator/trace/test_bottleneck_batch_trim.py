@@ -27,7 +27,9 @@ def _run(path: Path, args: dict, blocks: int) -> tuple[str, list, list]:
     for core in r.chip.cores:
         for ins in sorted(core.trace_log, key=lambda i: (i.start, i.seq)):
             p = ins.path
-            if type(p) is not list:  # a stall or a full barrier whose path was not asked for
+            if type(p) is tuple:  # a pipe path (bottleneck.WAITS): as a list, up to its start
+                p = bottleneck._until(ins, ins.start)
+            elif type(p) is not list:  # a stall or a full barrier whose path was not asked for
                 p = bottleneck._until(ins, ins.end)
             rows.append((ins.start, ins.seq, tuple(p[:bottleneck.WAITS]), sorted(waits_of(p).items())))
     neck = r.chip.recorder.consumers[0]

@@ -33,7 +33,9 @@ def _paths(path: Path, args: dict, blocks: int) -> tuple[str, list]:
     for core in r.chip.cores:
         for ins in sorted(core.trace_log, key=lambda i: (i.start, i.seq)):
             p = ins.path
-            if type(p) is not list:  # a full barrier whose drain was not needed yet
+            if type(p) is tuple:  # a pipe path (bottleneck.WAITS): as a list, up to its start
+                p = bottleneck._until(ins, ins.start)
+            elif type(p) is not list:  # a full barrier whose drain was not needed yet
                 p = bottleneck._until(ins, ins.end)
             rows.append((ins.start, ins.pipe, ins.name, tuple(p[:bottleneck.WAITS]),
                          sorted(waits_of(p).items())))

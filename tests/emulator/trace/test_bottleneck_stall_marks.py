@@ -47,7 +47,9 @@ def _paths(kernel, machine, marks: bool, monkeypatch, **kw) -> tuple:
             if ins.pipe == "S" and ins.name == "issue":
                 continue
             p = ins.path
-            if type(p) is not list:  # a full barrier whose path was not asked for
+            if type(p) is tuple:  # a pipe path (bottleneck.WAITS): as a list, up to its start
+                p = bottleneck._until(ins, ins.start)
+            elif type(p) is not list:  # a full barrier whose path was not asked for
                 p = bottleneck._until(ins, ins.end)
             rows.append((ins.start, ins.pipe, ins.name, tuple(p[:bottleneck.WAITS]), sorted(waits_of(p).items())))
     b = r.chip.recorder.consumers[0].result(r.cycles)

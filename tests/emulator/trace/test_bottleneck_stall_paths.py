@@ -21,6 +21,8 @@ def _run() -> tuple[str, list, int]:
         if p is bottleneck._ROOM:
             late += 1
             p = bottleneck._until(ins, ins.end)  # a stall ends at its start: its own path
+        elif type(p) is tuple:  # a pipe path (bottleneck.WAITS): as a list, up to its start
+            p = bottleneck._until(ins, ins.start)
         if type(p) is list:
             rows.append((ins.start, ins.pipe, ins.name, tuple(p[:bottleneck.WAITS]), sorted(waits_of(p).items())))
     return r.bound, rows, late

@@ -52,7 +52,9 @@ def _run(kernel, **kw) -> tuple:
                 assert ins.end >= ends.get(ins.pipe, 0), f"{ins.pipe}: an end before the previous one"
                 ends[ins.pipe] = ins.end
             p = ins.path
-            if type(p) is not list:  # a stall or a full barrier whose path was not asked for
+            if type(p) is tuple:  # a pipe path (bottleneck.WAITS): as a list, up to its start
+                p = bottleneck._until(ins, ins.start)
+            elif type(p) is not list:  # a stall or a full barrier whose path was not asked for
                 p = bottleneck._until(ins, ins.end)
             rows.append((ins.start, ins.pipe, tuple(p[:bottleneck.WAITS]), sorted(waits_of(p).items())))
     neck = r.chip.recorder.consumers[0]
