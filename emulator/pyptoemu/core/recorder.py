@@ -104,7 +104,8 @@ class Recorder:
         self.cores.append(core)
 
     def record(self, core, instr: Instr) -> None:
-        """``instr`` has started (a set: fired): numbered and held until no earlier start can come."""
+        """``instr`` has started (a set: fired): numbered and held until no earlier start can come.
+        (``Pipe.run`` does the same inline for its instructions, with :meth:`_record_and_log`'s log.)"""
         seq = self.seq = self.seq + 1
         instr.seq = seq
         instr.core = core
