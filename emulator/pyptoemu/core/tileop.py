@@ -88,23 +88,6 @@ class OperandSnap:
 _new_snap = object.__new__
 
 
-def _moved_snap(view: PartitionView, was: OperandSnap) -> OperandSnap:
-    """The snapshot ``was`` of a GM window, for the same window moved along its tensor to ``view``:
-    ``OperandSnap(VIEW, view, was.vrow, was.vcol, was.dtype, "gm")``, filled in field by field. The
-    dataclass ``__init__`` is Python code that CPython 3.11 calls from C in a new interpreter frame
-    (see ``pipe.Instr``); one snapshot per window moved (508 per run of the stream kernel,
-    examples/double_buffer_1024.pto)."""
-    snap = _new_snap(OperandSnap)
-    snap.kind = VIEW
-    snap.obj = view
-    snap.vrow = was.vrow
-    snap.vcol = was.vcol
-    snap.dtype = was.dtype
-    snap.loc = "gm"
-    snap.arg = None
-    return snap
-
-
 def _operand_lists(op: A.Op, spec: InstrSpec) -> tuple[list, list, list]:
     """(ins, outs, in_types) of a DPS op. A generic-form op lists its operands in the op's declared
     argument order (spec §1.4): the required inputs, then the outputs, then the optional inputs
@@ -357,8 +340,12 @@ class TileOpBinding:
             if tile.vrow != vrow or tile.vcol != vcol or tile.addr != addr:
                 return None
         snaps, key, hit, last_reads, last_writes = self.last_result
-        snaps = snaps.copy()
-        spans = self.last_spans.copy()
+        snaps = snaps.copy()  # (the last issue's Instr holds the old list: never mutated)
+        # the byte ranges are the binding's own (only pick_reads and pick_writes read them): updated
+        # in place, no list copied per issue; a window that cannot be moved leaves them half
+        # updated, and _snapshot then makes them anew
+        spans = self.last_spans
+        shape = self.view_shape
         for i in self.last_views:
             v, was = values[i], last[i]
             if v.__class__ is not PartitionView:
@@ -366,8 +353,21 @@ class TileOpBinding:
             gm, sizes, strides = v.gm, v.sizes, v.strides
             if sizes is not was.sizes or strides is not was.strides or gm is not was.gm:
                 return None
-            snaps[i] = _moved_snap(v, snaps[i])
-            es = gm.dtype.itemsize
+            # the window's last snapshot, for the window moved: OperandSnap(VIEW, v, ...) filled in
+            # field by field (the dataclass __init__ is Python code CPython 3.11 calls from C, in a
+            # new interpreter frame; see pipe.Instr)
+            was = snaps[i]
+            snap = snaps[i] = _new_snap(OperandSnap)
+            snap.kind = VIEW
+            snap.obj = v
+            snap.vrow = was.vrow
+            snap.vcol = was.vcol
+            snap.dtype = was.dtype
+            snap.loc = "gm"
+            snap.arg = None
+            # the element size as _snapshot kept it with the window's shape (numpy's dtype.itemsize
+            # is a descriptor call), else read
+            es = shape[3] if shape[2] is gm else gm.dtype.itemsize
             spans[i] = (gm.name, v.lo * es, (v.hi + 1) * es, (v.base, sizes, strides))
         reads, writes = last_reads, last_writes
         if self.views_read:
@@ -379,7 +379,7 @@ class TileOpBinding:
             if writes == last_writes:
                 writes = last_writes
         self.last_result = (snaps, key, hit, reads, writes)
-        self.last_values, self.last_spans = values, spans
+        self.last_values = values
         # the last template with the new reads, writes and snapshots: what :meth:`_template` gives
         # (pipe, timing and shape key are those of the very key, the index operands the very
         # values), without its call and unpacking (508 per run of the stream kernel)

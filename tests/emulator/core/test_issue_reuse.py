@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import pyptoemu
-from pyptoemu.core.tileop import VIEW, OperandSnap, TileOpBinding, _moved_snap
+from pyptoemu.core.tileop import VIEW, OperandSnap, TileOpBinding
 from tests.emulator.core.kernels import binary_kernel, pview, vec
 
 DYN = vec(16, 64, vr="?", vc="?")
@@ -101,6 +101,11 @@ def test_reads_known_written_on_one_core_are_looked_up_anew_on_another(data):
     assert len(uninit) == 1 and "tmuls" in str(uninit[0]), [str(f) for f in res.findings]
 
 
+def _fields(s: OperandSnap) -> list:
+    """Every field of a snapshot, ``arg`` too (which ``==`` does not compare)."""
+    return [getattr(s, f.name) for f in dataclasses.fields(OperandSnap)]
+
+
 def _checked_moved(monkeypatch) -> list:
     """Make every answer of TileOpBinding._moved (the last issue, its GM windows moved) be checked
     against what _snapshot, from nothing reused, makes of the same operands; the answers seen."""
@@ -116,6 +121,7 @@ def _checked_moved(monkeypatch) -> list:
             fresh._snapshot(values)
             want = fresh.last_result
             assert got[0] == want[0]  # the snapshots (objects by identity)
+            assert [_fields(s) for s in got[0]] == [_fields(s) for s in want[0]]  # arg too (== leaves it out)
             assert got[1:] == want[1:]  # timing key, timing, reads, writes
             assert template == fresh.template  # what the Instr is made of, its transfer and shape key
             answers.append(got)
@@ -165,13 +171,22 @@ def test_the_double_buffered_stream_moves_its_windows_without_new_snapshots(monk
     assert len(answers) == 4 * 127  # 2 loads and 2 stores in each of 128 iterations, all but the first
 
 
-def test_a_moved_window_snapshot_is_the_one_the_constructor_makes():
-    """_moved_snap fills in every field of OperandSnap (arg too, which == does not compare) as
-    OperandSnap(VIEW, view, ...) would, from the window's last snapshot."""
-    was = OperandSnap(VIEW, object(), 4, 64, "f16", "gm", arg=object())
-    view = object()
-    got = _moved_snap(view, was)
-    want = OperandSnap(VIEW, view, 4, 64, "f16", "gm")
-    assert [getattr(got, f.name) for f in dataclasses.fields(OperandSnap)] == \
-        [getattr(want, f.name) for f in dataclasses.fields(OperandSnap)]
-    assert got.obj is view and got.arg is None
+def test_a_moved_window_snapshot_is_the_one_the_constructor_makes(monkeypatch):
+    """_moved fills in every field of a moved window's OperandSnap (arg too, which == does not
+    compare, left None though the last snapshot's was set) as OperandSnap(VIEW, view, ...) would."""
+    answers = _checked_moved(monkeypatch)
+    original = TileOpBinding._moved
+
+    moved: list = []
+
+    def with_args_set(self, values):  # the last snapshots as a run with data leaves them: an Arg each
+        for snap in self.last_result[0] if self.last_result else ():
+            snap.arg = object()
+        template = original(self, values)
+        if template is not None:
+            moved.extend(s.arg for s in template[5] if s.kind == VIEW)
+        return template
+
+    monkeypatch.setattr(TileOpBinding, "_moved", with_args_set)
+    pyptoemu.run(EXAMPLES / "double_buffer_1024.pto", data=False)
+    assert len(answers) == len(moved) == 4 * 127 and moved == [None] * len(moved)
