@@ -512,10 +512,10 @@ def lower_barrier(su: ScalarUnit, op: A.Op) -> Step:
             su.charge(su.issue_cost)
 
         return step_scalar
-    issue = su.issue
+    issue_new = su.issue_new
 
-    def step(frame):
-        issue(pipe, make_instr(BARRIER, "barrier", loc, pipe, 0))
+    def step(frame):  # issue(pipe, make_instr(...)) in one call (one barrier per tile of the stream kernel)
+        issue_new(pipe, BARRIER, "barrier", loc)
 
     return step
 

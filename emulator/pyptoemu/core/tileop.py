@@ -88,23 +88,6 @@ class OperandSnap:
 _new_snap = object.__new__
 
 
-def _moved_snap(view: PartitionView, was: OperandSnap) -> OperandSnap:
-    """The snapshot ``was`` of a GM window, for the same window moved along its tensor to ``view``:
-    ``OperandSnap(VIEW, view, was.vrow, was.vcol, was.dtype, "gm")``, filled in field by field. The
-    dataclass ``__init__`` is Python code that CPython 3.11 calls from C in a new interpreter frame
-    (see ``pipe.Instr``); one snapshot per window moved (508 per run of the stream kernel,
-    examples/double_buffer_1024.pto)."""
-    snap = _new_snap(OperandSnap)
-    snap.kind = VIEW
-    snap.obj = view
-    snap.vrow = was.vrow
-    snap.vcol = was.vcol
-    snap.dtype = was.dtype
-    snap.loc = "gm"
-    snap.arg = None
-    return snap
-
-
 def _operand_lists(op: A.Op, spec: InstrSpec) -> tuple[list, list, list]:
     """(ins, outs, in_types) of a DPS op. A generic-form op lists its operands in the op's declared
     argument order (spec §1.4): the required inputs, then the outputs, then the optional inputs
@@ -234,6 +217,16 @@ class TileOpBinding:
     last_others: tuple[int, ...] = ()  # the positions of everything else
     views_read: bool = False  # whether the op reads a GM window (else moving one leaves the reads as they are)
     views_written: bool = False  # whether it writes one
+    # Timing only: the shape key (Instr.key) of the last issue whose reads (writes) are all GM
+    # windows, else _NEVER. aicore.Memories follows on-chip buffers only, so noting such ranges
+    # changes nothing and says they are noted; a key fixes each operand's kind, so every
+    # instruction of that key is such an instruction and :meth:`start` notes nothing for it (a
+    # load reads a new window each time, a store writes one: 512 calls per run of the stream
+    # kernel). reads_off_chip (writes_off_chip): whether the last issue's are.
+    off_chip_reads: Any = None
+    off_chip_writes: Any = None
+    reads_off_chip: bool = False
+    writes_off_chip: bool = False
     pick_reads: Callable | None = None  # per-operand byte ranges -> the ranges read
     pick_writes: Callable | None = None  # per-operand byte ranges -> the ranges written
     # (sizes, strides, GM buffer, element size, timing key part) of the last GM window operand: a
@@ -270,6 +263,7 @@ class TileOpBinding:
         other.template = other.last_parts = other.view_shape = other.last_plan = None
         other.last_spans, other.last_views, other.last_others = [], (), ()
         other.pick_reads = other.pick_writes = None
+        other.off_chip_reads = other.off_chip_writes = _NEVER
         other.scalar_memo = {}
         return other
 
@@ -302,6 +296,7 @@ class TileOpBinding:
         self.index_pos = tuple(i for i, (_, st) in enumerate(self.fetch) if st == "index")
         self.times_in_place = self.has_outs and _formulas_read(self.spec.timing, "in_place")
         self.prepare = getattr(self.semantics, "prepare", None)
+        self.off_chip_reads = self.off_chip_writes = _NEVER
 
     # ---- issue: the scalar unit, in program order
 
@@ -357,8 +352,12 @@ class TileOpBinding:
             if tile.vrow != vrow or tile.vcol != vcol or tile.addr != addr:
                 return None
         snaps, key, hit, last_reads, last_writes = self.last_result
-        snaps = snaps.copy()
-        spans = self.last_spans.copy()
+        snaps = snaps.copy()  # (the last issue's Instr holds the old list: never mutated)
+        # the byte ranges are the binding's own (only pick_reads and pick_writes read them): updated
+        # in place, no list copied per issue; a window that cannot be moved leaves them half
+        # updated, and _snapshot then makes them anew
+        spans = self.last_spans
+        shape = self.view_shape
         for i in self.last_views:
             v, was = values[i], last[i]
             if v.__class__ is not PartitionView:
@@ -366,8 +365,21 @@ class TileOpBinding:
             gm, sizes, strides = v.gm, v.sizes, v.strides
             if sizes is not was.sizes or strides is not was.strides or gm is not was.gm:
                 return None
-            snaps[i] = _moved_snap(v, snaps[i])
-            es = gm.dtype.itemsize
+            # the window's last snapshot, for the window moved: OperandSnap(VIEW, v, ...) filled in
+            # field by field (the dataclass __init__ is Python code CPython 3.11 calls from C, in a
+            # new interpreter frame; see pipe.Instr)
+            was = snaps[i]
+            snap = snaps[i] = _new_snap(OperandSnap)
+            snap.kind = VIEW
+            snap.obj = v
+            snap.vrow = was.vrow
+            snap.vcol = was.vcol
+            snap.dtype = was.dtype
+            snap.loc = "gm"
+            snap.arg = None
+            # the element size as _snapshot kept it with the window's shape (numpy's dtype.itemsize
+            # is a descriptor call), else read
+            es = shape[3] if shape[2] is gm else gm.dtype.itemsize
             spans[i] = (gm.name, v.lo * es, (v.hi + 1) * es, (v.base, sizes, strides))
         reads, writes = last_reads, last_writes
         if self.views_read:
@@ -379,7 +391,7 @@ class TileOpBinding:
             if writes == last_writes:
                 writes = last_writes
         self.last_result = (snaps, key, hit, reads, writes)
-        self.last_values, self.last_spans = values, spans
+        self.last_values = values
         # the last template with the new reads, writes and snapshots: what :meth:`_template` gives
         # (pipe, timing and shape key are those of the very key, the index operands the very
         # values), without its call and unpacking (508 per run of the stream kernel)
@@ -395,6 +407,11 @@ class TileOpBinding:
         pipe, occ, lat, nbytes, transfer = hit
         index_pos = self.index_pos
         shape_key = None if self.data else key if not index_pos else (key, tuple([snaps[i].obj for i in index_pos]))
+        if shape_key is not None:
+            if self.reads_off_chip:
+                self.off_chip_reads = shape_key
+            if self.writes_off_chip:
+                self.off_chip_writes = shape_key
         template = self.template = (pipe, occ, lat, reads, writes, snaps, nbytes, transfer, shape_key)
         return template
 
@@ -484,6 +501,8 @@ class TileOpBinding:
         self.last_others = tuple([i for i in range(len(snaps)) if i not in views])
         self.views_read = any(i in views for i in self.read_idx)
         self.views_written = any(i in views for i in self.write_idx)
+        self.reads_off_chip = all(snaps[i].kind == VIEW for i in self.read_idx if spans[i] is not None)
+        self.writes_off_chip = all(snaps[i].kind == VIEW for i in self.write_idx if spans[i] is not None)
         return self._template()
 
     def _timing_of(self, parts: list, snaps: list) -> tuple[tuple, tuple]:
@@ -636,8 +655,9 @@ class TileOpBinding:
         wrapper around a compute step: it runs for every instruction of every pipe."""
         try:
             reads = instr.reads
-            if reads is not self.reads_known and self.memory.note_reads(reads, instr):
-                self.reads_known = reads  # known written: noting them again would change nothing
+            if reads is not self.reads_known and (instr.key is self.off_chip_reads
+                                                  or self.memory.note_reads(reads, instr)):
+                self.reads_known = reads  # known written (or off chip): noting them again would change nothing
             if not self.data:  # timing only: nothing to compute, only the faults shapes alone decide
                 key = instr.key
                 if key is not self.checked_key:  # (the same key object as the last start's, nearly always)
@@ -645,7 +665,7 @@ class TileOpBinding:
                         self._check_shapes(instr.operands, key)
                     self.checked_key = key
                 writes = instr.writes
-                if writes is self.writes_known or self.memory.writes_noted(writes):
+                if writes is self.writes_known or key is self.off_chip_writes or self.memory.writes_noted(writes):
                     self.writes_known = writes
                     return None  # nothing to commit
                 return []
@@ -1172,6 +1192,7 @@ def _static_snap(name, held, declared, scalar_type: str | None) -> OperandSnap |
 
 
 _SHAPES_REMEMBERED = 1024
+_NEVER = object()  # no instruction's key (TileOpBinding.off_chip_reads: none known)
 
 
 def _standin(s: OperandSnap) -> Arg:

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import pyptoemu
-from pyptoemu.core.tileop import VIEW, OperandSnap, TileOpBinding, _moved_snap
+from pyptoemu.core.tileop import VIEW, OperandSnap, TileOpBinding
 from tests.emulator.core.kernels import binary_kernel, pview, vec
 
 DYN = vec(16, 64, vr="?", vc="?")
@@ -101,6 +101,11 @@ def test_reads_known_written_on_one_core_are_looked_up_anew_on_another(data):
     assert len(uninit) == 1 and "tmuls" in str(uninit[0]), [str(f) for f in res.findings]
 
 
+def _fields(s: OperandSnap) -> list:
+    """Every field of a snapshot, ``arg`` too (which ``==`` does not compare)."""
+    return [getattr(s, f.name) for f in dataclasses.fields(OperandSnap)]
+
+
 def _checked_moved(monkeypatch) -> list:
     """Make every answer of TileOpBinding._moved (the last issue, its GM windows moved) be checked
     against what _snapshot, from nothing reused, makes of the same operands; the answers seen."""
@@ -116,6 +121,7 @@ def _checked_moved(monkeypatch) -> list:
             fresh._snapshot(values)
             want = fresh.last_result
             assert got[0] == want[0]  # the snapshots (objects by identity)
+            assert [_fields(s) for s in got[0]] == [_fields(s) for s in want[0]]  # arg too (== leaves it out)
             assert got[1:] == want[1:]  # timing key, timing, reads, writes
             assert template == fresh.template  # what the Instr is made of, its transfer and shape key
             answers.append(got)
@@ -165,13 +171,82 @@ def test_the_double_buffered_stream_moves_its_windows_without_new_snapshots(monk
     assert len(answers) == 4 * 127  # 2 loads and 2 stores in each of 128 iterations, all but the first
 
 
-def test_a_moved_window_snapshot_is_the_one_the_constructor_makes():
-    """_moved_snap fills in every field of OperandSnap (arg too, which == does not compare) as
-    OperandSnap(VIEW, view, ...) would, from the window's last snapshot."""
-    was = OperandSnap(VIEW, object(), 4, 64, "f16", "gm", arg=object())
-    view = object()
-    got = _moved_snap(view, was)
-    want = OperandSnap(VIEW, view, 4, 64, "f16", "gm")
-    assert [getattr(got, f.name) for f in dataclasses.fields(OperandSnap)] == \
-        [getattr(want, f.name) for f in dataclasses.fields(OperandSnap)]
-    assert got.obj is view and got.arg is None
+def test_a_moved_window_snapshot_is_the_one_the_constructor_makes(monkeypatch):
+    """_moved fills in every field of a moved window's OperandSnap (arg too, which == does not
+    compare, left None though the last snapshot's was set) as OperandSnap(VIEW, view, ...) would."""
+    answers = _checked_moved(monkeypatch)
+    original = TileOpBinding._moved
+
+    moved: list = []
+
+    def with_args_set(self, values):  # the last snapshots as a run with data leaves them: an Arg each
+        for snap in self.last_result[0] if self.last_result else ():
+            snap.arg = object()
+        template = original(self, values)
+        if template is not None:
+            moved.extend(s.arg for s in template[5] if s.kind == VIEW)
+        return template
+
+    monkeypatch.setattr(TileOpBinding, "_moved", with_args_set)
+    pyptoemu.run(EXAMPLES / "double_buffer_1024.pto", data=False)
+    assert len(answers) == len(moved) == 4 * 127 and moved == [None] * len(moved)
+
+
+def _gm_only_notes(monkeypatch) -> list:
+    """The calls of Memories.note_reads and Memories.writes_noted on ranges all in GM (each a GM
+    window's span: it carries a footprint), made while a run goes on."""
+    from pyptoemu.core.aicore import Memories
+
+    seen: list = []
+    note_reads, writes_noted = Memories.note_reads, Memories.writes_noted
+
+    def reads(self, ranges, instr):
+        if ranges and all(r[3] is not None for r in ranges):
+            seen.append(("read", instr.name))
+        return note_reads(self, ranges, instr)
+
+    def writes(self, ranges):
+        if ranges and all(r[3] is not None for r in ranges):
+            seen.append(("write", ranges))
+        return writes_noted(self, ranges)
+
+    monkeypatch.setattr(Memories, "note_reads", reads)
+    monkeypatch.setattr(Memories, "writes_noted", writes)
+    return seen
+
+
+def test_a_timing_only_start_notes_no_gm_window(monkeypatch):
+    """examples/double_buffer_1024.pto, timing only: its loads read GM windows only and its stores
+    write GM windows only; noting those would change nothing (Memories follows on-chip buffers), so
+    no start asks (TileOpBinding.off_chip_reads / off_chip_writes): 512 calls fewer per run."""
+    seen = _gm_only_notes(monkeypatch)
+    res = pyptoemu.run(EXAMPLES / "double_buffer_1024.pto", data=False, races="off")
+    assert res.cycles == 141671 and seen == []
+
+
+@pytest.mark.parametrize("data", [True, False], ids=["data", "timing-only"])
+def test_the_on_chip_side_of_a_window_moved_is_still_noted(data):
+    """A store's tile is read on chip and a load's tile written there: whatever start skips for
+    the GM side, the tile a loop stores before anything wrote it is reported, and the tile a load
+    wrote is known written to the op that reads it next (no finding)."""
+    tile, view = vec(4, 64), pview(4, 64)
+    body = f"""    %c4 = arith.constant 4 : index
+    %c16 = arith.constant 16 : index
+    %cst = arith.constant 1.0 : f32
+    %t = pto.alloc_tile : {tile}
+    %u = pto.alloc_tile addr = %c4096 : {tile}
+    scf.for %r = %c0 to %c16 step %c4 {{
+      %in = pto.partition_view %v0, offsets = [%r, %c0], sizes = [%c4, %cc] : !pto.tensor_view<?x?xf32> -> {view}
+      %out = pto.partition_view %v1, offsets = [%r, %c0], sizes = [%c4, %cc] : !pto.tensor_view<?x?xf32> -> {view}
+      pto.tload ins(%in : {view}) outs(%t : {tile})
+      pto.barrier <PIPE_ALL>
+      pto.tadds ins(%t, %cst : {tile}, f32) outs(%t : {tile})
+      pto.barrier <PIPE_ALL>
+      pto.tstore ins(%u : {tile}) outs(%out : {view})
+      pto.barrier <PIPE_ALL>
+    }}"""
+    res = pyptoemu.run(binary_kernel(body, nargs=2, extra_consts="    %c4096 = arith.constant 4096 : i64\n"),
+                       data=data, races="warn",
+                       inputs={"arg0": np.ones((16, 64), np.float32)} if data else None)
+    uninit = [str(f) for f in res.findings if f.kind == "uninitialised-read"]
+    assert uninit and all("tstore" in f for f in uninit), [str(f) for f in res.findings]
