@@ -86,6 +86,7 @@ class OperandSnap:
 
 
 _new_snap = object.__new__
+_NEVER = object()  # no instruction's key (TileOpBinding.off_chip_reads: none known)
 
 
 def _operand_lists(op: A.Op, spec: InstrSpec) -> tuple[list, list, list]:
@@ -223,8 +224,8 @@ class TileOpBinding:
     # instruction of that key is such an instruction and :meth:`start` notes nothing for it (a
     # load reads a new window each time, a store writes one: 512 calls per run of the stream
     # kernel). reads_off_chip (writes_off_chip): whether the last issue's are.
-    off_chip_reads: Any = None
-    off_chip_writes: Any = None
+    off_chip_reads: Any = _NEVER
+    off_chip_writes: Any = _NEVER
     reads_off_chip: bool = False
     writes_off_chip: bool = False
     pick_reads: Callable | None = None  # per-operand byte ranges -> the ranges read
@@ -1192,7 +1193,6 @@ def _static_snap(name, held, declared, scalar_type: str | None) -> OperandSnap |
 
 
 _SHAPES_REMEMBERED = 1024
-_NEVER = object()  # no instruction's key (TileOpBinding.off_chip_reads: none known)
 
 
 def _standin(s: OperandSnap) -> Arg:
