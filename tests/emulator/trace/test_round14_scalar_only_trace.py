@@ -2,8 +2,8 @@
 scf.for summing indices, then a view, no tile op). Its S lane must show the scalar unit's activity:
 the span closes at the end of the run, after the writer flushed what it held back, and was lost (a
 trace with no slice at all). The same kernel stopping at a fault lost its slice too (ScalarUnit.run
-re-raised without closing the span; fixed by red team 15). Its bound is still wrong in a file this
-round may not edit (strict xfail naming where)."""
+re-raised without closing the span), and its bound read "no instructions ran" though the scalar unit
+worked the whole makespan (CriticalPath.result); both fixed by red team 15."""
 
 from __future__ import annotations
 
@@ -64,9 +64,7 @@ def test_a_kernel_faulting_after_scalar_work_only_has_its_scalar_slice_up_to_the
     assert slices == [(0, clean.cycles - 1)], slices
 
 
-@pytest.mark.xfail(strict=True, reason="trace/bottleneck.py CriticalPath.result (outside the verdict functions "
-                   "this round may edit): with no pipe instruction the bound reads 'no instructions ran' while "
-                   "the scalar unit worked the whole makespan")
 def test_a_kernel_with_scalar_work_only_is_bound_by_the_scalar_unit(tmp_path):
     r = pyptoemu.run(_kernel(tmp_path, "%c0"), args={"arg1": 8}, data=False)
-    assert r.bound.startswith("issue-bound: 100% of the makespan is the scalar unit"), r.bound
+    assert r.bound.startswith("issue-bound: 100% of the makespan is the scalar unit"), r.bound  # was 'no instructions ran'
+    assert r.bound_pipe == "S"
