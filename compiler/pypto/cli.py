@@ -9,7 +9,7 @@ import runpy
 import sys
 import traceback
 
-from pypto.errors import PyptoError
+from pypto.errors import PyptoError, Span
 from pypto.ir.compiler import compile as compile_ir
 from pypto.ir.stmt import Program
 
@@ -64,14 +64,28 @@ def _run_program_file(path: str) -> dict:
     not the emulator's 'internal error'."""
     try:
         return runpy.run_path(path, run_name="__pypto_compile__")
-    except (PyptoError, SyntaxError):
+    except PyptoError as e:
+        # one raised with no place (a DSL op called at the file's top level, outside any function:
+        # 'error: pl.split can only be used inside ...' named no line) is placed at the file's line
+        # that made the call
+        if e.span is None or not e.span.is_known():
+            mine = _mine(traceback.extract_tb(e.__traceback__), path)
+            if mine:
+                e.span = Span(path, mine[-1].lineno or 1, (getattr(mine[-1], "colno", None) or 0) + 1)
+        raise
+    except SyntaxError:
         raise
     except Exception as e:
         frames = traceback.extract_tb(e.__traceback__)
-        mine = [f for f in frames if os.path.abspath(f.filename) == os.path.abspath(path)]
+        mine = _mine(frames, path)
         if not mine or frames[-1] is not mine[-1]:
             raise  # raised inside a library (the compiler's front end or another): not located in the program
         raise ProgramRaised(f"{path}:{mine[-1].lineno}:1: error: the program raised {type(e).__name__}: {e}") from None
+
+
+def _mine(frames: traceback.StackSummary, path: str) -> list[traceback.FrameSummary]:
+    """The frames that run lines of the program file ``path``."""
+    return [f for f in frames if os.path.abspath(f.filename) == os.path.abspath(path)]
 
 
 if __name__ == "__main__":

@@ -453,6 +453,12 @@ def run(
         module = lower_tile_module(module, isa, mach, dump_dir=dump_passes, software_pipeline=software_pipeline,
                                    notes=tile_notes)
         sync = sync or "asis"
+    elif dump_passes is not None or software_pipeline:  # said, not silently dropped: the user asked for them
+        asked = [o for o, on in (("--dump-passes", dump_passes is not None), ("--software-pipeline", software_pipeline))
+                 if on]
+        tile_notes.append(f"{module.file}: {' and '.join(asked)} only appl{'y' if len(asked) > 1 else 'ies'} to a "
+                          "kernel in the tile-level form (seed 002), which is lowered first; this one is level-2 "
+                          ".pto already: ignored")
     fn = choose_entry(module, entry)
     if prepared is not None:  # a text run before: its synchronised module and verdict are kept
         module, fn, mode, notices = prepared.prepare(fn, sync, isa, mach)

@@ -390,10 +390,17 @@ def cmd_lower(ns: argparse.Namespace) -> int:
 
 
 def cmd_report(ns: argparse.Namespace) -> int:
-    from pyptoemu.report import format_report, load_report, plot_report, write_csv
+    from pyptoemu.report import format_report, load_report, plot_format, plot_report, write_csv
 
     if ns.top < 0:  # a negative count sliced the table from the end: "top -1 of 8" listed 7
         raise InputError(f"--top must be 0 or more, got {ns.top}")
+    # a file the report cannot be written to stops the command before the report is printed (it
+    # printed the whole report, then failed with exit 2: read as a report with a stray error)
+    if ns.plot:
+        plot_format(ns.plot)
+    for option, path in (("--csv", ns.csv), ("--plot", ns.plot)):
+        if path and Path(path).is_dir():
+            raise OutputError(f"cannot write {path}: is a directory ({option} names the output file)")
     report = load_report(ns.trace)
     print(format_report(report, top=ns.top))
     if ns.csv:

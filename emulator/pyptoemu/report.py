@@ -292,13 +292,20 @@ def write_csv(report: Report, path: str | os.PathLike) -> Path:
 PLOT_FORMATS = ("png", "svg", "pdf")  # what the timeline is written as: the file's suffix says which
 
 
-def plot_report(report: Report, path: str | os.PathLike) -> Path:
-    """A timeline (PNG, SVG or PDF, by the file's suffix): one row per core and pipe, a bar per busy
-    interval."""
+def plot_format(path: str | os.PathLike) -> str:
+    """The timeline's format from the file's suffix, or an :class:`InputError` naming the ones there
+    are (checked before the report is printed too: the mistake then stops the command at once)."""
     fmt = Path(path).suffix.lower().lstrip(".")
     if fmt not in PLOT_FORMATS:
         raise InputError(f"--plot {path}: the timeline is written as .png, .svg or .pdf (the suffix says which), "
                          f"not {'.' + fmt if fmt else 'a file without a suffix'}")
+    return fmt
+
+
+def plot_report(report: Report, path: str | os.PathLike) -> Path:
+    """A timeline (PNG, SVG or PDF, by the file's suffix): one row per core and pipe, a bar per busy
+    interval."""
+    fmt = plot_format(path)
     try:
         import matplotlib
 

@@ -205,6 +205,7 @@ class ScalarUnit:
             pass
         except PtoError:  # the fault happens when the scalar unit gets there: after the stalls before
             yield from self.sync_time()  # it, at its own clock (SimPy time follows it up to there)
+            self._close_span()  # the scalar work before the fault belongs in the trace's S lane
             raise
         yield from self.drain_all()
         self._close_span()

@@ -692,11 +692,14 @@ class CriticalPath:
         """The path summed up to ``makespan`` and its verdict; ``held``: what the shared memory
         system held back per DMA pipe (:attr:`Bottleneck.held`)."""
         b = Bottleneck(makespan=makespan, held=held or {})
-        last = self.last()
-        if last is None or makespan <= 0:
+        if makespan <= 0:
             b.text = "no instructions ran"
             return b
-        path = _plus(_until(last, min(makespan, last.done)), SYNC["S"], makespan - last.done)
+        last = self.last()
+        if last is None:  # no pipe instruction and no scalar sync op: the scalar unit's own work (scalar
+            path = _plus(EMPTY, WORK["S"], makespan)  # ops, loops) took the whole makespan (red team 14)
+        else:
+            path = _plus(_until(last, min(makespan, last.done)), SYNC["S"], makespan - last.done)
         for (what, pipe), i in SLOT.items():
             if path[i] > 0:
                 b.charged[(what, pipe)] = path[i]

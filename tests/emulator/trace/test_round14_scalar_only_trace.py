@@ -1,8 +1,9 @@
 """Red team 14: the Chrome trace and the bound of a kernel whose only work is the scalar unit's (an
 scf.for summing indices, then a view, no tile op). Its S lane must show the scalar unit's activity:
 the span closes at the end of the run, after the writer flushed what it held back, and was lost (a
-trace with no slice at all). The same kernel stopping at a fault, and its bound, are still wrong in
-files this round may not edit (strict xfails naming where)."""
+trace with no slice at all). The same kernel stopping at a fault lost its slice too (ScalarUnit.run
+re-raised without closing the span), and its bound read "no instructions ran" though the scalar unit
+worked the whole makespan (CriticalPath.result); both fixed by red team 15."""
 
 from __future__ import annotations
 
@@ -52,19 +53,18 @@ def test_a_kernel_with_scalar_work_only_has_its_scalar_slice_in_the_trace(tmp_pa
     assert r.pipes["S"].busy_cycles == r.cycles
 
 
-@pytest.mark.xfail(strict=True, reason="core/scalar.py (a speed helper's file): ScalarUnit.run re-raises a "
-                   "fault without closing its activity span (_close_span runs only after a clean end), so a "
-                   "kernel that faults after scalar work only has no S slice up to the fault")
 def test_a_kernel_faulting_after_scalar_work_only_has_its_scalar_slice_up_to_the_fault(tmp_path):
     trace = tmp_path / "t.json"
+    clean = pyptoemu.run(_kernel(tmp_path, "%c0"), args={"arg1": 8}, data=False)
     with pytest.raises(PtoError):  # the window starts at row 496 of an 8-row view
         pyptoemu.run(_kernel(tmp_path, "%s"), args={"arg1": 8}, data=False, trace=trace)
-    assert _scalar_slices(trace)
+    slices = [(s["ts"], s["ts"] + s["dur"]) for s in _scalar_slices(trace)]
+    # was [] (the span was left open): the loop and the views up to the faulting partition_view,
+    # i.e. the clean run's work less the partition_view's own cycle
+    assert slices == [(0, clean.cycles - 1)], slices
 
 
-@pytest.mark.xfail(strict=True, reason="trace/bottleneck.py CriticalPath.result (outside the verdict functions "
-                   "this round may edit): with no pipe instruction the bound reads 'no instructions ran' while "
-                   "the scalar unit worked the whole makespan")
 def test_a_kernel_with_scalar_work_only_is_bound_by_the_scalar_unit(tmp_path):
     r = pyptoemu.run(_kernel(tmp_path, "%c0"), args={"arg1": 8}, data=False)
-    assert r.bound.startswith("issue-bound: 100% of the makespan is the scalar unit"), r.bound
+    assert r.bound.startswith("issue-bound: 100% of the makespan is the scalar unit"), r.bound  # was 'no instructions ran'
+    assert r.bound_pipe == "S"

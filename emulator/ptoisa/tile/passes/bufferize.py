@@ -160,8 +160,10 @@ def _merge(flat: list[tuple[A.Op, int, int]], values: dict[str, _Value], use_pos
         if a in parent and b in parent:
             parent[find(b)] = find(a)
 
+    at = {id(op): pos for op, pos, _block in flat}
     for op, pos, _block in flat:
-        pairs = _loop_pairs(op, pos, values) if op.name == "scf.for" else _if_pairs(op, values, use_pos, block_end)
+        pairs = (_loop_pairs(op, pos, values, (values, use_pos, block_end, at)) if op.name == "scf.for"
+                 else _if_pairs(op, values, use_pos, block_end))
         for a, b in pairs:
             union(a, b)
     classes: dict[str, _Value] = {}
@@ -177,7 +179,11 @@ def _merge(flat: list[tuple[A.Op, int, int]], values: dict[str, _Value], use_pos
     return list(classes.values())
 
 
-def _loop_pairs(op: A.Op, pos: int, values: dict[str, _Value]) -> list[tuple[str, str]]:
+# (values, use positions, block ends, op positions by id) of _merge, for _read_after_replaced
+_Where = tuple[dict[str, _Value], dict[str, list[int]], dict[int, int], dict[int, int]]
+
+
+def _loop_pairs(op: A.Op, pos: int, values: dict[str, _Value], where: _Where) -> list[tuple[str, str]]:
     """A loop's tile result shares a buffer with its init, iter_arg and yielded value."""
     body = op.regions[0]
     yields = body.ops[-1].operands if body.ops and body.ops[-1].name == "scf.yield" else []
@@ -189,10 +195,38 @@ def _loop_pairs(op: A.Op, pos: int, values: dict[str, _Value]) -> list[tuple[str
         if values[str(init)].end > pos:
             raise _interference(op, f"{init} is used after the loop that carries it; copy it first")
         out = str(yields[k])
-        if out != arg and values[arg].end > values[out].start:
+        if out != arg and _read_after_replaced(arg, out, body.ops, where, pos, where[2][id(body)]):
             raise _interference(op, f"{arg} is read after {out}, which replaces it in the same buffer")
         pairs += [(res, str(init)), (res, arg), (res, out)]
     return pairs
+
+
+def _read_after_replaced(arg: str, out: str, ops: list[A.Op], where: _Where, lo: int, hi: int) -> bool:
+    """Whether the carried ``arg`` is read after ``out``, which replaces it in the same buffer, is
+    written (reads at positions in ``(lo, hi]``, the block ``ops``). The result of an ``scf.if`` is
+    written in its branches, each by the value it yields: a read in one branch is compared with that
+    branch's value only (the branches exclude each other; comparing with the if's own position
+    refused ``%n = scf.if .. { add %a, %t } else { max %a, %t }; yield %n``, red team 15), a read
+    after the if with any."""
+    values, use_pos, block_end, at = where
+    iff = next((o for o in ops if o.name == "scf.if" and out in o.results), None)
+    if iff is None:
+        if at.get(id(values[out].writer), -1) < lo:  # written before this block: any later read
+            return values[arg].end > values[out].start
+        return any(values[out].start < p <= hi for p in use_pos.get(arg, []))
+    k = iff.results.index(out)
+    last = max(block_end[id(r)] for r in iff.regions)
+    if any(last < p <= hi for p in use_pos.get(arg, [])):
+        return True
+    start = at[id(iff)]
+    for r in iff.regions:
+        end = block_end[id(r)]
+        if r.ops and r.ops[-1].name == "scf.yield":
+            o = str(r.ops[-1].operands[k])
+            if o != arg and _read_after_replaced(arg, o, r.ops, where, start, end):
+                return True
+        start = end
+    return False
 
 
 def _if_pairs(op: A.Op, values: dict[str, _Value], use_pos: dict[str, list[int]],
