@@ -42,3 +42,9 @@ def cli_json(name: str, args: dict, tmp_path: Path, *extra: str, blocks: int | N
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main([*argv, *extra])
     return code, (json.loads(out.getvalue()) if code == 0 else err.getvalue() + out.getvalue())
+
+
+def message_lines(out: str, name: str) -> list[str]:
+    """What follows ``name:`` on each line of ``out`` that names it (a located message's
+    ``line:col: text``, the file name cut off)."""
+    return [line.split(f"{name}:", 1)[1] for line in out.splitlines() if f"{name}:" in line]

@@ -10,11 +10,7 @@ import pytest
 import pyptoemu
 from ptoisa.errors import PtoError
 from pyptoemu.errors import KernelFault
-from tests.e2e.user_kernels.running import KERNELS, cli_json, run_clean
-
-
-def _lines(out: str, name: str) -> list[str]:
-    return [line.split(f"{name}:", 1)[1] for line in out.splitlines() if f"{name}:" in line]
+from tests.e2e.user_kernels.running import KERNELS, cli_json, message_lines, run_clean
 
 
 def test_gather_mask_form_keeps_each_row_in_its_own_destination_row():
@@ -28,7 +24,7 @@ def test_a_view_written_at_a_use_with_another_type_than_it_has_is_refused(tmp_pa
     name = "r11_bad01_view_type_at_use.pto"
     code, out = cli_json(name, {}, tmp_path)
     assert code == 2, out
-    assert _lines(out, name) == [
+    assert message_lines(out, name) == [
         "15:5: pto.partition_view: %vy is a !pto.tensor_view<?x?xf32> but written here as !pto.tensor_view<?x?xf16>",
         ("17:5: pto.tload: %px is a !pto.partition_tensor_view<16x64xf32> but written here as "
          "!pto.partition_tensor_view<8x64xf32>"),
@@ -50,7 +46,7 @@ def test_a_flag_from_a_pipe_to_itself_is_refused_saying_to_use_a_barrier(tmp_pat
     assert code == 2, out
     said = ("a flag from PIPE_{p} to itself: a flag orders two different pipes; ops of one pipe are ordered by "
             "pto.barrier <PIPE_{p}>")
-    assert _lines(out, name) == [
+    assert message_lines(out, name) == [
         f"21:5: pto.set_flag: {said.format(p='V')}",
         f"22:5: pto.wait_flag: {said.format(p='V')}",
         f"27:5: pto.record_event: {said.format(p='MTE3')}",
@@ -62,7 +58,7 @@ def test_an_index_as_a_tile_address_is_refused_before_running(tmp_path):
     name = "r11_bad03_index_as_tile_addr.pto"
     code, out = cli_json(name, {}, tmp_path)
     assert code == 2, out
-    assert _lines(out, name) == [
+    assert message_lines(out, name) == [
         ("16:5: pto.alloc_tile: the address %c8192 is index; a tile address is an i64 byte offset (convert it "
          "first, e.g. arith.index_cast %c8192 : index to i64)"),
         ("20:7: pto.alloc_tile: the address %a is index; a tile address is an i64 byte offset (convert it first, "
@@ -101,7 +97,7 @@ def test_a_mat_to_left_move_that_changes_the_element_type_is_refused_at_the_move
     name = "r11_bad04_tmov_mat_f16_to_left_f32.pto"
     code, out = cli_json(name, {}, tmp_path)
     assert code == 2, out
-    lines = _lines(out, name)
+    lines = message_lines(out, name)
     assert lines[0] == ("22:3: pto.tmov: mat f16 -> left f32: a move out of mat copies elements unchanged (only a "
                         "move out of acc converts); give both tiles one element type"), out
     assert lines[1].startswith("24:3: pto.tmatmul: (a, b, c) have element types (f32, f16, f32)"), out

@@ -9,11 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.user_kernels.running import cli_json
-
-
-def _lines(out: str, name: str) -> list[str]:
-    return [line.split(f"{name}:", 1)[1] for line in out.splitlines() if f"{name}:" in line]
+from tests.e2e.user_kernels.running import cli_json, message_lines
 
 
 @pytest.mark.parametrize("timing", [False, True])
@@ -42,14 +38,14 @@ def test_a_wrong_kernel_stops_at_its_line_with_the_exit_code_of_its_kind(tmp_pat
     assert got == code, out
     assert "Traceback" not in out, out
     assert any(line.endswith(f"{where}: {message}") or f"{where}: {message}" in line
-               for line in _lines(out, name)), out
+               for line in message_lines(out, name)), out
 
 
 def test_trecip_in_place_on_a3_is_refused_before_running(tmp_path):
     name = "r12_bad06_trecip_in_place_on_a3.pto"
     code, out = cli_json(name, {}, tmp_path)
     assert code == 2, out
-    assert any(line.startswith("13:5: pto.trecip") for line in _lines(out, name)), out
+    assert any(line.startswith("13:5: pto.trecip") for line in message_lines(out, name)), out
 
 
 def test_trecip_into_a_tile_at_the_same_address_faults_at_issue_on_a3():

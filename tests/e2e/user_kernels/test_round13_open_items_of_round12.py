@@ -11,11 +11,7 @@ import pytest
 
 import pyptoemu
 from pyptoemu.errors import PtoError
-from tests.e2e.user_kernels.running import KERNELS, cli_json
-
-
-def _lines(out: str, name: str) -> list[str]:
-    return [line.split(f"{name}:", 1)[1] for line in out.splitlines() if f"{name}:" in line]
+from tests.e2e.user_kernels.running import KERNELS, cli_json, message_lines
 
 
 @pytest.mark.parametrize("timing", [False, True])
@@ -33,7 +29,7 @@ def test_what_the_text_decides_is_refused_before_running(tmp_path, name, where, 
     assert time.monotonic() - start < 60  # was about 47 s for the endless loop, at the step limit
     assert code == 2, out
     assert "Traceback" not in out, out
-    assert any(line.startswith(f"{where}: {message}") for line in _lines(out, name)), out
+    assert any(line.startswith(f"{where}: {message}") for line in message_lines(out, name)), out
 
 
 def test_a_block_id_cast_to_index_is_an_offset(tmp_path):

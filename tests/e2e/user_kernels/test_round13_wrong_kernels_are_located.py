@@ -10,11 +10,7 @@ import pytest
 
 import pyptoemu
 from pyptoemu.errors import UnsupportedOpError
-from tests.e2e.user_kernels.running import KERNELS, cli_json
-
-
-def _lines(out: str, name: str) -> list[str]:
-    return [line.split(f"{name}:", 1)[1] for line in out.splitlines() if f"{name}:" in line]
+from tests.e2e.user_kernels.running import KERNELS, cli_json, message_lines
 
 
 @pytest.mark.parametrize("timing", [False, True])
@@ -27,7 +23,7 @@ def test_a_wrong_kernel_is_refused_before_running_at_its_line(tmp_path, name, ar
     code, out = cli_json(name, args, tmp_path, *(["--no-data"] if timing else []))
     assert code == 2, out
     assert "Traceback" not in out, out
-    assert any(line.startswith(f"{where}: {message}") for line in _lines(out, name)), out
+    assert any(line.startswith(f"{where}: {message}") for line in message_lines(out, name)), out
 
 
 @pytest.mark.xfail(strict=True, raises=UnsupportedOpError,

@@ -13,11 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.e2e.user_kernels.running import cli_json, run_clean_twice
-
-
-def _lines(out: str, name: str) -> list[str]:
-    return [line.split(f"{name}:", 1)[1] for line in out.splitlines() if f"{name}:" in line]
+from tests.e2e.user_kernels.running import cli_json, message_lines, run_clean_twice
 
 
 def test_a_loop_written_over_i32_counts_in_i32():
@@ -42,7 +38,7 @@ def test_a_loop_bound_or_counter_of_the_wrong_width_is_refused_at_its_line(tmp_p
     code, out = cli_json(name, {"arg2": 3}, tmp_path, *(["--no-data"] if timing else []))
     assert code == 2, out
     assert "Traceback" not in out, out
-    assert any(line.startswith(f"{where}: {message}") for line in _lines(out, name)), out
+    assert any(line.startswith(f"{where}: {message}") for line in message_lines(out, name)), out
 
 
 def test_a_tile_form_loop_written_over_i32_counts_in_i32():
