@@ -131,27 +131,31 @@ def _checked_moved(monkeypatch) -> list:
     return answers
 
 
-@pytest.mark.parametrize("data", [True, False], ids=["data", "timing-only"])
-def test_loads_and_stores_of_windows_moved_along_a_tensor_are_issued_as_anew(monkeypatch, data):
-    """out[4i:4i+4] = in[4i:4i+4] + 1 for i = 0..3, then once more over a 2-row window at row 2
-    (new sizes: the whole way): the moved windows' snapshots, timing and byte ranges are those a
-    new snapshot gives, and the results are right."""
-    tile, view = vec(4, 64), pview(4, 64)
-    body = f"""    %c2 = arith.constant 2 : index
-    %c4 = arith.constant 4 : index
+def _rows_in_fours(tile: str, view: str, stored: str, allocs: str = "") -> str:
+    """A kernel body: out[4i:4i+4] = in[4i:4i+4] + 1 for i = 0..3 through the tile %t, storing
+    ``stored`` (``allocs`` makes any other tile), each op behind a full barrier."""
+    return f"""    %c4 = arith.constant 4 : index
     %c16 = arith.constant 16 : index
     %cst = arith.constant 1.0 : f32
     %t = pto.alloc_tile : {tile}
-    scf.for %r = %c0 to %c16 step %c4 {{
+{allocs}    scf.for %r = %c0 to %c16 step %c4 {{
       %in = pto.partition_view %v0, offsets = [%r, %c0], sizes = [%c4, %cc] : !pto.tensor_view<?x?xf32> -> {view}
       %out = pto.partition_view %v1, offsets = [%r, %c0], sizes = [%c4, %cc] : !pto.tensor_view<?x?xf32> -> {view}
       pto.tload ins(%in : {view}) outs(%t : {tile})
       pto.barrier <PIPE_ALL>
       pto.tadds ins(%t, %cst : {tile}, f32) outs(%t : {tile})
       pto.barrier <PIPE_ALL>
-      pto.tstore ins(%t : {tile}) outs(%out : {view})
+      pto.tstore ins({stored} : {tile}) outs(%out : {view})
       pto.barrier <PIPE_ALL>
     }}"""
+
+
+@pytest.mark.parametrize("data", [True, False], ids=["data", "timing-only"])
+def test_loads_and_stores_of_windows_moved_along_a_tensor_are_issued_as_anew(monkeypatch, data):
+    """out[4i:4i+4] = in[4i:4i+4] + 1 for i = 0..3: the moved windows' snapshots, timing and byte
+    ranges are those a new snapshot gives, and the results are right."""
+    tile, view = vec(4, 64), pview(4, 64)
+    body = _rows_in_fours(tile, view, "%t")
     answers = _checked_moved(monkeypatch)
     x = np.arange(16 * 64, dtype=np.float32).reshape(16, 64)
     res = pyptoemu.run(binary_kernel(body, nargs=2), inputs={"arg0": x} if data else None, data=data, keep_log=True)
@@ -230,21 +234,7 @@ def test_the_on_chip_side_of_a_window_moved_is_still_noted(data):
     the GM side, the tile a loop stores before anything wrote it is reported, and the tile a load
     wrote is known written to the op that reads it next (no finding)."""
     tile, view = vec(4, 64), pview(4, 64)
-    body = f"""    %c4 = arith.constant 4 : index
-    %c16 = arith.constant 16 : index
-    %cst = arith.constant 1.0 : f32
-    %t = pto.alloc_tile : {tile}
-    %u = pto.alloc_tile addr = %c4096 : {tile}
-    scf.for %r = %c0 to %c16 step %c4 {{
-      %in = pto.partition_view %v0, offsets = [%r, %c0], sizes = [%c4, %cc] : !pto.tensor_view<?x?xf32> -> {view}
-      %out = pto.partition_view %v1, offsets = [%r, %c0], sizes = [%c4, %cc] : !pto.tensor_view<?x?xf32> -> {view}
-      pto.tload ins(%in : {view}) outs(%t : {tile})
-      pto.barrier <PIPE_ALL>
-      pto.tadds ins(%t, %cst : {tile}, f32) outs(%t : {tile})
-      pto.barrier <PIPE_ALL>
-      pto.tstore ins(%u : {tile}) outs(%out : {view})
-      pto.barrier <PIPE_ALL>
-    }}"""
+    body = _rows_in_fours(tile, view, "%u", f"    %u = pto.alloc_tile addr = %c4096 : {tile}\n")
     res = pyptoemu.run(binary_kernel(body, nargs=2, extra_consts="    %c4096 = arith.constant 4096 : i64\n"),
                        data=data, races="warn",
                        inputs={"arg0": np.ones((16, 64), np.float32)} if data else None)
