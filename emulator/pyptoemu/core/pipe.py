@@ -379,9 +379,10 @@ class Pipe:
     def run(self):  # noqa: C901 - the per-instruction loop, its common cases inline on purpose
         """The pipe's process: take the head of the queue and run it by its kind, forever.
 
-        Tile instructions, sets and waits (nearly everything) run here through plain methods
-        around the loop's own yields: no sub-generator per instruction, and one SimPy event at
-        most per instruction (a tile instruction's occupancy needs none: see its case below)."""
+        Tile instructions, sets, waits and barriers (nearly everything) run here, inline, and are
+        recorded at the loop's tail: no call and no sub-generator per instruction, and one SimPy
+        event at most per instruction (a tile instruction's occupancy needs none: see its case
+        below). Cross-core waits and sets run in their own sub-generators, which record them."""
         env = self.env
         queue = self.queue
         flags = self.core.flags
